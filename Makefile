@@ -1,0 +1,113 @@
+# AgentXDP top-level Makefile.
+# Each component keeps its own rules in <dir>/build.mk; this file holds what they share.
+# Targets: all (default), test, demo, bench, eval, fuzz, samples, install, deps, clean.
+
+CC      ?= gcc
+CLANG   ?= clang
+BPFTOOL ?= bpftool
+PREFIX  ?= /usr/local
+
+BUILD := build
+BIN   := bin
+
+WARN    := -Wall -Wextra -Wno-unused-parameter -Wshadow -Wformat=2
+CFLAGS  ?= -O2 -g
+CFLAGS  += $(WARN) -std=gnu11 -D_GNU_SOURCE -I. -Ianalyze -I$(BUILD)
+LDFLAGS ?=
+LDLIBS  := -lm
+
+# Sanitized build of the core and the unit tests (make test runs them under ASan+UBSan).
+SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+# Components append to these.
+CORE_SRCS :=   # analysis core: pure functions, no I/O (decoder, per-QP state, localization)
+IO_SRCS   :=   # shared I/O code the tools link: trace reader, pcapng writer, SQLite store, exporters
+TOOLS     :=   # binaries in bin/
+UNIT_LIBS :=   # extra libraries the unit tests need
+MAN_PAGES :=
+
+.PHONY: all test demo bench eval fuzz samples install deps clean unit-tests
+all:
+
+CORE_LIB      := $(BUILD)/libagentxdp.a
+CORE_SAN_LIB  := $(BUILD)/libagentxdp-san.a
+IO_LIB        := $(BUILD)/libagentxdp-io.a
+IO_SAN_LIB    := $(BUILD)/libagentxdp-io-san.a
+# What a tool links: $(AGENTXDP_LIBS) (I/O first: it calls into the core).
+AGENTXDP_LIBS     := $(IO_LIB) $(CORE_LIB)
+AGENTXDP_SAN_LIBS := $(IO_SAN_LIB) $(CORE_SAN_LIB)
+
+include $(sort $(wildcard */build.mk))
+
+CORE_OBJS     := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
+CORE_SAN_OBJS := $(patsubst %.c,$(BUILD)/san/%.o,$(CORE_SRCS))
+IO_OBJS       := $(patsubst %.c,$(BUILD)/obj/%.o,$(IO_SRCS))
+IO_SAN_OBJS   := $(patsubst %.c,$(BUILD)/san/%.o,$(IO_SRCS))
+
+all: $(TOOLS) unit-tests
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/san/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -O2,$(CFLAGS)) $(SANFLAGS) -MMD -MP -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(CORE_SAN_LIB): $(CORE_SAN_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(IO_LIB): $(IO_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(IO_SAN_LIB): $(IO_SAN_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+# Unit tests: every tests/unit/test_*.c is one cmocka binary, built with sanitizers
+# against the sanitized core plus whatever UNIT_LIBS the components declare.
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+unit-tests: $(UNIT_BINS)
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(AGENTXDP_SAN_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -O2,$(CFLAGS)) $(SANFLAGS) $< $(AGENTXDP_SAN_LIBS) -lcmocka $(UNIT_LIBS) $(LDLIBS) -o $@
+
+# Fuzz harnesses: tests/fuzz/fuzz_*.c. `make fuzz` builds libFuzzer binaries with clang;
+# the replay drivers (gcc, sanitized) replay each corpus in make test.
+FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_REPLAYS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz-replay/%,$(FUZZ_SRCS))
+FUZZ_BINS    := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+unit-tests: $(FUZZ_REPLAYS)
+$(BUILD)/fuzz-replay/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(AGENTXDP_SAN_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -O2,$(CFLAGS)) $(SANFLAGS) $< tests/fuzz/replay_main.c $(AGENTXDP_SAN_LIBS) $(UNIT_LIBS) $(LDLIBS) -o $@
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(CORE_SRCS) $(IO_SRCS)
+	@mkdir -p $(dir $@)
+	$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -Ianalyze -I$(BUILD) -fsanitize=fuzzer,address,undefined $^ $(UNIT_LIBS) $(LDLIBS) -o $@
+fuzz: $(FUZZ_BINS)
+	@echo "fuzzers built in $(BUILD)/fuzz; run e.g. $(BUILD)/fuzz/fuzz_decode tests/fuzz/corpus/decode -max_total_time=600"
+
+deps:
+	@bash scripts/deps.sh
+
+# The README's test command. Installs what is missing, builds, runs every test.
+test: deps
+	@$(MAKE) --no-print-directory all
+	@bash tests/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 0755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	$(if $(MAN_PAGES),install -m 0644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man8/)
+
+clean:
+	rm -rf $(BUILD) $(BIN)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

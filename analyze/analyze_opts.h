@@ -1,0 +1,30 @@
+/* analyze_opts.h: agentxdp-analyze's configuration, filled by main.c from one option table. */
+#ifndef AGENTXDP_ANALYZE_OPTS_H
+#define AGENTXDP_ANALYZE_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MAX_EXTRA_PORTS 8
+
+struct analyze_opts {
+	const char **traces;		/* input files, "-" for stdin */
+	int n_traces;
+	const char *db_path;		/* -o out.db */
+	bool dump;			/* --dump: one line per RoCE packet */
+	bool json;			/* --json summary on stdout */
+	const char *csv_dir;		/* --csv DIR */
+	const char *report_dir;		/* --report DIR */
+	const char *prom_path;		/* --prom FILE */
+	const char *topology_csv;	/* --topology links.csv */
+	const char *paths_csv;		/* --paths paths.csv */
+	uint64_t window_ns;		/* --window, default 1 s */
+	uint16_t extra_ports[MAX_EXTRA_PORTS]; /* --port: more UDP ports decoded as RoCE v2 */
+	int n_extra_ports;
+};
+
+/* Entry points of the two modes; each returns the process exit status. */
+int dump_traces(const struct analyze_opts *opts);
+int analyze_traces(const struct analyze_opts *opts);
+
+#endif

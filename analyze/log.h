@@ -1,0 +1,24 @@
+/* log.h: levelled logging for the tools (xdp-tools lib/util/logging.h style). */
+#ifndef AGENTXDP_LOG_H
+#define AGENTXDP_LOG_H
+
+#include <stdio.h>
+
+enum log_level { LOG_ERR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
+
+/* Set by the tools' -q / -v options; messages above it are dropped. */
+extern int agentxdp_log_level;
+/* Program name printed before every message ("agentxdp-analyze: ..."). */
+extern const char *agentxdp_prog;
+
+#define pr_log(lvl, fmt, ...)                                                           \
+	do {                                                                            \
+		if ((lvl) <= agentxdp_log_level)                                        \
+			fprintf(stderr, "%s: " fmt, agentxdp_prog, ##__VA_ARGS__);      \
+	} while (0)
+#define pr_err(fmt, ...) pr_log(LOG_ERR, fmt, ##__VA_ARGS__)
+#define pr_warn(fmt, ...) pr_log(LOG_WARN, "warning: " fmt, ##__VA_ARGS__)
+#define pr_info(fmt, ...) pr_log(LOG_INFO, fmt, ##__VA_ARGS__)
+#define pr_debug(fmt, ...) pr_log(LOG_DEBUG, fmt, ##__VA_ARGS__)
+
+#endif

@@ -1,0 +1,167 @@
+/* main.c: agentxdp-analyze, rebuild every RoCE queue pair's timeline from captures. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze_opts.h"
+#include "log.h"
+#include "parse_num.h"
+
+#ifndef AGENTXDP_VERSION
+#define AGENTXDP_VERSION "0.1.0"
+#endif
+
+static const char usage_text[] =
+	"Usage: agentxdp-analyze [OPTIONS] TRACE...\n"
+	"\n"
+	"Rebuild every RoCE v2 queue pair's request/ACK timeline from pcap or pcapng\n"
+	"captures (agentxdp-capture's, tcpdump's, Wireshark's, ibdump's), measure latency,\n"
+	"retransmissions, NAKs, RNR, timeouts, CNPs and ECN, store them in SQLite and name\n"
+	"the slow or lossy link with its evidence. TRACE may be '-' for standard input;\n"
+	"several traces (vantage points of one incident) are merged by time.\n"
+	"\n"
+	"Options:\n"
+	"  -o, --output FILE      write the analysis database (SQLite) to FILE\n"
+	"      --dump             print one line per RoCE packet (like tshark's summary)\n"
+	"      --json             print a JSON summary (flows, totals, findings) on stdout\n"
+	"      --csv DIR          write the main tables as CSV files into DIR\n"
+	"      --report DIR       also write the post-incident report into DIR\n"
+	"      --prom FILE        write Prometheus text-format metrics to FILE\n"
+	"      --topology FILE    links.csv: link name, endpoint A, endpoint B\n"
+	"      --paths FILE       paths.csv: src, dst, UDP source port, links in order\n"
+	"  -w, --window DURATION  time window for throughput series (default 1s)\n"
+	"      --port PORT        also decode UDP destination PORT as RoCE v2 (repeatable)\n"
+	"  -q, --quiet            only errors on standard error\n"
+	"  -v, --verbose          more detail on standard error (repeat for debug)\n"
+	"  -h, --help             show this help and exit\n"
+	"  -V, --version          show the version and exit\n"
+	"\n"
+	"Durations take a unit: 500us, 10ms, 1s. Exit status: 0 on success, 1 when a trace\n"
+	"was unreadable, truncated or corrupt (what was read is still analysed and written),\n"
+	"2 on a usage error.\n"
+	"\n"
+	"Examples:\n"
+	"  agentxdp-analyze --dump trace.pcapng | head\n"
+	"  agentxdp-analyze trace.pcapng -o incident.db\n"
+	"  agentxdp-analyze leaf1.pcapng leaf2.pcapng -o incident.db --json\n"
+	"  agentxdp-analyze trace.pcap --topology links.csv --paths paths.csv -o out.db\n"
+	"  tcpdump -i eth0 -w - udp port 4791 | agentxdp-analyze - -o live.db\n";
+
+enum {
+	OPT_DUMP = 256,
+	OPT_JSON,
+	OPT_CSV,
+	OPT_REPORT,
+	OPT_PROM,
+	OPT_TOPOLOGY,
+	OPT_PATHS,
+	OPT_PORT,
+};
+
+static const struct option long_options[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "dump", no_argument, NULL, OPT_DUMP },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "csv", required_argument, NULL, OPT_CSV },
+	{ "report", required_argument, NULL, OPT_REPORT },
+	{ "prom", required_argument, NULL, OPT_PROM },
+	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
+	{ "paths", required_argument, NULL, OPT_PATHS },
+	{ "window", required_argument, NULL, 'w' },
+	{ "port", required_argument, NULL, OPT_PORT },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "agentxdp-analyze: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'agentxdp-analyze --help' for more information.\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	struct analyze_opts opts = {
+		.window_ns = 1000000000ull,
+	};
+	uint64_t v;
+	int c;
+
+	agentxdp_prog = "agentxdp-analyze";
+	while ((c = getopt_long(argc, argv, "o:w:qvhV", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			opts.db_path = optarg;
+			break;
+		case OPT_DUMP:
+			opts.dump = true;
+			break;
+		case OPT_JSON:
+			opts.json = true;
+			break;
+		case OPT_CSV:
+			opts.csv_dir = optarg;
+			break;
+		case OPT_REPORT:
+			opts.report_dir = optarg;
+			break;
+		case OPT_PROM:
+			opts.prom_path = optarg;
+			break;
+		case OPT_TOPOLOGY:
+			opts.topology_csv = optarg;
+			break;
+		case OPT_PATHS:
+			opts.paths_csv = optarg;
+			break;
+		case 'w':
+			if (parse_duration_ns(optarg, 1000000000ull, 1000000ull, 3600000000000ull, &v))
+				return usage_error("invalid --window '%s' (1ms to 1h, e.g. 1s or 250ms)",
+						   optarg);
+			opts.window_ns = v;
+			break;
+		case OPT_PORT:
+			if (parse_u64(optarg, 1, 65535, &v))
+				return usage_error("invalid --port '%s' (1 to 65535)", optarg);
+			if (opts.n_extra_ports == MAX_EXTRA_PORTS)
+				return usage_error("too many --port options (at most %d)", MAX_EXTRA_PORTS);
+			opts.extra_ports[opts.n_extra_ports++] = (uint16_t)v;
+			break;
+		case 'q':
+			agentxdp_log_level = LOG_ERR;
+			break;
+		case 'v':
+			agentxdp_log_level++;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case 'V':
+			printf("agentxdp-analyze %s\n", AGENTXDP_VERSION);
+			return 0;
+		default:
+			fprintf(stderr, "Try 'agentxdp-analyze --help' for more information.\n");
+			return 2;
+		}
+	}
+	if (optind >= argc)
+		return usage_error("%s", "no trace given");
+	opts.traces = (const char **)&argv[optind];
+	opts.n_traces = argc - optind;
+
+	if (opts.dump)
+		return dump_traces(&opts);
+	return analyze_traces(&opts);
+}
