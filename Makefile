@@ -97,6 +97,11 @@ fuzz: $(FUZZ_BINS)
 deps:
 	@bash scripts/deps.sh
 
+# Every benchmark, one table (docs/benchmarks.md). Components add tests/bench/bench_*.sh.
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@bash scripts/bench.sh
+
 # The README's test command. Installs what is missing, builds, runs every test.
 test: deps
 	@$(MAKE) --no-print-directory all
