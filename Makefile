@@ -102,6 +102,11 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@bash scripts/bench.sh
 
+# The README's first command: analyze a bundled sample and show the result.
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@bash scripts/demo.sh
+
 # The README's test command. Installs what is missing, builds, runs every test.
 test: deps
 	@$(MAKE) --no-print-directory all
