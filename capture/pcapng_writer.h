@@ -59,7 +59,11 @@ struct pcapng_if_stats {
 struct pcapng_writer *pcapng_writer_open(const char *path, const struct pcapng_shb_info *shb);
 /* Same over an already open stream (not closed by pcapng_writer_close()). */
 struct pcapng_writer *pcapng_writer_open_stream(FILE *f, const struct pcapng_shb_info *shb);
-/* Returns the interface id (0, 1, ...) or -1 with errno set. Add interfaces before packets. */
+/*
+ * Returns the interface id (0, 1, ...) or -1 with errno set. Add interfaces before packets.
+ * Packets longer than the interface's snaplen are trimmed to it. Note: libpcap reads a pcapng
+ * section only when all its interfaces share one linktype and snaplen (Wireshark reads any).
+ */
 int pcapng_writer_add_interface(struct pcapng_writer *w, const struct pcapng_if_info *ifi);
 /* 0 or -1 with errno set (ENOSPC on a full disk: what was written before stays valid). */
 int pcapng_writer_write_packet(struct pcapng_writer *w, const struct pcapng_packet *pkt);

@@ -1,0 +1,2 @@
+# capture/: agentxdp-capture and the shared pcapng writer.
+IO_SRCS += capture/pcapng_writer.c
