@@ -1,0 +1,55 @@
+/* export_file.c: replace a file atomically (temp file in the same folder + rename). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "export_file.h"
+
+int write_file_atomic(const char *path, const void *data, size_t len)
+{
+	const char *p = data;
+	char *tmp = NULL;
+	int fd = -1, err = 0;
+
+	if (asprintf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0)
+		return -ENOMEM;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			goto cleanup;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (fsync(fd) < 0 && errno != EINVAL) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		err = -errno;
+		goto cleanup;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0)
+		err = -errno;
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		unlink(tmp);
+	free(tmp);
+	return err;
+}
