@@ -1,2 +1,19 @@
 # capture/: agentxdp-capture and the shared pcapng writer.
 IO_SRCS += capture/pcapng_writer.c
+
+# agentxdp-capture: the --filter parser is shared I/O code (unit-tested); the XDP side is
+# bpf/roce_capture.bpf.c -> build/roce_capture.skel.h (bpf/build.mk).
+IO_SRCS += capture/capture_filter.c
+
+# The XDP program on crafted frames (bpf_prog_test_run_opts), run by tests/bpf/test_xdp_prog.sh;
+# the same frames as a pcap for the end-to-end tests.
+CAPTURE_TEST_BINS := $(BUILD)/tests-bpf/test_xdp_prog $(BUILD)/tests-bpf/gen_roce_pcap
+all: $(CAPTURE_TEST_BINS)
+
+$(BUILD)/tests-bpf/test_xdp_prog: tests/bpf/test_xdp_prog.c tests/bpf/roce_frames.c $(BUILD)/roce_capture.skel.h $(AGENTXDP_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) tests/bpf/test_xdp_prog.c tests/bpf/roce_frames.c $(AGENTXDP_LIBS) -lbpf -lelf -lz $(LDLIBS) -o $@
+
+$(BUILD)/tests-bpf/gen_roce_pcap: tests/bpf/gen_roce_pcap.c tests/bpf/roce_frames.c $(AGENTXDP_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) tests/bpf/gen_roce_pcap.c tests/bpf/roce_frames.c $(AGENTXDP_LIBS) -lpcap $(LDLIBS) -o $@

@@ -1,0 +1,298 @@
+/* roce_capture.bpf.c: XDP program copying RoCE v1/v2 headers into a ring buffer; always XDP_PASS. */
+#include "vmlinux.h"
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "roce_capture.h"
+
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define ETH_P_8021Q 0x8100
+#define ETH_P_8021AD 0x88A8
+#define ETH_P_ROCE_V1 0x8915
+#define ROCE_V2_UDP_PORT 4791
+#define GRH_NEXT_HDR_BTH 0x1b
+#define IPV4_FRAG_OFFSET_MASK 0x1fff
+#define ROCE_QP1 1
+#define ROCE_UD_SEND_ONLY 0x64
+#define ROCE_UD_SEND_ONLY_IMM 0x65
+
+/* Set by agentxdp-capture between open and load; the verifier sees them as constants. */
+const volatile __u32 cfg_data_cap = ROCE_CAP_HDR_SNAPLEN;	/* record data bytes, multiple of 8 */
+const volatile __u32 cfg_snaplen = 0;		/* 0: through the opcode's headers; else bytes */
+const volatile __u32 cfg_n_ifaces = 0;
+const volatile __u32 cfg_ifindex[ROCE_CAP_MAX_IFACES] = {};
+const volatile __u32 cfg_n_hosts = 0;
+const volatile struct roce_cap_host_filter cfg_hosts[ROCE_CAP_MAX_HOSTS] = {};
+const volatile __u32 cfg_has_qpn = 0;
+const volatile __u32 cfg_qpn = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);	/* resized by -B before load */
+} records SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, ROCE_CAP_MAX_IFACES + 1);
+	__type(key, __u32);
+	__type(value, struct roce_cap_counters);
+} counters SEC(".maps");
+
+/* 802.1Q / 802.1ad tag after the Ethernet addresses: TCI, then the inner EtherType. */
+struct vlan_tag {
+	__be16 tci;
+	__be16 inner_proto;
+};
+
+/*
+ * Base Transport Header, IBA 9.2 (12 bytes):
+ *   0               1               2               3
+ *  +---------------+-+-+---+-------+-------------------------------+
+ *  |    OpCode     |S|M|Pad| TVer  |        Partition Key          |
+ *  +---------------+-+-+---+-------+-------------------------------+
+ *  |F|B| Reserved  |          Destination QP                       |
+ *  +-+-+-----------+-----------------------------------------------+
+ *  |A|  Reserved   |          Packet Sequence Number               |
+ *  +-+-------------+-----------------------------------------------+
+ */
+struct roce_bth {
+	__u8 opcode;
+	__u8 se_m_pad_tver;
+	__be16 pkey;
+	__be32 fecn_becn_dest_qp;
+	__be32 ackreq_psn;
+};
+
+/*
+ * Bytes of extended headers after the BTH, by opcode (IBA 9.2-9.3, table 38 "header
+ * sequences"): RETH 16, AETH 4, AtomicETH 28, AtomicAckETH 8, ImmDt 4, IETH 4, DETH 8,
+ * RDETH 4, XRCETH 4. CNP (0x81) carries 16 reserved bytes. Unknown opcodes: BTH only.
+ */
+#define RC_EXT(base)                                                                    \
+	[(base) | 0x03] = 4, [(base) | 0x05] = 4, [(base) | 0x06] = 16,                 \
+	[(base) | 0x09] = 4, [(base) | 0x0a] = 16, [(base) | 0x0b] = 20
+
+static const __u8 roce_ext_len[256] = {
+	/* RC: SEND/WRITE as RC_EXT, READ request RETH, responses AETH, atomics. */
+	RC_EXT(0x00), [0x0c] = 16, [0x0d] = 4, [0x0f] = 4, [0x10] = 4, [0x11] = 4,
+	[0x12] = 12, [0x13] = 28, [0x14] = 28, [0x16] = 4, [0x17] = 4,
+	/* UC: SEND and WRITE only. */
+	RC_EXT(0x20),
+	/* RD: requests RDETH + DETH (12) before the RC headers, responses RDETH (4). */
+	[0x40] = 12, [0x41] = 12, [0x42] = 12, [0x43] = 16, [0x44] = 12, [0x45] = 16,
+	[0x46] = 28, [0x47] = 12, [0x48] = 12, [0x49] = 16, [0x4a] = 28, [0x4b] = 32,
+	[0x4c] = 28, [0x4d] = 8, [0x4e] = 4, [0x4f] = 8, [0x50] = 8, [0x51] = 8,
+	[0x52] = 16, [0x53] = 40, [0x54] = 40, [0x55] = 12,
+	/* UD: SEND Only (DETH), SEND Only with Immediate (DETH + ImmDt). */
+	[0x64] = 8, [0x65] = 12,
+	/* CNP */
+	[0x81] = 16,
+	/* XRC: requests XRCETH (4) before the RC headers, responses as RC. */
+	[0xa0] = 4, [0xa1] = 4, [0xa2] = 4, [0xa3] = 8, [0xa4] = 4, [0xa5] = 8,
+	[0xa6] = 20, [0xa7] = 4, [0xa8] = 4, [0xa9] = 8, [0xaa] = 20, [0xab] = 24,
+	[0xac] = 20, [0xad] = 4, [0xaf] = 4, [0xb0] = 4, [0xb1] = 4, [0xb2] = 12,
+	[0xb3] = 32, [0xb4] = 32, [0xb6] = 8, [0xb7] = 8,
+};
+
+/* Counter slot of the receiving interface: its position in -i, or the spare last slot. */
+static __always_inline __u32 iface_slot(__u32 ifindex)
+{
+#pragma unroll
+	for (__u32 i = 0; i < ROCE_CAP_MAX_IFACES; i++)
+		if (i < cfg_n_ifaces && cfg_ifindex[i] == ifindex)
+			return i;
+	return ROCE_CAP_MAX_IFACES;
+}
+
+static __always_inline bool addr16_eq(const volatile __u8 *want, const struct in6_addr *a)
+{
+	const volatile __u32 *w = (const volatile __u32 *)want;
+
+	return w[0] == a->in6_u.u6_addr32[0] && w[1] == a->in6_u.u6_addr32[1] &&
+	       w[2] == a->in6_u.u6_addr32[2] && w[3] == a->in6_u.u6_addr32[3];
+}
+
+/*
+ * Every "host" primitive of --filter must match (they are joined by "and").
+ * IPv4 packets pass saddr4/daddr4; IPv6 and RoCE v1 (GRH GIDs) pass saddr6/daddr6.
+ */
+static __always_inline bool hosts_match(__be32 saddr4, __be32 daddr4, const struct in6_addr *saddr6,
+					const struct in6_addr *daddr6)
+{
+#pragma unroll
+	for (__u32 i = 0; i < ROCE_CAP_MAX_HOSTS; i++) {
+		bool src, dst;
+
+		if (i >= cfg_n_hosts)
+			break;
+		if (saddr6) {
+			src = addr16_eq(cfg_hosts[i].addr, saddr6);
+			dst = addr16_eq(cfg_hosts[i].addr, daddr6);
+		} else {
+			__u32 want = *(const volatile __u32 *)&cfg_hosts[i].addr[12];
+
+			if (!cfg_hosts[i].ipv4)
+				return false;
+			src = want == saddr4;
+			dst = want == daddr4;
+		}
+		if (cfg_hosts[i].dir == ROCE_CAP_DIR_SRC && !src)
+			return false;
+		if (cfg_hosts[i].dir == ROCE_CAP_DIR_DST && !dst)
+			return false;
+		if (cfg_hosts[i].dir == ROCE_CAP_DIR_ANY && !src && !dst)
+			return false;
+	}
+	return true;
+}
+
+SEC("xdp.frags")
+int roce_capture(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	const struct in6_addr *saddr6 = NULL, *daddr6 = NULL;
+	__be32 saddr4 = 0, daddr4 = 0;
+	struct roce_cap_counters *cnt;
+	struct roce_cap_rec *rec;
+	struct roce_bth *bth;
+	struct ethhdr *eth;
+	void *pos = data;
+	__u64 hdr_len, frame_len, want, cap_len; /* 64-bit so the verifier keeps the bounds */
+	__u32 slot, dest_qp;
+	__u8 flags = 0, opcode;
+	__be16 proto;
+
+	slot = iface_slot(ctx->ingress_ifindex);
+	cnt = bpf_map_lookup_elem(&counters, &slot);
+	if (!cnt)
+		return XDP_PASS;
+	cnt->seen_pkts++;
+
+	eth = pos;
+	if ((void *)(eth + 1) > data_end)
+		return XDP_PASS;
+	pos = eth + 1;
+	proto = eth->h_proto;
+
+	/* Up to two tags: 802.1Q, or QinQ (802.1ad outer, 802.1Q inner). */
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		struct vlan_tag *tag = pos;
+
+		if (proto != bpf_htons(ETH_P_8021Q) && proto != bpf_htons(ETH_P_8021AD))
+			break;
+		if ((void *)(tag + 1) > data_end)
+			return XDP_PASS;
+		pos = tag + 1;
+		proto = tag->inner_proto;
+		flags |= ROCE_CAP_F_VLAN;
+	}
+
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = pos;
+		struct udphdr *udp;
+
+		if ((void *)(iph + 1) > data_end)
+			return XDP_PASS;
+		if (iph->protocol != IPPROTO_UDP || iph->version != 4 || iph->ihl < 5 ||
+		    (iph->frag_off & bpf_htons(IPV4_FRAG_OFFSET_MASK)))
+			return XDP_PASS;
+		pos = (void *)iph + iph->ihl * 4;
+		udp = pos;
+		if ((void *)(udp + 1) > data_end || udp->dest != bpf_htons(ROCE_V2_UDP_PORT))
+			return XDP_PASS;
+		pos = udp + 1;
+		saddr4 = iph->saddr;
+		daddr4 = iph->daddr;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = pos;
+		struct udphdr *udp;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return XDP_PASS;
+		if (ip6->nexthdr != IPPROTO_UDP || ip6->version != 6)
+			return XDP_PASS;
+		udp = (void *)(ip6 + 1);
+		if ((void *)(udp + 1) > data_end || udp->dest != bpf_htons(ROCE_V2_UDP_PORT))
+			return XDP_PASS;
+		pos = udp + 1;
+		saddr6 = &ip6->saddr;
+		daddr6 = &ip6->daddr;
+		flags |= ROCE_CAP_F_IPV6;
+	} else if (proto == bpf_htons(ETH_P_ROCE_V1)) {
+		/* The GRH (IBA 8.3) has the IPv6 header's layout; next header 0x1B = BTH. */
+		struct ipv6hdr *grh = pos;
+
+		if ((void *)(grh + 1) > data_end || grh->nexthdr != GRH_NEXT_HDR_BTH) {
+			cnt->malformed_pkts++;
+			return XDP_PASS;
+		}
+		pos = grh + 1;
+		saddr6 = &grh->saddr;
+		daddr6 = &grh->daddr;
+		flags |= ROCE_CAP_F_V1;
+	} else {
+		return XDP_PASS;
+	}
+
+	bth = pos;
+	if ((void *)(bth + 1) > data_end) {
+		cnt->malformed_pkts++;
+		return XDP_PASS;
+	}
+	pos = bth + 1;
+	cnt->roce_pkts++;
+	opcode = bth->opcode;
+	dest_qp = bpf_ntohl(bth->fecn_becn_dest_qp) & 0xffffff;
+
+	if ((cfg_n_hosts && !hosts_match(saddr4, daddr4, saddr6, daddr6)) ||
+	    (cfg_has_qpn && dest_qp != cfg_qpn)) {
+		cnt->filtered_pkts++;
+		return XDP_PASS;
+	}
+
+	hdr_len = (__u64)(pos - data) + roce_ext_len[opcode];
+	frame_len = bpf_xdp_get_buff_len(ctx);
+	if (hdr_len > frame_len)
+		flags |= ROCE_CAP_F_TRUNCATED;
+	/* A MAD on QP1 is payload, but CM setup (QPNs, start PSN) is in its first bytes. */
+	if (dest_qp == ROCE_QP1 && (opcode == ROCE_UD_SEND_ONLY || opcode == ROCE_UD_SEND_ONLY_IMM))
+		hdr_len += ROCE_CAP_MAD_BYTES;
+	want = cfg_snaplen ? cfg_snaplen : hdr_len;
+	cap_len = want < frame_len ? want : frame_len;
+	if (cap_len > cfg_data_cap)
+		cap_len = cfg_data_cap;
+	if (cap_len < 1)
+		return XDP_PASS;
+
+	rec = bpf_ringbuf_reserve(&records, sizeof(*rec) + cfg_data_cap, 0);
+	if (!rec) {
+		cnt->lost_pkts++;
+		return XDP_PASS;
+	}
+	if (bpf_xdp_load_bytes(ctx, 0, rec->data, cap_len)) {
+		bpf_ringbuf_discard(rec, 0);
+		cnt->malformed_pkts++;
+		return XDP_PASS;
+	}
+	rec->version = ROCE_CAP_REC_VERSION;
+	rec->flags = flags;
+	rec->opcode = opcode;
+	rec->reserved = 0;
+	rec->cap_len = cap_len;
+	rec->orig_len = frame_len;
+	rec->ifindex = ctx->ingress_ifindex;
+	rec->rx_queue = ctx->rx_queue_index;
+	rec->dest_qp = dest_qp;
+	rec->ts_ns = bpf_ktime_get_ns();
+	rec->lost_before = cnt->lost_pkts - cnt->lost_reported;
+	cnt->lost_reported = cnt->lost_pkts;
+	bpf_ringbuf_submit(rec, 0);
+	cnt->captured_pkts++;
+	cnt->captured_bytes += frame_len;
+	return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

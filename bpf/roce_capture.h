@@ -1,0 +1,91 @@
+/* roce_capture.h: the record and counters shared by roce_capture.bpf.c and agentxdp-capture. */
+#ifndef AGENTXDP_ROCE_CAPTURE_H
+#define AGENTXDP_ROCE_CAPTURE_H
+
+/*
+ * Kernel and user space both include this file, so it uses only fixed-width __u* types
+ * (xdp-tools xdp-dump/xdpdump.h style). User-only helpers sit behind #ifndef __bpf__.
+ */
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
+/* Bump when struct roce_cap_rec or struct roce_cap_counters change shape. */
+#define ROCE_CAP_REC_VERSION 1
+
+/* Interfaces one capture can watch (-i repeated); counters keep one slot more for "other". */
+#define ROCE_CAP_MAX_IFACES 8
+
+/*
+ * Default capture length: through the extended headers the opcode implies (at most
+ * 14 Ethernet + 8 QinQ + 40 IPv6 + 8 UDP + 12 BTH + 40 RDETH+DETH+AtomicETH = 122 bytes),
+ * and on QP1 (CM) also the first ROCE_CAP_MAD_BYTES of the MAD so connection setup
+ * (local QPN, starting PSN) stays decodable. Records then carry at most this many bytes.
+ */
+#define ROCE_CAP_HDR_SNAPLEN 192
+#define ROCE_CAP_MAD_BYTES 96
+/* Largest -s: a jumbo frame. Record data size is fixed at load time (rounded up to 8). */
+#define ROCE_CAP_MAX_SNAPLEN 9216
+
+/* roce_cap_rec.flags */
+#define ROCE_CAP_F_V1 (1u << 0)		/* RoCE v1: EtherType 0x8915 + GRH */
+#define ROCE_CAP_F_IPV6 (1u << 1)	/* RoCE v2 over IPv6 */
+#define ROCE_CAP_F_VLAN (1u << 2)	/* one or two 802.1Q / 802.1ad tags */
+#define ROCE_CAP_F_TRUNCATED (1u << 3)	/* frame ends before the headers its opcode implies */
+
+/*
+ * One captured RoCE packet in the ring buffer. data[] holds cap_len bytes of the frame
+ * from its first byte (Ethernet header); the record itself is header + data capacity.
+ */
+struct roce_cap_rec {
+	__u8 version;		/* ROCE_CAP_REC_VERSION */
+	__u8 flags;		/* ROCE_CAP_F_* */
+	__u8 opcode;		/* BTH opcode, for quick per-record checks */
+	__u8 reserved;
+	__u32 cap_len;		/* bytes in data[] */
+	__u32 orig_len;		/* bytes of the frame on the wire (all XDP fragments) */
+	__u32 ifindex;		/* receiving interface */
+	__u32 rx_queue;		/* receive queue index */
+	__u32 dest_qp;		/* BTH destination QP, 24 bits */
+	__u64 ts_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC, ns */
+	__u64 lost_before;	/* records this CPU failed to reserve since its previous record */
+	__u8 data[];
+};
+
+/* Per-CPU, per-interface counters (PERCPU_ARRAY, slot = position of the interface in -i). */
+struct roce_cap_counters {
+	__u64 seen_pkts;	/* every frame the program ran on */
+	__u64 roce_pkts;	/* frames with a complete BTH (RoCE v1 or v2) */
+	__u64 filtered_pkts;	/* RoCE frames the --filter rejected */
+	__u64 captured_pkts;	/* records committed to the ring buffer */
+	__u64 captured_bytes;	/* original bytes of those records */
+	__u64 lost_pkts;	/* RoCE frames lost: ring buffer full (reservation failed) */
+	__u64 malformed_pkts;	/* UDP 4791 / EtherType 0x8915 frames too short or bad for a BTH */
+	__u64 lost_reported;	/* lost_pkts already reported in a record's lost_before */
+};
+
+/* Filter kept in the program's read-only config (see --filter in agentxdp-capture.8). */
+#define ROCE_CAP_MAX_HOSTS 2
+enum roce_cap_host_dir {
+	ROCE_CAP_DIR_ANY = 0,	/* "host A": source or destination */
+	ROCE_CAP_DIR_SRC = 1,	/* "src host A" */
+	ROCE_CAP_DIR_DST = 2,	/* "dst host A" */
+};
+
+struct roce_cap_host_filter {
+	__u8 addr[16];		/* IPv6, or IPv4 v4-mapped (::ffff:a.b.c.d); RoCE v1 uses GIDs */
+	__u16 dir;		/* enum roce_cap_host_dir */
+	__u16 ipv4;		/* 1: addr is v4-mapped; matches IPv4 and v4-mapped GIDs */
+};
+
+#ifndef __bpf__
+/* User-space only helpers go here. */
+#include <stddef.h>
+
+static inline size_t roce_cap_rec_size(__u32 data_capacity)
+{
+	return sizeof(struct roce_cap_rec) + data_capacity;
+}
+#endif
+
+#endif
