@@ -1,5 +1,5 @@
 # analyze/: the core library (no I/O) and agentxdp-analyze.
-CORE_SRCS += analyze/parse_num.c analyze/log.c
+CORE_SRCS += analyze/parse_num.c analyze/log.c analyze/qp_track.c
 IO_SRCS   +=
 UNIT_LIBS += -lpcap -lsqlite3 -lcsv
 
