@@ -1,6 +1,7 @@
 # analyze/: the core library (no I/O) and agentxdp-analyze.
 CORE_SRCS += analyze/parse_num.c analyze/log.c analyze/qp_track.c
-IO_SRCS   +=
+CORE_SRCS += analyze/roce_decode.c analyze/pcapng_drops.c
+IO_SRCS   += analyze/trace_reader.c
 UNIT_LIBS += -lpcap -lsqlite3 -lcsv
 
 ANALYZE_SRCS := analyze/main.c analyze/dump.c analyze/analyze_run.c
@@ -10,3 +11,10 @@ TOOLS += $(BIN)/agentxdp-analyze
 $(BIN)/agentxdp-analyze: $(ANALYZE_OBJS) $(AGENTXDP_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(ANALYZE_OBJS) $(AGENTXDP_LIBS) -lpcap -lsqlite3 -lcsv $(LDLIBS) -o $@
+
+# Test helper (not installed): the decoder's fields per frame, for the tshark comparison and bench.
+DECODE_FIELDS := $(BUILD)/decode_fields
+all: $(DECODE_FIELDS)
+$(DECODE_FIELDS): tests/tools/decode_fields.c $(AGENTXDP_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(AGENTXDP_LIBS) -lpcap $(LDLIBS) -o $@

@@ -1,9 +1,171 @@
-/* dump.c: agentxdp-analyze --dump, one line per RoCE packet. (stub until the decoder lands) */
+/* dump.c: agentxdp-analyze --dump, one line per RoCE packet (like tshark's summary) and a count line. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "analyze_opts.h"
 #include "log.h"
+#include "roce_decode.h"
+#include "trace_reader.h"
+
+#define DUMP_STDOUT_BUF (1 << 16)
+
+struct dump_counts {
+	uint64_t roce;
+	uint64_t other;
+	uint64_t malformed[1 - ROCE_DECODE_STATUS_MIN]; /* by -status */
+};
+
+/* The header-specific part of a line: what an SRE needs to follow a QP. */
+static void print_ext_fields(FILE *out, const struct roce_pkt *p)
+{
+	if (p->headers & ROCE_H_DETH)
+		fprintf(out, " qkey=0x%08" PRIx32 " srcqp=0x%06" PRIx32, p->deth_qkey, p->deth_src_qp);
+	if (p->headers & ROCE_H_XRCETH)
+		fprintf(out, " xrcsrq=0x%06" PRIx32, p->xrc_srq);
+	if (p->headers & ROCE_H_RETH)
+		fprintf(out, " va=0x%016" PRIx64 " rkey=0x%08" PRIx32 " dmalen=%" PRIu32, p->reth_va,
+			p->reth_rkey, p->reth_dma_len);
+	if (p->headers & ROCE_H_ATOMICETH)
+		fprintf(out, " va=0x%016" PRIx64 " rkey=0x%08" PRIx32 " swap_add=0x%" PRIx64
+			     " compare=0x%" PRIx64,
+			p->atomic_va, p->atomic_rkey, p->atomic_swap_add, p->atomic_compare);
+	if (p->headers & ROCE_H_AETH)
+		fprintf(out, " %s syndrome=0x%02x msn=%" PRIu32, roce_aeth_name(p->aeth_syndrome),
+			p->aeth_syndrome, p->aeth_msn);
+	if (p->headers & ROCE_H_ATOMICACKETH)
+		fprintf(out, " orig=0x%" PRIx64, p->atomic_orig);
+	if (p->headers & ROCE_H_IMMDT)
+		fprintf(out, " imm=0x%08" PRIx32, p->imm_data);
+	if (p->headers & ROCE_H_IETH)
+		fprintf(out, " inv_rkey=0x%08" PRIx32, p->ieth_rkey);
+	if (p->flags & ROCE_F_CM) {
+		fprintf(out, " CM %s comm_id=0x%08" PRIx32, roce_cm_attr_name(p->cm_attr_id),
+			p->cm_local_comm_id);
+		if (p->cm_attr_id == CM_ATTR_REQ || p->cm_attr_id == CM_ATTR_REP)
+			fprintf(out, " qpn=0x%06" PRIx32 " start_psn=%" PRIu32, p->cm_local_qpn,
+				p->cm_start_psn);
+		if (p->cm_attr_id == CM_ATTR_REJ)
+			fprintf(out, " reason=%u", p->cm_rej_reason);
+	} else if (p->headers & ROCE_H_MAD) {
+		fprintf(out, " MAD class=0x%02x attr=0x%04x", p->mad_mgmt_class, p->mad_attr_id);
+	}
+	fprintf(out, " payload=%" PRIu32, p->payload_len);
+	if (p->ecn == 3)
+		fputs(" ECN-CE", out);
+	if (p->becn)
+		fputs(" BECN", out);
+	if (p->flags & ROCE_F_TRUNCATED)
+		fputs(" [truncated]", out);
+	if (p->flags & ROCE_F_VENDOR_OPCODE)
+		fputs(" [vendor opcode]", out);
+	if (p->flags & ROCE_F_RESERVED_OPCODE)
+		fputs(" [reserved opcode]", out);
+}
+
+static void print_packet(FILE *out, const struct trace_frame *f, int n_traces, uint64_t t0_ns,
+			 const struct roce_pkt *p)
+{
+	char src[64], dst[64];
+	uint64_t rel = f->ts_ns >= t0_ns ? f->ts_ns - t0_ns : 0;
+
+	if (n_traces > 1)
+		fprintf(out, "%d:", f->trace_index);
+	fprintf(out, "%" PRIu64 " %" PRIu64 ".%09" PRIu64 " ", f->frame_number, rel / 1000000000u,
+		rel % 1000000000u);
+	if (p->roce_version == 0 && !(p->headers & ROCE_H_GRH))
+		fprintf(out, "LID %u -> LID %u IB", p->ib_slid, p->ib_dlid);
+	else
+		fprintf(out, "%s -> %s %s", roce_addr_str(p->src_ip, src, sizeof(src)),
+			roce_addr_str(p->dst_ip, dst, sizeof(dst)),
+			p->roce_version == 2 ? "RoCEv2" : p->roce_version == 1 ? "RoCEv1" : "IB");
+	if (p->roce_version == 2)
+		fprintf(out, " sport=%u", p->udp_sport);
+	fprintf(out, " len=%" PRIu32 " %s QP=0x%06" PRIx32 " PSN=%" PRIu32 "%s", p->orig_len,
+		roce_opcode_name(p->opcode), p->dest_qp, p->psn,
+		(p->flags & ROCE_F_ACK_REQ) ? " A" : "");
+	print_ext_fields(out, p);
+	fputc('\n', out);
+}
+
+static void print_counts(const struct dump_counts *c)
+{
+	char detail[256] = "";
+	size_t used = 0;
+	uint64_t malformed = 0;
+
+	for (int s = -1; s >= ROCE_DECODE_STATUS_MIN; s--) {
+		uint64_t n = c->malformed[-s];
+		if (!n)
+			continue;
+		malformed += n;
+		used += (size_t)snprintf(detail + used, used < sizeof(detail) ? sizeof(detail) - used : 0,
+					 "%s%s %" PRIu64, used ? ", " : " (", roce_decode_status_name(s), n);
+	}
+	if (used && used < sizeof(detail) - 1)
+		strcat(detail, ")");
+	pr_info("%" PRIu64 " RoCE packets, %" PRIu64 " other packets, %" PRIu64 " malformed%s\n",
+		c->roce, c->other, malformed, detail);
+}
 
 int dump_traces(const struct analyze_opts *opts)
 {
-	pr_err("--dump: not implemented yet\n");
-	return 1;
+	static char stdout_buf[DUMP_STDOUT_BUF];
+	struct roce_decode_opts dopts;
+	struct trace_reader *tr = NULL;
+	struct dump_counts counts = { 0 };
+	struct trace_frame frame;
+	struct roce_pkt pkt;
+	char err[512];
+	uint64_t t0_ns = 0;
+	bool have_t0 = false;
+	int status = 0, rc;
+
+	roce_decode_opts_default(&dopts);
+	for (int i = 0; i < opts->n_extra_ports && i + 1 < (int)(sizeof(dopts.udp_ports) / 2); i++)
+		dopts.udp_ports[i + 1] = opts->extra_ports[i];
+
+	if (trace_reader_open(&tr, opts->traces, opts->n_traces, err, sizeof(err))) {
+		pr_err("%s\n", err);
+		return 1;
+	}
+	setvbuf(stdout, stdout_buf, _IOFBF, sizeof(stdout_buf));
+	while ((rc = trace_reader_next(tr, &frame)) != 0) {
+		if (rc < 0) {
+			/* Keep what was read: the other inputs still deliver their frames. */
+			pr_err("%s\n", trace_reader_error(tr));
+			status = 1;
+			continue;
+		}
+		if (!have_t0) {
+			t0_ns = frame.ts_ns;
+			have_t0 = true;
+		}
+		rc = roce_decode_frame(&dopts, frame.linktype, frame.data, frame.caplen, frame.origlen,
+				       frame.ts_ns, &pkt);
+		if (rc == ROCE_DECODE_OK) {
+			counts.roce++;
+			print_packet(stdout, &frame, opts->n_traces, t0_ns, &pkt);
+		} else if (rc > 0) {
+			counts.other++;
+		} else {
+			counts.malformed[-rc]++;
+			pr_debug("frame %" PRIu64 " of %s: malformed (%s)\n", frame.frame_number,
+				 trace_reader_path(tr, frame.trace_index), roce_decode_status_name(rc));
+		}
+	}
+	if (fflush(stdout) == EOF) {
+		pr_err("writing the dump: %s\n", strerror(errno));
+		status = 1;
+	}
+	for (int i = 0; i < trace_reader_count(tr); i++) {
+		const struct trace_health *h = trace_reader_health(tr, i);
+		if (h->has_drop_counters && h->capture_dropped)
+			pr_warn("%s: the capture itself dropped %" PRIu64 " packets\n",
+				trace_reader_path(tr, i), h->capture_dropped);
+	}
+	print_counts(&counts);
+	trace_reader_close(tr);
+	return status;
 }

@@ -29,7 +29,7 @@ void roce_decode_opts_default(struct roce_decode_opts *opts);
 
 /*
  * Decode one captured frame of link type `linktype` (DLT_EN10MB, DLT_LINUX_SLL,
- * DLT_LINUX_SLL2, DLT_RAW, DLT_IPV4, DLT_IPV6). Fills *out on ROCE_DECODE_OK; on a
+ * DLT_LINUX_SLL2, DLT_RAW, DLT_IPV4, DLT_IPV6, DLT_INFINIBAND). Fills *out on ROCE_DECODE_OK; on a
  * truncated (trimmed) packet decodes as far as the bytes go and sets ROCE_F_TRUNCATED.
  */
 int roce_decode_frame(const struct roce_decode_opts *opts, int linktype, const uint8_t *frame,
@@ -43,5 +43,9 @@ const char *roce_decode_status_name(int status);	/* "bad-ip", ... for malformed 
 const char *roce_aeth_name(uint8_t syndrome);
 /* Format a 16-byte address (v4-mapped prints as dotted quad). */
 const char *roce_addr_str(const uint8_t addr[16], char *buf, size_t len);
+/* "REQ", "REP", "RTU", ... for a CM MAD attribute ID; NULL when not a CM attribute. */
+const char *roce_cm_attr_name(uint16_t attr_id);
+/* True when the opcode is defined by the IBA (or is CNP). */
+int roce_opcode_known(uint8_t opcode);
 
 #endif

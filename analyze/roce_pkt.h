@@ -89,6 +89,7 @@ enum roce_pkt_flags {
 	ROCE_F_ACK_REQ = 1u << 7,
 	ROCE_F_MIGREQ = 1u << 8,
 	ROCE_F_VENDOR_OPCODE = 1u << 9, /* Mellanox DC or other vendor opcode: recognised, not decoded */
+	ROCE_F_RESERVED_OPCODE = 1u << 10, /* opcode reserved by the IBA: BTH decoded, nothing after it */
 };
 
 /* CM MAD attribute IDs (IBA 12.6). */
@@ -119,7 +120,7 @@ struct roce_pkt {
 	uint8_t ip_version;	/* 4 or 6 */
 	uint8_t ecn;		/* IP ECN bits: 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE */
 	uint8_t dscp;
-	uint8_t roce_version;	/* 1 (EtherType 0x8915 + GRH) or 2 (UDP) */
+	uint8_t roce_version;	/* 1 (EtherType 0x8915 + GRH) or 2 (UDP); 0 native InfiniBand */
 	uint16_t vlan_id;	/* outermost VLAN ID, when ROCE_F_VLAN */
 	uint16_t udp_sport;	/* ECMP entropy on RoCE v2 */
 	uint16_t udp_dport;
@@ -164,6 +165,16 @@ struct roce_pkt {
 	uint32_t cm_remote_comm_id;
 	uint32_t cm_local_qpn;	/* REQ: local QPN, REP: local QPN */
 	uint32_t cm_start_psn;	/* REQ: starting PSN, REP: starting PSN */
+
+	/* Added by the decoder (after the first contract): */
+	uint32_t rdeth_ee_context;	/* RDETH (IBA 9.3.1): EE context, RD only */
+	uint8_t mad_mgmt_class;		/* MAD header (IBA 13.4.3), when ROCE_H_MAD */
+	uint8_t mad_method;
+	uint16_t mad_attr_id;		/* any class; equals cm_attr_id for CM */
+	uint32_t cm_remote_qpn;		/* DREQ: remote QPN/EECN */
+	uint16_t cm_rej_reason;		/* REJ: reason code (IBA table 109) */
+	uint16_t ib_slid, ib_dlid;	/* native InfiniBand (DLT_INFINIBAND) LRH LIDs */
+	uint32_t ip_hdr_off;		/* bytes of link-layer header before IP (or GRH) */
 };
 
 #endif

@@ -1,0 +1,856 @@
+/* test_roce_decode.c: the decoder over crafted frames: every header kind, link type, truncation, malformed input. */
+#include <pcap/dlt.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "byte_reader.h"
+#include "roce_decode.h"
+
+/* A frame under construction. Expected values in the tests come from the bytes written here. */
+struct fb {
+	uint8_t b[2048];
+	size_t len;
+};
+
+static void put8(struct fb *f, uint8_t v)
+{
+	f->b[f->len++] = v;
+}
+static void put16(struct fb *f, uint16_t v)
+{
+	put_be16(f->b + f->len, v);
+	f->len += 2;
+}
+static void put24(struct fb *f, uint32_t v)
+{
+	put_be24(f->b + f->len, v);
+	f->len += 3;
+}
+static void put32(struct fb *f, uint32_t v)
+{
+	put_be32(f->b + f->len, v);
+	f->len += 4;
+}
+static void put64(struct fb *f, uint64_t v)
+{
+	put_be64(f->b + f->len, v);
+	f->len += 8;
+}
+static void putn(struct fb *f, const void *p, size_t n)
+{
+	memcpy(f->b + f->len, p, n);
+	f->len += n;
+}
+static void putz(struct fb *f, size_t n)
+{
+	memset(f->b + f->len, 0, n);
+	f->len += n;
+}
+
+/* BTH (IBA 9.2): opcode, SE/M/pad/tver, pkey, F/B, QP, A, PSN. */
+static void put_bth(struct fb *f, uint8_t opcode, uint8_t pad, uint32_t qp, int ackreq, uint32_t psn)
+{
+	put8(f, opcode);
+	put8(f, (uint8_t)(pad << 4));
+	put16(f, 0xffff);
+	put8(f, 0);
+	put24(f, qp);
+	put8(f, ackreq ? 0x80 : 0);
+	put24(f, psn);
+}
+
+static const uint8_t mac_pair[12] = { 2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2 };
+static const uint8_t ip4_src[4] = { 198, 18, 0, 1 }, ip4_dst[4] = { 198, 18, 0, 2 };
+static const uint8_t ip6_src[16] = { 0xfd, 0x99, [15] = 1 }, ip6_dst[16] = { 0xfd, 0x99, [15] = 2 };
+
+struct wrap {
+	int linktype;	/* DLT_EN10MB if 0 */
+	int vlan_tags;	/* 0, 1 (802.1Q), 2 (QinQ 0x88a8 + 0x8100) */
+	int ipv6;
+	int ipv4_opt_words;
+	int ipv6_ext;	/* hop-by-hop + destination options before UDP */
+	uint8_t tos;
+	uint16_t sport, dport;
+	int udp_len_delta; /* added to the UDP length field (malformed cases) */
+};
+
+/* Wrap an IB transport part (BTH..ICRC) in UDP/IP/link-layer. */
+static void wrap_v2(struct fb *f, const struct wrap *w, const struct fb *ib)
+{
+	int lt = w->linktype ? w->linktype : DLT_EN10MB;
+	uint16_t ethertype = w->ipv6 ? 0x86dd : 0x0800;
+	uint16_t udp_len = (uint16_t)(8 + ib->len + w->udp_len_delta);
+	size_t ext_len = w->ipv6_ext ? 16 : 0;
+
+	f->len = 0;
+	if (lt == DLT_EN10MB) {
+		putn(f, mac_pair, 12);
+		if (w->vlan_tags == 2) {
+			put16(f, 0x88a8);
+			put16(f, 100);
+		}
+		if (w->vlan_tags >= 1) {
+			put16(f, 0x8100);
+			put16(f, w->vlan_tags == 2 ? 200 : 0x2000 | 42);
+		}
+		put16(f, ethertype);
+	} else if (lt == DLT_LINUX_SLL) {
+		put16(f, 0);
+		put16(f, 1);
+		put16(f, 6);
+		putn(f, mac_pair, 8);
+		put16(f, ethertype);
+	} else if (lt == DLT_LINUX_SLL2) {
+		put16(f, ethertype);
+		put16(f, 0);
+		put32(f, 3);
+		put16(f, 1);
+		put8(f, 0);
+		put8(f, 6);
+		putn(f, mac_pair, 8);
+	}
+	if (!w->ipv6) {
+		size_t opt = (size_t)w->ipv4_opt_words * 4;
+		put8(f, (uint8_t)(0x40 | (5 + w->ipv4_opt_words)));
+		put8(f, w->tos);
+		put16(f, (uint16_t)(20 + opt + 8 + ib->len));
+		put16(f, 1);
+		put16(f, 0x4000); /* DF */
+		put8(f, 64);
+		put8(f, 17);
+		put16(f, 0);
+		putn(f, ip4_src, 4);
+		putn(f, ip4_dst, 4);
+		for (size_t i = 0; i < opt; i++)
+			put8(f, 1); /* NOP options */
+	} else {
+		put32(f, 6u << 28 | (uint32_t)w->tos << 20 | 0x12345);
+		put16(f, (uint16_t)(ext_len + 8 + ib->len));
+		put8(f, w->ipv6_ext ? 0 : 17);
+		put8(f, 64);
+		putn(f, ip6_src, 16);
+		putn(f, ip6_dst, 16);
+		if (w->ipv6_ext) {
+			put8(f, 60); /* hop-by-hop -> destination options */
+			put8(f, 0);
+			putz(f, 6);
+			put8(f, 17); /* destination options -> UDP */
+			put8(f, 0);
+			putz(f, 6);
+		}
+	}
+	put16(f, w->sport ? w->sport : 49152);
+	put16(f, w->dport ? w->dport : 4791);
+	put16(f, udp_len);
+	put16(f, 0);
+	putn(f, ib->b, ib->len);
+}
+
+static int decode(const struct fb *f, int linktype, struct roce_pkt *p)
+{
+	struct roce_decode_opts o;
+	roce_decode_opts_default(&o);
+	return roce_decode_frame(&o, linktype, f->b, f->len, (uint32_t)f->len, 123, p);
+}
+
+/* Every prefix of a frame must decode without reading out of bounds (ASan watches). */
+static void decode_all_prefixes(const struct fb *f, int linktype)
+{
+	struct roce_pkt p;
+	for (size_t n = 0; n <= f->len; n++) {
+		uint8_t *copy = malloc(n ? n : 1);
+		memcpy(copy, f->b, n);
+		struct roce_decode_opts o;
+		roce_decode_opts_default(&o);
+		int rc = roce_decode_frame(&o, linktype, copy, n, (uint32_t)f->len, 0, &p);
+		assert_true(rc >= ROCE_DECODE_STATUS_MIN && rc <= ROCE_DECODE_NOT_ROCE);
+		free(copy);
+	}
+}
+
+static void test_rc_send_first_ipv4(void **state)
+{
+	struct fb ib = { 0 }, f;
+	struct wrap w = { .tos = 0x6a /* DSCP 26, ECT(0) */, .sport = 51234 };
+	struct roce_pkt p;
+	char buf[64];
+
+	put_bth(&ib, 0x00, 0, 0x000147, 1, 1917083);
+	putz(&ib, 1024);
+	putz(&ib, 4); /* ICRC */
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.opcode, 0x00);
+	assert_int_equal(p.transport, ROCE_TR_RC);
+	assert_int_equal(p.dest_qp, 0x147);
+	assert_int_equal(p.psn, 1917083);
+	assert_true(p.flags & ROCE_F_ACK_REQ);
+	assert_int_equal(p.udp_sport, 51234);
+	assert_int_equal(p.udp_dport, 4791);
+	assert_int_equal(p.payload_len, 1024);
+	assert_int_equal(p.roce_version, 2);
+	assert_int_equal(p.ip_version, 4);
+	assert_int_equal(p.dscp, 26);
+	assert_int_equal(p.ecn, 2);
+	assert_int_equal(p.pkey, 0xffff);
+	assert_int_equal(p.ts_ns, 123);
+	assert_int_equal(p.orig_len, f.len);
+	assert_int_equal(p.ip_hdr_off, 14);
+	assert_int_equal(p.headers, ROCE_H_BTH);
+	assert_string_equal(roce_addr_str(p.src_ip, buf, sizeof(buf)), "198.18.0.1");
+	assert_string_equal(roce_addr_str(p.dst_ip, buf, sizeof(buf)), "198.18.0.2");
+	assert_string_equal(roce_opcode_name(p.opcode), "RC SEND First");
+	decode_all_prefixes(&f, DLT_EN10MB);
+}
+
+static void test_reth_immdt_pad(void **state)
+{
+	struct fb ib = { 0 }, f;
+	struct wrap w = { 0 };
+	struct roce_pkt p;
+
+	put_bth(&ib, 0x0b, 2, 0x11, 1, 7); /* RC RDMA WRITE Only with Immediate, pad 2 */
+	put64(&ib, 0x00007f4a68011040ull);
+	put32(&ib, 0x0005382b);
+	put32(&ib, 18);
+	put32(&ib, 0xdeadbeef);
+	putz(&ib, 18 + 2);
+	putz(&ib, 4);
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.headers, ROCE_H_BTH | ROCE_H_RETH | ROCE_H_IMMDT);
+	assert_int_equal(p.reth_va, 0x00007f4a68011040ull);
+	assert_int_equal(p.reth_rkey, 0x0005382b);
+	assert_int_equal(p.reth_dma_len, 18);
+	assert_int_equal(p.imm_data, 0xdeadbeef);
+	assert_int_equal(p.pad_count, 2);
+	assert_int_equal(p.payload_len, 18);
+	decode_all_prefixes(&f, DLT_EN10MB);
+}
+
+static void test_aeth_kinds(void **state)
+{
+	static const struct {
+		uint8_t syndrome;
+		const char *name;
+	} cases[] = {
+		{ 0x1f, "ACK" },
+		{ 0x2e, "RNR NAK" },
+		{ 0x60, "NAK PSN sequence error" },
+		{ 0x61, "NAK invalid request" },
+		{ 0x62, "NAK remote access error" },
+		{ 0x63, "NAK remote operational error" },
+		{ 0x64, "NAK invalid RD request" },
+		{ 0x4a, "reserved" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fb ib = { 0 }, f;
+		struct wrap w = { 0 };
+		struct roce_pkt p;
+
+		put_bth(&ib, 0x11, 0, 0x151, 0, 8622477);
+		put8(&ib, cases[i].syndrome);
+		put24(&ib, 929);
+		putz(&ib, 4);
+		wrap_v2(&f, &w, &ib);
+		assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+		assert_int_equal(p.headers, ROCE_H_BTH | ROCE_H_AETH);
+		assert_int_equal(p.aeth_syndrome, cases[i].syndrome);
+		assert_int_equal(p.aeth_msn, 929);
+		assert_int_equal(p.payload_len, 0);
+		assert_string_equal(roce_aeth_name(p.aeth_syndrome), cases[i].name);
+	}
+	assert_string_equal(roce_opcode_name(0x11), "RC Acknowledge");
+}
+
+static void test_read_and_atomics(void **state)
+{
+	struct fb ib = { 0 }, f;
+	struct wrap w = { 0 };
+	struct roce_pkt p;
+
+	/* READ response first: AETH then payload */
+	put_bth(&ib, 0x0d, 0, 0x22, 0, 100);
+	put8(&ib, 0x00);
+	put24(&ib, 5);
+	putz(&ib, 256 + 4);
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.headers, ROCE_H_BTH | ROCE_H_AETH);
+	assert_int_equal(p.payload_len, 256);
+	/* READ response middle: nothing after BTH */
+	ib.len = 0;
+	put_bth(&ib, 0x0e, 0, 0x22, 0, 101);
+	putz(&ib, 256 + 4);
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.headers, ROCE_H_BTH);
+	/* CmpSwap: AtomicETH */
+	ib.len = 0;
+	put_bth(&ib, 0x13, 0, 0x22, 1, 102);
+	put64(&ib, 0x1000);
+	put32(&ib, 0xabcd);
+	put64(&ib, 5);
+	put64(&ib, 6);
+	putz(&ib, 4);
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.headers, ROCE_H_BTH | ROCE_H_ATOMICETH);
+	assert_int_equal(p.atomic_va, 0x1000);
+	assert_int_equal(p.atomic_rkey, 0xabcd);
+	assert_int_equal(p.atomic_swap_add, 5);
+	assert_int_equal(p.atomic_compare, 6);
+	assert_int_equal(p.payload_len, 0);
+	decode_all_prefixes(&f, DLT_EN10MB);
+	/* Atomic ACK: AETH + AtomicAckETH */
+	ib.len = 0;
+	put_bth(&ib, 0x12, 0, 0x33, 0, 102);
+	put8(&ib, 0x1f);
+	put24(&ib, 9);
+	put64(&ib, 0x77);
+	putz(&ib, 4);
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.headers, ROCE_H_BTH | ROCE_H_AETH | ROCE_H_ATOMICACKETH);
+	assert_int_equal(p.atomic_orig, 0x77);
+	assert_int_equal(p.aeth_msn, 9);
+	/* SEND Last with Invalidate: IETH */
+	ib.len = 0;
+	put_bth(&ib, 0x16, 0, 0x33, 1, 103);
+	put32(&ib, 0x4455);
+	putz(&ib, 8 + 4);
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.headers, ROCE_H_BTH | ROCE_H_IETH);
+	assert_int_equal(p.ieth_rkey, 0x4455);
+	assert_int_equal(p.payload_len, 8);
+}
+
+/* CM REQ in a UD SEND Only to QP1 (IBA 12.6.5 table 106 offsets). */
+static void put_cm_req(struct fb *ib)
+{
+	put_bth(ib, 0x64, 0, 1, 0, 80);
+	put32(ib, 0x80010000); /* DETH Q_Key */
+	put32(ib, 1);	       /* DETH source QP 1 */
+	/* MAD header: base version 1, class 7 (CM), class version 2, method 3 (Send) */
+	put8(ib, 1);
+	put8(ib, 0x07);
+	put8(ib, 2);
+	put8(ib, 3);
+	put16(ib, 0);
+	put16(ib, 0);
+	put64(ib, 0x1122334455667788ull);
+	put16(ib, CM_ATTR_REQ);
+	put16(ib, 0);
+	put32(ib, 0);
+	/* REQ: local comm ID @0, service ID @8, CA GUID @16, Q_Key @28, QPN @32, PSN @44 */
+	size_t msg = ib->len;
+	putz(ib, 232);
+	put_be32(ib->b + msg + 0, 0x3eb0bde5);
+	put_be24(ib->b + msg + 32, 0x0000dc);
+	put_be24(ib->b + msg + 44, 97325);
+	putz(ib, 4);
+}
+
+static void test_ud_cm_req(void **state)
+{
+	struct fb ib = { 0 }, f;
+	struct wrap w = { 0 };
+	struct roce_pkt p;
+
+	put_cm_req(&ib);
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.transport, ROCE_TR_UD);
+	assert_int_equal(p.headers, ROCE_H_BTH | ROCE_H_DETH | ROCE_H_MAD);
+	assert_int_equal(p.deth_qkey, 0x80010000);
+	assert_int_equal(p.deth_src_qp, 1);
+	assert_true(p.flags & ROCE_F_CM);
+	assert_int_equal(p.mad_mgmt_class, 7);
+	assert_int_equal(p.cm_attr_id, CM_ATTR_REQ);
+	assert_int_equal(p.cm_local_comm_id, 0x3eb0bde5);
+	assert_int_equal(p.cm_local_qpn, 0xdc);
+	assert_int_equal(p.cm_start_psn, 97325);
+	assert_int_equal(p.payload_len, 256);
+	assert_string_equal(roce_cm_attr_name(p.cm_attr_id), "REQ");
+	assert_null(roce_cm_attr_name(0x0099));
+	decode_all_prefixes(&f, DLT_EN10MB);
+
+	/* The same MAD cut short by the capture: decoded as far as it goes. */
+	struct roce_decode_opts o;
+	roce_decode_opts_default(&o);
+	size_t cut = f.len - 4 - 232 + 40; /* CM message cut at byte 40: QPN there, PSN not */
+	assert_int_equal(roce_decode_frame(&o, DLT_EN10MB, f.b, cut, (uint32_t)f.len, 0, &p),
+			 ROCE_DECODE_OK);
+	assert_true(p.flags & ROCE_F_CM);
+	assert_true(p.flags & ROCE_F_TRUNCATED);
+	assert_int_equal(p.cm_local_qpn, 0xdc);
+	assert_int_equal(p.cm_start_psn, 0);
+}
+
+static void test_cm_rep_rtu(void **state)
+{
+	struct fb ib = { 0 }, f;
+	struct wrap w = { 0 };
+	struct roce_pkt p;
+
+	put_cm_req(&ib);
+	/* Turn it into a REP: attribute 0x13, REP offsets (table 110): remote @4, QPN @12, PSN @20 */
+	size_t mad = 12 + 8, msg = mad + 24;
+	put_be16(ib.b + mad + 16, CM_ATTR_REP);
+	memset(ib.b + msg, 0, 232);
+	put_be32(ib.b + msg + 0, 0xe8ac7105);
+	put_be32(ib.b + msg + 4, 0x3eb0bde5);
+	put_be24(ib.b + msg + 12, 0x8d);
+	put_be24(ib.b + msg + 20, 14432175);
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.cm_attr_id, CM_ATTR_REP);
+	assert_int_equal(p.cm_local_comm_id, 0xe8ac7105);
+	assert_int_equal(p.cm_remote_comm_id, 0x3eb0bde5);
+	assert_int_equal(p.cm_local_qpn, 0x8d);
+	assert_int_equal(p.cm_start_psn, 14432175);
+	/* REJ: reason at 10 */
+	put_be16(ib.b + mad + 16, CM_ATTR_REJ);
+	put_be16(ib.b + msg + 10, 28);
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.cm_attr_id, CM_ATTR_REJ);
+	assert_int_equal(p.cm_rej_reason, 28);
+	assert_int_equal(p.cm_local_qpn, 0);
+	/* DREQ: remote QPN at 8 */
+	put_be16(ib.b + mad + 16, CM_ATTR_DREQ);
+	put_be24(ib.b + msg + 8, 0x123);
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.cm_remote_qpn, 0x123);
+	/* Not the CM class: MAD header only */
+	ib.b[mad + 1] = 0x03;
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_true(p.headers & ROCE_H_MAD);
+	assert_false(p.flags & ROCE_F_CM);
+	assert_int_equal(p.mad_mgmt_class, 3);
+}
+
+static void test_xrc_rd_cnp_vendor(void **state)
+{
+	struct fb ib = { 0 }, f;
+	struct wrap w = { 0 };
+	struct roce_pkt p;
+
+	/* XRC RDMA WRITE First: XRCETH then RETH */
+	put_bth(&ib, 0xa6, 0, 0x44, 0, 1);
+	put32(&ib, 0x00abcdef);
+	put64(&ib, 0x2000);
+	put32(&ib, 0x99);
+	put32(&ib, 4096);
+	putz(&ib, 1024 + 4);
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.transport, ROCE_TR_XRC);
+	assert_int_equal(p.headers, ROCE_H_BTH | ROCE_H_XRCETH | ROCE_H_RETH);
+	assert_int_equal(p.xrc_srq, 0xabcdef);
+	assert_int_equal(p.reth_dma_len, 4096);
+	assert_int_equal(p.payload_len, 1024);
+	/* XRC ACK: no XRCETH on responses */
+	ib.len = 0;
+	put_bth(&ib, 0xb1, 0, 0x44, 0, 1);
+	put8(&ib, 0x1f);
+	put24(&ib, 1);
+	putz(&ib, 4);
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.headers, ROCE_H_BTH | ROCE_H_AETH);
+	/* RD SEND Only: RDETH + DETH */
+	ib.len = 0;
+	put_bth(&ib, 0x44, 0, 0x55, 0, 1);
+	put32(&ib, 0x00000777);
+	put32(&ib, 0x11111111);
+	put32(&ib, 0x00000999);
+	putz(&ib, 100 + 4);
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.transport, ROCE_TR_RD);
+	assert_int_equal(p.headers, ROCE_H_BTH | ROCE_H_RDETH | ROCE_H_DETH);
+	assert_int_equal(p.rdeth_ee_context, 0x777);
+	assert_int_equal(p.deth_qkey, 0x11111111);
+	assert_int_equal(p.deth_src_qp, 0x999);
+	assert_int_equal(p.payload_len, 100);
+	/* CNP: BTH + 16 reserved bytes + ICRC, ECN and BECN kept */
+	ib.len = 0;
+	put_bth(&ib, ROCE_OPCODE_CNP, 0, 0x66, 0, 0);
+	ib.b[4] = 0x40; /* BECN */
+	putz(&ib, 16 + 4);
+	w.tos = 0x03;
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.opcode, ROCE_OPCODE_CNP);
+	assert_int_equal(p.transport, ROCE_TR_CNP);
+	assert_int_equal(p.becn, 1);
+	assert_int_equal(p.ecn, 3);
+	assert_int_equal(p.payload_len, 16);
+	assert_string_equal(roce_opcode_name(0x81), "CNP");
+	/* Mellanox DC opcode: recognised, BTH only, nothing mis-decoded */
+	ib.len = 0;
+	put_bth(&ib, 0xc4, 0, 0x77, 0, 5);
+	putz(&ib, 64 + 4);
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_true(p.flags & ROCE_F_VENDOR_OPCODE);
+	assert_int_equal(p.transport, ROCE_TR_MLX_DC);
+	assert_int_equal(p.headers, ROCE_H_BTH);
+	assert_int_equal(p.payload_len, 64);
+	/* Reserved RC opcode 0x15: BTH only, flagged */
+	ib.b[0] = 0x15;
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_true(p.flags & ROCE_F_RESERVED_OPCODE);
+	assert_false(roce_opcode_known(0x15));
+	assert_true(roce_opcode_known(0x64));
+}
+
+static void simple_ib(struct fb *ib)
+{
+	ib->len = 0;
+	put_bth(ib, 0x04, 0, 0x1234, 1, 42);
+	putz(ib, 32 + 4);
+}
+
+static void check_simple(const struct roce_pkt *p)
+{
+	assert_int_equal(p->opcode, 0x04);
+	assert_int_equal(p->dest_qp, 0x1234);
+	assert_int_equal(p->psn, 42);
+	assert_int_equal(p->payload_len, 32);
+}
+
+static void test_link_types(void **state)
+{
+	static const struct {
+		int linktype;
+		int ipv6;
+		size_t ip_off;
+	} cases[] = {
+		{ DLT_EN10MB, 0, 14 },	   { DLT_EN10MB, 1, 14 },  { DLT_LINUX_SLL, 0, 16 },
+		{ DLT_LINUX_SLL2, 1, 20 }, { DLT_RAW, 0, 0 },	   { DLT_RAW, 1, 0 },
+		{ DLT_IPV4, 0, 0 },	   { DLT_IPV6, 1, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct fb ib, f;
+		struct wrap w = { .linktype = cases[i].linktype, .ipv6 = cases[i].ipv6, .tos = 0x0b };
+		struct roce_pkt p;
+		char buf[64];
+
+		simple_ib(&ib);
+		wrap_v2(&f, &w, &ib);
+		assert_int_equal(decode(&f, cases[i].linktype, &p), ROCE_DECODE_OK);
+		check_simple(&p);
+		assert_int_equal(p.ip_hdr_off, cases[i].ip_off);
+		assert_int_equal(p.ip_version, cases[i].ipv6 ? 6 : 4);
+		assert_int_equal(p.ecn, 3);
+		assert_int_equal(p.dscp, 2);
+		assert_int_equal(p.linktype, cases[i].linktype);
+		assert_string_equal(roce_addr_str(p.src_ip, buf, sizeof(buf)),
+				    cases[i].ipv6 ? "fd99::1" : "198.18.0.1");
+		decode_all_prefixes(&f, cases[i].linktype);
+	}
+}
+
+static void test_vlan_qinq(void **state)
+{
+	struct fb ib, f;
+	struct wrap w = { .vlan_tags = 1 };
+	struct roce_pkt p;
+
+	simple_ib(&ib);
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	check_simple(&p);
+	assert_true(p.flags & ROCE_F_VLAN);
+	assert_false(p.flags & ROCE_F_QINQ);
+	assert_int_equal(p.vlan_id, 42);
+	assert_int_equal(p.ip_hdr_off, 18);
+	w.vlan_tags = 2;
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	check_simple(&p);
+	assert_true(p.flags & ROCE_F_QINQ);
+	assert_int_equal(p.vlan_id, 100); /* the outer tag */
+	assert_int_equal(p.ip_hdr_off, 22);
+	decode_all_prefixes(&f, DLT_EN10MB);
+}
+
+static void test_ipv4_options_ipv6_ext(void **state)
+{
+	struct fb ib, f;
+	struct wrap w = { .ipv4_opt_words = 3 };
+	struct roce_pkt p;
+
+	simple_ib(&ib);
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	check_simple(&p);
+	assert_true(p.flags & ROCE_F_IPV4_OPTIONS);
+	decode_all_prefixes(&f, DLT_EN10MB);
+
+	struct wrap w6 = { .ipv6 = 1, .ipv6_ext = 1 };
+	wrap_v2(&f, &w6, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	check_simple(&p);
+	assert_int_equal(p.ip_version, 6);
+	decode_all_prefixes(&f, DLT_EN10MB);
+	/* A non-first IPv6 fragment is not a whole RoCE packet */
+	f.b[14 + 6] = 44; /* next header: fragment */
+	f.b[14 + 40 + 2] = 0x01;
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_NOT_ROCE);
+}
+
+/* RoCE v1: EtherType 0x8915, GRH (next header 0x1b), BTH. */
+static void test_roce_v1(void **state)
+{
+	struct fb ib, f = { 0 };
+	struct roce_pkt p;
+	char buf[64];
+
+	simple_ib(&ib);
+	putn(&f, mac_pair, 12);
+	put16(&f, 0x8915);
+	put32(&f, 6u << 28 | 0x03u << 20); /* traffic class: ECN CE */
+	put16(&f, (uint16_t)ib.len);
+	put8(&f, 0x1b);
+	put8(&f, 1);
+	putn(&f, ip6_src, 16);
+	putn(&f, ip6_dst, 16);
+	putn(&f, ib.b, ib.len);
+	putz(&f, 10); /* trailing bytes beyond PayLen are ignored */
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	check_simple(&p);
+	assert_int_equal(p.roce_version, 1);
+	assert_true(p.headers & ROCE_H_GRH);
+	assert_int_equal(p.ecn, 3);
+	assert_string_equal(roce_addr_str(p.dst_ip, buf, sizeof(buf)), "fd99::2");
+	decode_all_prefixes(&f, DLT_EN10MB);
+	f.b[14 + 6] = 0x11; /* next header not BTH */
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_BAD_GRH);
+}
+
+/* Native InfiniBand (DLT_INFINIBAND): LRH, optional GRH, BTH, ..., ICRC, VCRC. */
+static void test_native_infiniband(void **state)
+{
+	struct fb ib, f = { 0 };
+	struct roce_pkt p;
+
+	simple_ib(&ib);
+	put8(&f, 0x00);	       /* VL 0, LVer 0 */
+	put8(&f, 0x02);	       /* SL 0, LNH 2: BTH follows */
+	put16(&f, 0x0003);     /* DLID */
+	put16(&f, (uint16_t)((8 + ib.len) / 4));
+	put16(&f, 0x0001);     /* SLID */
+	putn(&f, ib.b, ib.len);
+	putz(&f, 2); /* VCRC */
+	assert_int_equal(decode(&f, DLT_INFINIBAND, &p), ROCE_DECODE_OK);
+	check_simple(&p);
+	assert_int_equal(p.roce_version, 0);
+	assert_int_equal(p.ib_dlid, 3);
+	assert_int_equal(p.ib_slid, 1);
+	decode_all_prefixes(&f, DLT_INFINIBAND);
+	f.b[1] = 0x01; /* LNH 1: IP, not IBA transport */
+	assert_int_equal(decode(&f, DLT_INFINIBAND, &p), ROCE_DECODE_NOT_ROCE);
+}
+
+static void test_not_roce_and_ports(void **state)
+{
+	struct fb ib, f;
+	struct wrap w = { .dport = 4792 };
+	struct roce_pkt p;
+	struct roce_decode_opts o;
+
+	simple_ib(&ib);
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_NOT_ROCE);
+	roce_decode_opts_default(&o);
+	o.udp_ports[1] = 4792;
+	assert_int_equal(roce_decode_frame(&o, DLT_EN10MB, f.b, f.len, (uint32_t)f.len, 0, &p),
+			 ROCE_DECODE_OK);
+	/* Source port 4791 alone does not make RoCE */
+	w.sport = 4791;
+	w.dport = 53;
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_NOT_ROCE);
+	/* TCP */
+	w.dport = 0;
+	wrap_v2(&f, &w, &ib);
+	f.b[14 + 9] = 6;
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_NOT_ROCE);
+	/* ARP */
+	f.b[12] = 0x08;
+	f.b[13] = 0x06;
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_NOT_ROCE);
+	/* IPv4 fragment */
+	wrap_v2(&f, &w, &ib);
+	put_be16(f.b + 14 + 6, 0x2000);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_NOT_ROCE);
+}
+
+static void test_truncated_and_origlen(void **state)
+{
+	struct fb ib = { 0 }, f;
+	struct wrap w = { 0 };
+	struct roce_pkt p;
+	struct roce_decode_opts o;
+	size_t ip_end;
+
+	roce_decode_opts_default(&o);
+	put_bth(&ib, 0x06, 0, 0x99, 1, 1000); /* RDMA WRITE First: RETH */
+	put64(&ib, 0x5000);
+	put32(&ib, 0x1);
+	put32(&ib, 8192);
+	putz(&ib, 4096 - 16 - 12 - 4 > 0 ? 1000 : 0);
+	putz(&ib, 4);
+	wrap_v2(&f, &w, &ib);
+	ip_end = f.len;
+
+	/* snaplen 128: the whole RETH captured, payload cut; origlen tells the truth */
+	assert_int_equal(roce_decode_frame(&o, DLT_EN10MB, f.b, 128, (uint32_t)f.len, 0, &p),
+			 ROCE_DECODE_OK);
+	assert_int_equal(p.headers, ROCE_H_BTH | ROCE_H_RETH);
+	assert_false(p.flags & ROCE_F_TRUNCATED);
+	assert_false(p.flags & ROCE_F_ORIGLEN_FROM_IP);
+	assert_int_equal(p.cap_len, 128);
+	assert_int_equal(p.orig_len, f.len);
+	assert_int_equal(p.payload_len, 1000);
+	/* snaplen cutting the RETH: BTH kept, TRUNCATED set, RETH not claimed */
+	size_t cut = 14 + 20 + 8 + 12 + 6;
+	assert_int_equal(roce_decode_frame(&o, DLT_EN10MB, f.b, cut, (uint32_t)f.len, 0, &p),
+			 ROCE_DECODE_OK);
+	assert_true(p.flags & ROCE_F_TRUNCATED);
+	assert_int_equal(p.headers, ROCE_H_BTH);
+	assert_int_equal(p.psn, 1000);
+	assert_int_equal(p.reth_dma_len, 0);
+	assert_int_equal(p.payload_len, 1000);
+	/* The capture recorded origlen == caplen: the IP header knows better */
+	assert_int_equal(roce_decode_frame(&o, DLT_EN10MB, f.b, 128, 128, 0, &p), ROCE_DECODE_OK);
+	assert_true(p.flags & ROCE_F_ORIGLEN_FROM_IP);
+	assert_int_equal(p.orig_len, ip_end);
+	/* Ethernet padding after the IP datagram is not payload */
+	struct fb small = { 0 };
+	put_bth(&small, 0x11, 0, 0x1, 0, 1);
+	put8(&small, 0x1f);
+	put24(&small, 1);
+	putz(&small, 4);
+	wrap_v2(&f, &w, &small);
+	putz(&f, 60 - f.len + 4);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.payload_len, 0);
+	assert_false(p.flags & ROCE_F_ORIGLEN_FROM_IP);
+}
+
+static void test_malformed(void **state)
+{
+	struct fb ib, f;
+	struct wrap w = { 0 };
+	struct roce_pkt p;
+
+	simple_ib(&ib);
+	wrap_v2(&f, &w, &ib);
+	struct fb good = f;
+
+	assert_int_equal(roce_decode_frame(NULL, DLT_EN10MB, f.b, 10, 10, 0, &p), ROCE_DECODE_BAD_LINK);
+	assert_int_equal(roce_decode_frame(NULL, 9999, f.b, f.len, (uint32_t)f.len, 0, &p),
+			 ROCE_DECODE_BAD_LINK);
+	assert_int_equal(roce_decode_frame(NULL, DLT_EN10MB, NULL, 0, 0, 0, &p), ROCE_DECODE_BAD_LINK);
+	f.b[14] = 0x55; /* IP version 5 */
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_BAD_IP);
+	f = good;
+	f.b[14] = 0x44; /* IHL 4 */
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_BAD_IP);
+	f = good;
+	put_be16(f.b + 16, 10); /* total length < header */
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_BAD_IP);
+	f = good;
+	assert_int_equal(roce_decode_frame(NULL, DLT_EN10MB, f.b, 14 + 12, (uint32_t)f.len, 0, &p),
+			 ROCE_DECODE_BAD_IP);
+	assert_int_equal(roce_decode_frame(NULL, DLT_EN10MB, f.b, 14 + 20 + 4, (uint32_t)f.len, 0, &p),
+			 ROCE_DECODE_BAD_UDP);
+	w.udp_len_delta = 100; /* UDP longer than IP */
+	wrap_v2(&f, &w, &ib);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_BAD_UDP);
+	f = good;
+	put_be16(f.b + 14 + 20 + 4, 6); /* UDP length < 8 */
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_BAD_UDP);
+	f = good;
+	put_be16(f.b + 14 + 20 + 4, 8 + 10); /* too short for BTH + ICRC */
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_BAD_BTH);
+	f = good;
+	f.b[14 + 20 + 8 + 1] = 0x01; /* TVer 1 */
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_BAD_BTH);
+	f = good;
+	f.b[14 + 20 + 8] = 0x0a; /* RDMA WRITE Only: RETH does not fit before the ICRC... */
+	put_be16(f.b + 14 + 20 + 4, 8 + 12 + 8 + 4);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_BAD_EXT);
+	f = good;
+	f.b[14 + 20 + 8 + 1] = 0x30; /* pad 3 with 32 payload bytes is fine */
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.payload_len, 29);
+	/* 5 VLAN tags */
+	struct fb v = { 0 };
+	putn(&v, mac_pair, 12);
+	for (int i = 0; i < 5; i++) {
+		put16(&v, 0x8100);
+		put16(&v, 1);
+	}
+	put16(&v, 0x0800);
+	putz(&v, 40);
+	assert_int_equal(decode(&v, DLT_EN10MB, &p), ROCE_DECODE_BAD_LINK);
+	/* raw IP with version 7 */
+	f.b[0] = 0x70;
+	assert_int_equal(roce_decode_frame(NULL, DLT_RAW, f.b, 40, 40, 0, &p), ROCE_DECODE_BAD_IP);
+}
+
+static void test_names(void **state)
+{
+	assert_string_equal(roce_decode_status_name(ROCE_DECODE_OK), "ok");
+	assert_string_equal(roce_decode_status_name(ROCE_DECODE_NOT_ROCE), "not-roce");
+	assert_string_equal(roce_decode_status_name(ROCE_DECODE_BAD_LINK), "bad-link");
+	assert_string_equal(roce_decode_status_name(ROCE_DECODE_BAD_GRH), "bad-grh");
+	assert_string_equal(roce_decode_status_name(-7), "unknown");
+	assert_string_equal(roce_decode_status_name(5), "unknown");
+	assert_string_equal(roce_transport_name(ROCE_TR_XRC), "XRC");
+	assert_string_equal(roce_opcode_name(0x0a), "RC RDMA WRITE Only");
+	assert_string_equal(roce_opcode_name(0x64), "UD SEND Only");
+	assert_string_equal(roce_opcode_name(0x2a), "UC RDMA WRITE Only");
+	assert_string_equal(roce_opcode_name(0x2c), "reserved"); /* UC has no READ */
+	assert_string_equal(roce_opcode_name(0xd0), "Mellanox DC (vendor)");
+	/* Every name is a non-empty string */
+	for (int op = 0; op < 256; op++)
+		assert_true(roce_opcode_name((uint8_t)op)[0] != '\0');
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rc_send_first_ipv4),
+		cmocka_unit_test(test_reth_immdt_pad),
+		cmocka_unit_test(test_aeth_kinds),
+		cmocka_unit_test(test_read_and_atomics),
+		cmocka_unit_test(test_ud_cm_req),
+		cmocka_unit_test(test_cm_rep_rtu),
+		cmocka_unit_test(test_xrc_rd_cnp_vendor),
+		cmocka_unit_test(test_link_types),
+		cmocka_unit_test(test_vlan_qinq),
+		cmocka_unit_test(test_ipv4_options_ipv6_ext),
+		cmocka_unit_test(test_roce_v1),
+		cmocka_unit_test(test_native_infiniband),
+		cmocka_unit_test(test_not_roce_and_ports),
+		cmocka_unit_test(test_truncated_and_origlen),
+		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_names),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

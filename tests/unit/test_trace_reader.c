@@ -1,0 +1,388 @@
+/* test_trace_reader.c: pcap/pcapng reading, merging by time, health, clear errors, pcapng drop counters. */
+#include <pcap/pcap.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "pcapng_drops.h"
+#include "trace_reader.h"
+
+static char tmp_paths[8][64];
+static int n_tmp;
+
+static const char *tmp_path(void)
+{
+	char *p = tmp_paths[n_tmp++];
+	int fd;
+
+	snprintf(p, 64, "/tmp/axdec-trace.XXXXXX");
+	fd = mkstemp(p);
+	assert_true(fd >= 0);
+	close(fd);
+	return p;
+}
+
+static int cleanup(void **state)
+{
+	for (int i = 0; i < n_tmp; i++)
+		unlink(tmp_paths[i]);
+	n_tmp = 0;
+	return 0;
+}
+
+/* Write a pcap file through libpcap itself; frame i has byte value marks[i] and time ts[i] ns. */
+static const char *write_pcap(const uint64_t *ts_ns, const uint8_t *marks, int n, int precision)
+{
+	const char *path = tmp_path();
+	pcap_t *dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, precision);
+	pcap_dumper_t *d = pcap_dump_open(dead, path);
+	uint8_t frame[60];
+
+	assert_non_null(d);
+	for (int i = 0; i < n; i++) {
+		struct pcap_pkthdr h = { 0 };
+		uint64_t div = precision == PCAP_TSTAMP_PRECISION_NANO ? 1 : 1000;
+		h.ts.tv_sec = (time_t)(ts_ns[i] / 1000000000ull);
+		h.ts.tv_usec = (suseconds_t)(ts_ns[i] % 1000000000ull / div);
+		h.caplen = h.len = sizeof(frame);
+		memset(frame, marks[i], sizeof(frame));
+		pcap_dump((u_char *)d, &h, frame);
+	}
+	pcap_dump_close(d);
+	pcap_close(dead);
+	return path;
+}
+
+static void test_merge_by_time(void **state)
+{
+	const uint64_t ta[] = { 1000000000ull, 3000000000ull, 5000000000ull };
+	const uint64_t tb[] = { 2000000000ull, 3000000000ull, 4000000007ull, 4500000000ull };
+	const uint8_t ma[] = { 0xa1, 0xa2, 0xa3 }, mb[] = { 0xb1, 0xb2, 0xb3, 0xb4 };
+	const char *paths[2];
+	struct trace_reader *tr;
+	struct trace_frame f;
+	char err[256];
+	/* Expected order derived from the timestamps above; equal times: first input first. */
+	const uint8_t expect[] = { 0xa1, 0xb1, 0xa2, 0xb2, 0xb3, 0xb4, 0xa3 };
+	const uint64_t expect_no[] = { 1, 1, 2, 2, 3, 4, 3 };
+	int i = 0;
+
+	paths[0] = write_pcap(ta, ma, 3, PCAP_TSTAMP_PRECISION_NANO);
+	paths[1] = write_pcap(tb, mb, 4, PCAP_TSTAMP_PRECISION_NANO);
+	assert_int_equal(trace_reader_open(&tr, paths, 2, err, sizeof(err)), 0);
+	assert_int_equal(trace_reader_count(tr), 2);
+	while (trace_reader_next(tr, &f) == 1) {
+		assert_true(i < 7);
+		assert_int_equal(f.data[0], expect[i]);
+		assert_int_equal(f.frame_number, expect_no[i]);
+		assert_int_equal(f.trace_index, expect[i] >= 0xb0);
+		assert_int_equal(f.caplen, 60);
+		assert_int_equal(f.linktype, DLT_EN10MB);
+		i++;
+	}
+	assert_int_equal(i, 7);
+	const struct trace_health *h = trace_reader_health(tr, 1);
+	assert_int_equal(h->frames, 4);
+	assert_int_equal(h->bytes, 240);
+	assert_int_equal(h->first_ns, 2000000000ull);
+	assert_int_equal(h->last_ns, 4500000000ull);
+	assert_int_equal(h->truncated, 0);
+	assert_string_equal(h->stop_reason, "");
+	assert_string_equal(trace_reader_path(tr, 0), paths[0]);
+	assert_null(trace_reader_path(tr, 2));
+	assert_int_equal(trace_reader_next(tr, &f), 0);
+	trace_reader_close(tr);
+}
+
+static void test_microsecond_file_and_backwards(void **state)
+{
+	const uint64_t ts[] = { 1700000000123456000ull, 1700000000000001000ull, 1700000001000000000ull };
+	const uint8_t m[] = { 1, 2, 3 };
+	const char *path = write_pcap(ts, m, 3, PCAP_TSTAMP_PRECISION_MICRO);
+	struct trace_reader *tr;
+	struct trace_frame f;
+	char err[256];
+
+	assert_int_equal(trace_reader_open(&tr, &path, 1, err, sizeof(err)), 0);
+	assert_int_equal(trace_reader_next(tr, &f), 1);
+	assert_int_equal(f.ts_ns, ts[0]); /* microseconds scaled to nanoseconds by libpcap */
+	while (trace_reader_next(tr, &f) == 1)
+		;
+	const struct trace_health *h = trace_reader_health(tr, 0);
+	assert_int_equal(h->frames, 3);
+	assert_int_equal(h->ts_backwards, 1);
+	assert_int_equal(h->first_ns, ts[0]);
+	assert_int_equal(h->last_ns, ts[2]);
+	assert_int_equal(h->has_drop_counters, 0);
+	trace_reader_close(tr);
+}
+
+static void expect_open_error(const char *path, const char *what)
+{
+	struct trace_reader *tr = (struct trace_reader *)1;
+	char err[256];
+
+	assert_int_equal(trace_reader_open(&tr, &path, 1, err, sizeof(err)), -1);
+	assert_null(tr);
+	assert_non_null(strstr(err, what));
+	assert_non_null(strstr(err, path));
+	assert_null(strchr(err, '\n'));
+}
+
+static void test_open_errors(void **state)
+{
+	const char *empty = tmp_path();
+	const char *text = tmp_path();
+	FILE *f = fopen(text, "w");
+
+	fputs("this is not a capture file at all, just text\n", f);
+	fclose(f);
+	expect_open_error("/nonexistent/axdec.pcap", "No such file or directory");
+	expect_open_error(empty, "empty file");
+	expect_open_error(text, "not a pcap or pcapng file");
+	expect_open_error("/tmp", "Is a directory");
+
+	/* Two inputs, the second missing: nothing is returned, the message names it. */
+	const uint64_t ts[] = { 1 };
+	const uint8_t m[] = { 1 };
+	const char *paths[2] = { write_pcap(ts, m, 1, PCAP_TSTAMP_PRECISION_NANO), "/nonexistent/b.pcap" };
+	struct trace_reader *tr;
+	char err[256];
+	assert_int_equal(trace_reader_open(&tr, paths, 2, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "/nonexistent/b.pcap"));
+	const char *dash[2] = { "-", "-" };
+	assert_int_equal(trace_reader_open(&tr, dash, 2, err, sizeof(err)), -1);
+}
+
+static void test_truncated_file(void **state)
+{
+	const uint64_t ts[] = { 1000, 2000, 3000 };
+	const uint8_t m[] = { 1, 2, 3 };
+	const char *paths[2];
+	struct trace_reader *tr;
+	struct trace_frame f;
+	char err[256];
+	int frames = 0, errors = 0, rc;
+
+	paths[0] = write_pcap(ts, m, 3, PCAP_TSTAMP_PRECISION_NANO);
+	/* Cut the last record in the middle of its data. */
+	assert_int_equal(truncate(paths[0], 24 + 2 * (16 + 60) + 16 + 20), 0);
+	const uint64_t ts2[] = { 1500, 9000 };
+	paths[1] = write_pcap(ts2, m, 2, PCAP_TSTAMP_PRECISION_NANO);
+	assert_int_equal(trace_reader_open(&tr, paths, 2, err, sizeof(err)), 0);
+	while ((rc = trace_reader_next(tr, &f)) != 0) {
+		if (rc < 0) {
+			errors++;
+			assert_non_null(strstr(trace_reader_error(tr), paths[0]));
+			assert_non_null(strstr(trace_reader_error(tr), "truncated"));
+			continue;
+		}
+		frames++;
+	}
+	assert_int_equal(errors, 1);
+	assert_int_equal(frames, 4); /* 2 from the cut file, 2 from the other: nothing lost */
+	const struct trace_health *h = trace_reader_health(tr, 0);
+	assert_int_equal(h->truncated, 1);
+	assert_int_equal(h->frames, 2);
+	assert_true(strlen(h->stop_reason) > 0);
+	assert_int_equal(trace_reader_health(tr, 1)->truncated, 0);
+	trace_reader_close(tr);
+}
+
+/* ---- pcapng built by hand (draft-ietf-opsawg-pcapng), little-endian ---- */
+
+struct ng {
+	uint8_t b[4096];
+	size_t len;
+};
+
+static void ng32(struct ng *g, uint32_t v)
+{
+	memcpy(g->b + g->len, &v, 4); /* host order = little-endian section */
+	g->len += 4;
+}
+static void ng16(struct ng *g, uint16_t v)
+{
+	memcpy(g->b + g->len, &v, 2);
+	g->len += 2;
+}
+static void ng64(struct ng *g, uint64_t v)
+{
+	memcpy(g->b + g->len, &v, 8);
+	g->len += 8;
+}
+static size_t ng_begin(struct ng *g, uint32_t type)
+{
+	size_t start = g->len;
+	ng32(g, type);
+	ng32(g, 0);
+	return start;
+}
+static void ng_end(struct ng *g, size_t start)
+{
+	uint32_t total = (uint32_t)(g->len - start + 4);
+	memcpy(g->b + start + 4, &total, 4);
+	ng32(g, total);
+}
+
+static void ng_shb(struct ng *g)
+{
+	size_t s = ng_begin(g, PCAPNG_SHB_TYPE);
+	ng32(g, 0x1a2b3c4d);
+	ng16(g, 1);
+	ng16(g, 0);
+	ng64(g, UINT64_MAX);
+	ng_end(g, s);
+}
+
+static void ng_idb(struct ng *g)
+{
+	size_t s = ng_begin(g, 1);
+	ng16(g, 1); /* Ethernet */
+	ng16(g, 0);
+	ng32(g, 65535);
+	ng16(g, 9); /* if_tsresol = 9: nanoseconds */
+	ng16(g, 1);
+	g->b[g->len] = 9;
+	g->len += 4;
+	ng32(g, 0); /* opt_endofopt */
+	ng_end(g, s);
+}
+
+static void ng_epb(struct ng *g, uint64_t ts_ns, int with_drop, uint64_t drops)
+{
+	size_t s = ng_begin(g, 6);
+	ng32(g, 0);
+	ng32(g, (uint32_t)(ts_ns >> 32));
+	ng32(g, (uint32_t)ts_ns);
+	ng32(g, 60);
+	ng32(g, 60);
+	memset(g->b + g->len, 0xee, 60);
+	g->len += 60;
+	if (with_drop) {
+		ng16(g, 4); /* epb_dropcount */
+		ng16(g, 8);
+		ng64(g, drops);
+		ng32(g, 0);
+	}
+	ng_end(g, s);
+}
+
+static void ng_isb(struct ng *g, uint64_t ifdrop)
+{
+	size_t s = ng_begin(g, 5);
+	ng32(g, 0);
+	ng32(g, 0);
+	ng32(g, 1);
+	ng16(g, 5); /* isb_ifdrop */
+	ng16(g, 8);
+	ng64(g, ifdrop);
+	ng32(g, 0);
+	ng_end(g, s);
+}
+
+static void test_pcapng_drop_counters(void **state)
+{
+	struct ng g = { 0 };
+	struct pcapng_drops d;
+
+	ng_shb(&g);
+	ng_idb(&g);
+	ng_epb(&g, 1000, 1, 3);
+	ng_epb(&g, 2000, 0, 0);
+	ng_epb(&g, 3000, 1, 4);
+	ng_isb(&g, 5);
+	ng_isb(&g, 9); /* cumulative: the last one counts */
+	assert_int_equal(pcapng_walk_drops(g.b, g.len, &d), 0);
+	assert_null(d.stop_reason);
+	assert_int_equal(d.blocks, 7);
+	assert_int_equal(d.epb_dropcount_sum, 7);
+	assert_int_equal(d.isb_ifdrop_sum, 9);
+	assert_true(pcapng_drops_present(&d));
+	assert_int_equal(pcapng_drops_total(&d), 9);
+
+	/* Through the reader: libpcap reads the frames, the walker the counters. */
+	const char *path = tmp_path();
+	FILE *f = fopen(path, "wb");
+	fwrite(g.b, 1, g.len, f);
+	fclose(f);
+	struct trace_reader *tr;
+	struct trace_frame fr;
+	char err[256];
+	int frames = 0;
+	assert_int_equal(trace_reader_open(&tr, &path, 1, err, sizeof(err)), 0);
+	while (trace_reader_next(tr, &fr) == 1) {
+		assert_int_equal(fr.ts_ns, 1000ull * (uint64_t)(frames + 1));
+		frames++;
+	}
+	assert_int_equal(frames, 3);
+	const struct trace_health *h = trace_reader_health(tr, 0);
+	assert_int_equal(h->has_drop_counters, 1);
+	assert_int_equal(h->capture_dropped, 9);
+	trace_reader_close(tr);
+
+	/* A second section restarts interface numbering: its counters add up. */
+	ng_shb(&g);
+	ng_idb(&g);
+	ng_isb(&g, 2);
+	assert_int_equal(pcapng_walk_drops(g.b, g.len, &d), 0);
+	assert_int_equal(d.isb_ifdrop_sum, 11);
+}
+
+static void test_pcapng_walk_malformed(void **state)
+{
+	struct ng g = { 0 };
+	struct pcapng_drops d;
+
+	ng_shb(&g);
+	size_t after_shb = g.len;
+	ng_idb(&g);
+	size_t after_idb = g.len;
+	ng_epb(&g, 1000, 1, 3);
+	size_t good = g.len;
+	/* Every prefix: never reads past the end, stops with a reason unless it is whole. */
+	for (size_t n = 0; n < good; n++) {
+		uint8_t *copy = malloc(n ? n : 1);
+		memcpy(copy, g.b, n);
+		int rc = pcapng_walk_drops(copy, n, &d);
+		free(copy);
+		if (n == 0)
+			assert_int_equal(rc, 0);
+		else if (rc == 0)
+			assert_true(n == after_shb || n == after_idb); /* block boundaries only */
+		else
+			assert_non_null(d.stop_reason);
+	}
+	/* Block length not a multiple of 4 */
+	g.b[good - 4] = 0x7f;
+	assert_int_equal(pcapng_walk_drops(g.b, good, &d), -1);
+	/* Not starting with a section header */
+	assert_int_equal(pcapng_walk_drops(g.b + after_shb, good - after_shb, &d), -1);
+	assert_string_equal(d.stop_reason, "first block is not a section header");
+	/* An option length running past the block: the EPB drop count is not taken */
+	struct ng h = { 0 };
+	ng_shb(&h);
+	ng_epb(&h, 1, 1, 5);
+	memcpy(h.b + h.len - 4 - 4 - 8 - 2, "\xff\x00", 2);
+	assert_int_equal(pcapng_walk_drops(h.b, h.len, &d), 0);
+	assert_false(d.has_epb_dropcount);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_merge_by_time, cleanup),
+		cmocka_unit_test_teardown(test_microsecond_file_and_backwards, cleanup),
+		cmocka_unit_test_teardown(test_open_errors, cleanup),
+		cmocka_unit_test_teardown(test_truncated_file, cleanup),
+		cmocka_unit_test_teardown(test_pcapng_drop_counters, cleanup),
+		cmocka_unit_test_teardown(test_pcapng_walk_malformed, cleanup),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
