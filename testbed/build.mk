@@ -1,0 +1,10 @@
+# testbed/: agentxdp-roce-emu, the RoCE v2 RC traffic emulator scripts/testbed.sh drives.
+EMU_SRCS := testbed/roce_emu.c testbed/emu_rc.c
+EMU_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(EMU_SRCS))
+TOOLS += $(BIN)/agentxdp-roce-emu
+# tests/unit/test_emu_rc.c includes testbed/emu_rc.c (a no-I/O state machine) and needs zlib.
+UNIT_LIBS += -lz
+
+$(BIN)/agentxdp-roce-emu: $(EMU_OBJS) $(AGENTXDP_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $(EMU_OBJS) $(AGENTXDP_LIBS) -lz $(LDLIBS) -o $@
