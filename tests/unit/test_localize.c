@@ -1,0 +1,462 @@
+/* test_localize.c: localization on flow-level fabric models, and the topology CSV readers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric_fixture.h"
+#include "finding.h"
+#include "localize.h"
+#include "robust_stats.h"
+#include "topology.h"
+
+static struct fx_fabric fx; /* large: keep off the stack */
+
+static void run(const struct fx_fault *fault, int mode, struct finding **out, size_t *n)
+{
+	struct localize_config cfg;
+	struct topology topo;
+
+	/* mode 0: no topology, 1: links only (ECMP spread), 2: links and paths */
+	fx_build(&fx, 16, 4, 2, 96, 7, fault);
+	localize_config_default(&cfg);
+	if (mode) {
+		assert_int_equal(fx_topology(&fx, &topo, mode == 2), 0);
+		assert_int_equal(localize(fx.flows, fx.n_flows, &topo, &cfg, out, n), 0);
+		topology_free(&topo);
+	} else {
+		assert_int_equal(localize(fx.flows, fx.n_flows, NULL, &cfg, out, n), 0);
+	}
+	for (size_t i = 0; i < *n; i++)
+		print_message("  #%d %s %s '%s' dir '%s' sev %.3g (%s) conf %.2f onset +%.1f ms hurt %u\n",
+			      (*out)[i].rank, finding_kind_name((*out)[i].kind),
+			      finding_subject_kind_name((*out)[i].subject_kind), (*out)[i].subject,
+			      (*out)[i].direction, (*out)[i].severity, (*out)[i].severity_text,
+			      (*out)[i].confidence,
+			      (*out)[i].onset_ns ? ((*out)[i].onset_ns - FX_T0_NS) / 1e6 : -1.0,
+			      (*out)[i].flows_hurt);
+}
+
+static void test_healthy_no_finding(void **state)
+{
+	struct finding *f;
+	size_t n;
+
+	for (int mode = 0; mode < 3; mode++) {
+		run(NULL, mode, &f, &n);
+		assert_int_equal(n, 0);
+		findings_free(f, n);
+	}
+}
+
+static void test_slow_fabric_link_with_paths(void **state)
+{
+	struct fx_fault fault = { .kind = FX_SLOW, .extra_us = 5, .both_dirs = true };
+	struct finding *f;
+	size_t n;
+
+	snprintf(fault.link, sizeof(fault.link), "leaf1-spine0");
+	run(&fault, 2, &f, &n);
+	assert_true(n >= 1);
+	assert_int_equal(f[0].kind, FINDING_SLOW);
+	assert_int_equal(f[0].subject_kind, SUBJECT_LINK);
+	assert_string_equal(f[0].subject, "leaf1-spine0");
+	assert_true(f[0].severity > 1.3); /* +5..10 us on a ~10 us round trip */
+	assert_true(f[0].confidence > 0.5 && f[0].confidence <= 1);
+	assert_non_null(strstr(f[0].evidence, "\"flows\":[{"));
+	findings_free(f, n);
+}
+
+static void test_slow_link_ecmp_spread(void **state)
+{
+	struct fx_fault fault = { .kind = FX_SLOW, .extra_us = 10, .both_dirs = true };
+	struct finding *f;
+	size_t n;
+
+	/* Without paths.csv the evidence is spread over both spines; a host link still
+	 * stands out because every path of that host crosses it. */
+	snprintf(fault.link, sizeof(fault.link), "198.18.0.15-leaf1");
+	run(&fault, 1, &f, &n);
+	assert_true(n >= 1);
+	assert_string_equal(f[0].subject, "198.18.0.15-leaf1");
+	findings_free(f, n);
+}
+
+static void test_ecmp_separation(void **state)
+{
+	struct fx_fault fault = { .kind = FX_SLOW, .extra_us = 5, .both_dirs = true };
+	struct finding *f;
+	size_t n;
+	int via_spine0 = 0, via_spine1 = 0;
+
+	/* Flows between the same leaves split over the two spines: only those crossing
+	 * leaf2-spine1 are slow, and with paths.csv the blame goes there, not to spine0. */
+	snprintf(fault.link, sizeof(fault.link), "leaf2-spine1");
+	run(&fault, 2, &f, &n);
+	for (size_t i = 0; i < fx.n_flows; i += 2) {
+		char names[4][64];
+		int src = fx.flows[i].key.src_ip[15] - 10, dst = fx.flows[i].key.dst_ip[15] - 10;
+		if (fx_leaf(&fx, src) != 2 || fx_leaf(&fx, dst) == 2)
+			continue;
+		fx_path(&fx, src, dst, fx.flows[i].udp_sport, names);
+		if (!strcmp(names[1], "leaf2-spine0"))
+			via_spine0++;
+		else
+			via_spine1++;
+	}
+	assert_true(via_spine0 > 0 && via_spine1 > 0); /* the fixture really splits */
+	assert_true(n >= 1);
+	assert_string_equal(f[0].subject, "leaf2-spine1");
+	findings_free(f, n);
+}
+
+static void test_lossy_link_direction(void **state)
+{
+	struct fx_fault fault = { .kind = FX_LOSSY, .rate = 0.01 };
+	struct finding *f;
+	size_t n;
+
+	snprintf(fault.link, sizeof(fault.link), "leaf0-spine1");
+	run(&fault, 2, &f, &n);
+	assert_true(n >= 1);
+	assert_int_equal(f[0].kind, FINDING_LOSSY);
+	assert_string_equal(f[0].subject, "leaf0-spine1");
+	assert_string_equal(f[0].direction, "leaf0 -> spine1");
+	/* Severity is the loss per packet crossing the link: 1% by construction. */
+	assert_true(fabs(f[0].severity - 0.01) < 0.004);
+	findings_free(f, n);
+}
+
+static void test_congested_link(void **state)
+{
+	struct fx_fault fault = { .kind = FX_CONGESTED, .rate = 0.05, .both_dirs = true };
+	struct finding *f;
+	size_t n;
+
+	snprintf(fault.link, sizeof(fault.link), "leaf3-spine0");
+	run(&fault, 2, &f, &n);
+	assert_true(n >= 1);
+	assert_int_equal(f[0].kind, FINDING_CONGESTED);
+	assert_string_equal(f[0].subject, "leaf3-spine0");
+	findings_free(f, n);
+}
+
+static void test_host_link_without_topology(void **state)
+{
+	struct fx_fault fault = { .kind = FX_SLOW, .extra_us = 4, .both_dirs = true };
+	struct finding *f;
+	size_t n;
+
+	snprintf(fault.link, sizeof(fault.link), "198.18.0.17-leaf1");
+	run(&fault, 0, &f, &n);
+	assert_true(n >= 1);
+	assert_int_equal(f[0].kind, FINDING_SLOW);
+	assert_int_equal(f[0].subject_kind, SUBJECT_HOST_LINK);
+	assert_string_equal(f[0].subject, "198.18.0.17");
+	findings_free(f, n);
+}
+
+static void test_path_only(void **state)
+{
+	struct fx_fault fault = { .kind = FX_PAIR, .extra_us = 5, .host = 3, .peer = -1 };
+	struct finding *f;
+	size_t n;
+
+	/* Pick a pair that the fixture's traffic actually uses. */
+	fx_build(&fx, 16, 4, 2, 96, 7, NULL);
+	fault.host = fx.flows[0].key.src_ip[15] - 10;
+	fault.peer = fx.flows[0].key.dst_ip[15] - 10;
+	run(&fault, 0, &f, &n);
+	assert_true(n >= 1);
+	assert_int_equal(f[0].subject_kind, SUBJECT_PATH);
+	char want[64];
+	int lo = fault.host < fault.peer ? fault.host : fault.peer;
+	snprintf(want, sizeof(want), "198.18.0.%d -> 198.18.0.%d", 10 + lo,
+		 10 + (lo == fault.host ? fault.peer : fault.host));
+	assert_string_equal(f[0].subject, want);
+	findings_free(f, n);
+}
+
+static void test_host_rnr(void **state)
+{
+	struct fx_fault fault = { .kind = FX_RNR, .host = 5 };
+	struct finding *f;
+	size_t n;
+
+	run(&fault, 2, &f, &n);
+	assert_true(n >= 1);
+	assert_int_equal(f[0].kind, FINDING_HOST);
+	assert_int_equal(f[0].subject_kind, SUBJECT_HOST);
+	assert_string_equal(f[0].subject, "198.18.0.15");
+	findings_free(f, n);
+}
+
+static void test_host_turnaround(void **state)
+{
+	struct fx_fault fault = { .kind = FX_TURNAROUND, .host = 6, .extra_us = 8 };
+	struct finding *f;
+	size_t n;
+
+	/* Slow only when the host answers, not when it asks: its turnaround, not its link. */
+	run(&fault, 0, &f, &n);
+	assert_true(n >= 1);
+	assert_int_equal(f[0].kind, FINDING_HOST);
+	assert_string_equal(f[0].subject, "198.18.0.16");
+	findings_free(f, n);
+}
+
+static void test_onset(void **state)
+{
+	struct fx_fault fault = { .kind = FX_SLOW, .extra_us = 5, .both_dirs = true,
+				  .onset_window = 4 };
+	struct finding *f;
+	size_t n;
+
+	snprintf(fault.link, sizeof(fault.link), "leaf1-spine1");
+	run(&fault, 2, &f, &n);
+	assert_true(n >= 1);
+	assert_string_equal(f[0].subject, "leaf1-spine1");
+	assert_int_equal(f[0].onset_ns, FX_T0_NS + 4 * FX_WINDOW_NS);
+	assert_non_null(strstr(f[0].evidence, "\"onset\":\"change_point\""));
+	findings_free(f, n);
+
+	fault.kind = FX_LOSSY;
+	fault.rate = 0.02;
+	fault.onset_window = 6;
+	run(&fault, 2, &f, &n);
+	assert_true(n >= 1);
+	assert_int_equal(f[0].kind, FINDING_LOSSY);
+	assert_int_equal(f[0].onset_ns, FX_T0_NS + 6 * FX_WINDOW_NS);
+	findings_free(f, n);
+}
+
+static void test_two_vantages_split_host(void **state)
+{
+	struct flow_stats flows[2 * 2 * 12];
+	size_t nf = 0;
+	struct finding *f;
+	size_t n;
+
+	/* 12 QPs, each seen at the requester (RTT) and at the responder (turnaround).
+	 * Responder 198.18.0.20 takes 30 us to answer; the network is the same for all. */
+	memset(flows, 0, sizeof(flows));
+	for (int q = 0; q < 12; q++) {
+		int src = q % 6, dst = 6 + q % 5 + (q >= 6 ? 0 : 0);
+		double turn = dst == 10 ? 30 : 2, net = 8;
+		for (int v = 0; v < 2; v++) {
+			struct flow_stats *rq = &flows[nf], *rp = &flows[nf + 1];
+			char ip[32];
+			rq->id = nf + 1;
+			rp->id = nf + 2;
+			rq->peer_id = rp->id;
+			rp->peer_id = rq->id;
+			snprintf(ip, sizeof(ip), "198.18.0.%d", 10 + src);
+			topo_parse_addr(ip, rq->key.src_ip);
+			topo_parse_addr(ip, rp->key.dst_ip);
+			snprintf(ip, sizeof(ip), "198.18.0.%d", 10 + dst);
+			topo_parse_addr(ip, rq->key.dst_ip);
+			topo_parse_addr(ip, rp->key.src_ip);
+			rq->key.dst_qpn = 0x200 + (uint32_t)q;
+			rp->key.dst_qpn = 0x300 + (uint32_t)q;
+			rq->role = FLOW_ROLE_REQUESTER;
+			rp->role = FLOW_ROLE_RESPONDER;
+			rq->vantage = rp->vantage = (uint32_t)v;
+			rq->packets = 1000;
+			rp->packets = 500;
+			rq->ack_samples = 500;
+			rq->ack_latency_p50_us = (v == 0 ? net + turn : turn) + 0.01 * q;
+			rq->ack_latency_p99_us = rq->ack_latency_p50_us * 1.2;
+			nf += 2;
+		}
+	}
+	assert_int_equal(localize(flows, nf, NULL, NULL, &f, &n), 0);
+	assert_true(n >= 1);
+	assert_int_equal(f[0].kind, FINDING_HOST);
+	assert_string_equal(f[0].subject, "198.18.0.20");
+	assert_non_null(strstr(f[0].evidence, "\"signal\":\"turnaround\""));
+	findings_free(f, n);
+}
+
+static void test_empty_and_bad_args(void **state)
+{
+	struct finding *f = (void *)1;
+	size_t n = 7;
+
+	assert_int_equal(localize(NULL, 0, NULL, NULL, &f, &n), 0);
+	assert_int_equal(n, 0);
+	findings_free(f, n);
+	assert_int_equal(localize(NULL, 3, NULL, NULL, &f, &n), -EINVAL);
+}
+
+/* --- topology --- */
+
+static int parse_links(struct topology *t, const char *text, char *err, size_t len)
+{
+	memset(t, 0, sizeof(*t));
+	return topology_parse_links(t, text, strlen(text), "links.csv", err, len);
+}
+
+static void test_topology_parse_and_ecmp(void **state)
+{
+	struct topology t;
+	char err[256];
+	struct topo_hop *hops;
+	size_t n_paths, len;
+
+	fx_build(&fx, 16, 4, 2, 8, 3, NULL);
+	assert_int_equal(fx_topology(&fx, &t, true), 0);
+	assert_int_equal(t.n_links, 16 + 8);
+	assert_int_equal(t.n_nodes, 16 + 4 + 2);
+	assert_int_equal(t.n_paths, 16);
+	/* 198.18.0.10 (leaf0) to 198.18.0.25 (leaf3): one path per spine, 4 hops. */
+	uint8_t a[16], b[16];
+	topo_parse_addr("198.18.0.10", a);
+	topo_parse_addr("198.18.0.25", b);
+	assert_int_equal(topology_shortest_paths(&t, (uint32_t)topology_host(&t, a),
+						 (uint32_t)topology_host(&t, b), 64, &hops,
+						 &n_paths, &len),
+			 0);
+	assert_int_equal(n_paths, 2);
+	assert_int_equal(len, 4);
+	assert_string_equal(t.links[hops[0].link].name, "198.18.0.10-leaf0");
+	assert_true(hops[0].a_to_b);
+	assert_false(hops[3].a_to_b);
+	free(hops);
+	/* Same leaf: one path, 2 hops, never through another host. */
+	topo_parse_addr("198.18.0.11", b);
+	assert_int_equal(topology_shortest_paths(&t, (uint32_t)topology_host(&t, a),
+						 (uint32_t)topology_host(&t, b), 64, &hops,
+						 &n_paths, &len),
+			 0);
+	assert_int_equal(n_paths, 1);
+	assert_int_equal(len, 2);
+	free(hops);
+	topology_free(&t);
+
+	/* Comments, blank lines, CRLF, spaces around fields, IPv6 hosts. */
+	assert_int_equal(parse_links(&t,
+				     "# fabric\r\nlink,a,b\r\n\r\nh1-leaf0, fd99::10 ,leaf0\r\n"
+				     "leaf0-spine0,leaf0,spine0\n",
+				     err, sizeof(err)),
+			 0);
+	assert_int_equal(t.n_links, 2);
+	assert_true(t.nodes[t.links[0].a].is_host);
+	assert_false(t.nodes[t.links[1].b].is_host);
+	topology_free(&t);
+}
+
+static void expect_links_error(const char *text, const char *want)
+{
+	struct topology t;
+	char err[256] = "";
+
+	assert_int_not_equal(parse_links(&t, text, err, sizeof(err)), 0);
+	print_message("  error: %s\n", err);
+	if (!strstr(err, want))
+		fail_msg("error '%s' does not contain '%s'", err, want);
+	assert_null(strchr(err, '\n'));
+	topology_free(&t);
+}
+
+static void test_topology_errors(void **state)
+{
+	struct topology t;
+	char err[256] = "";
+
+	expect_links_error("", "links.csv:0: empty file");
+	expect_links_error("name,x,y\n", "links.csv:1: expected the header 'link,a,b'");
+	expect_links_error("link,a,b\nl1,h,s\nl2,s\n", "links.csv:3: 2 fields, expected 3");
+	expect_links_error("link,a,b\n#c\nl1,h,s\nl1,s,t\n", "links.csv:4: link 'l1' is defined twice");
+	expect_links_error("link,a,b\nl1,s,s\n", "links.csv:2: bad link");
+	expect_links_error("link,a,b\nl1,\"s,t\n", "links.csv:2: malformed CSV");
+
+	const char *links = "link,a,b\nh1,198.18.0.10,leaf0\nh2,198.18.0.11,leaf0\n"
+			    "up,leaf0,spine0\n";
+	struct {
+		const char *paths, *want;
+	} cases[] = {
+		{ "src,dst,udp_sport,links...\n198.18.0.10,198.18.0.11,5,h1,h2\n"
+		  "198.18.0.10,198.18.0.11,x,h1,h2\n",
+		  "paths.csv:3: udp_sport 'x' is not a number" },
+		{ "src,dst,udp_sport,links...\n198.18.0.10,198.18.0.11,5,h1,h9\n",
+		  "paths.csv:2: link 'h9' is not in links.csv" },
+		{ "src,dst,udp_sport,links...\n198.18.0.10,198.18.0.11,5,h2,h1\n",
+		  "paths.csv:2: link 'h2' does not touch '198.18.0.10'" },
+		{ "src,dst,udp_sport,links...\n198.18.0.10,198.18.0.11,5,h1,up\n",
+		  "paths.csv:2: path ends at 'spine0'" },
+		{ "src,dst,udp_sport,links...\nnope,198.18.0.11,5,h1\n",
+		  "paths.csv:2: 'nope' is not an IP address" },
+		{ "src,dst,udp_sport,links...\n198.18.0.10,198.18.0.11,5,h1,h2\n"
+		  "198.18.0.10,198.18.0.11,5,h1,h2\n",
+		  "paths.csv:3: path 198.18.0.10 -> 198.18.0.11 udp_sport 5 is listed twice" },
+		{ "src,dst,udp_sport,links...\n198.18.0.10,198.18.0.11,5\n",
+		  "paths.csv:2: 3 fields" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(parse_links(&t, links, err, sizeof(err)), 0);
+		assert_int_not_equal(topology_parse_paths(&t, cases[i].paths, strlen(cases[i].paths),
+							  "paths.csv", err, sizeof(err)),
+				     0);
+		print_message("  error: %s\n", err);
+		if (!strstr(err, cases[i].want))
+			fail_msg("error '%s' does not contain '%s'", err, cases[i].want);
+		topology_free(&t);
+	}
+	memset(&t, 0, sizeof(t));
+	assert_int_not_equal(topology_load(&t, "/nonexistent/links.csv", NULL, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "/nonexistent/links.csv: cannot open: No such file"));
+	topology_free(&t);
+}
+
+static void test_robust_stats(void **state)
+{
+	double v[] = { 5, 1, 3, 100, 2 }, s[5];
+	struct change_point cp;
+	double series[] = { 1, 1.1, 0.9, 1, 5, 5.2, 4.9 };
+
+	assert_true(fabs(rs_median(v, 5) - 3) < 1e-9);
+	double w[] = { 5, 1, 3, 100, 2 };
+	assert_true(fabs(rs_mad(w, 5, 3, s) - 2) < 1e-9); /* |x-3| = 2,2,0,97,1 -> 2 */
+	assert_int_equal(rs_change_point(series, 7, 1, &cp), 0);
+	assert_int_equal(cp.split, 4);
+	assert_true(fabs(cp.mean_before - 1) < 1e-9);
+	assert_int_equal(rs_change_point(series, 1, 1, &cp), -1);
+}
+
+static void test_names(void **state)
+{
+	assert_string_equal(finding_kind_name(FINDING_CONGESTED), "congested");
+	assert_string_equal(finding_kind_name((enum finding_kind)42), "unknown");
+	assert_string_equal(finding_subject_kind_name(SUBJECT_HOST_LINK), "host_link");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_healthy_no_finding),
+		cmocka_unit_test(test_slow_fabric_link_with_paths),
+		cmocka_unit_test(test_slow_link_ecmp_spread),
+		cmocka_unit_test(test_ecmp_separation),
+		cmocka_unit_test(test_lossy_link_direction),
+		cmocka_unit_test(test_congested_link),
+		cmocka_unit_test(test_host_link_without_topology),
+		cmocka_unit_test(test_path_only),
+		cmocka_unit_test(test_host_rnr),
+		cmocka_unit_test(test_host_turnaround),
+		cmocka_unit_test(test_onset),
+		cmocka_unit_test(test_two_vantages_split_host),
+		cmocka_unit_test(test_empty_and_bad_args),
+		cmocka_unit_test(test_topology_parse_and_ecmp),
+		cmocka_unit_test(test_topology_errors),
+		cmocka_unit_test(test_robust_stats),
+		cmocka_unit_test(test_names),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
