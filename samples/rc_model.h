@@ -147,11 +147,8 @@ struct rc_wqe {
 	struct rc_wr wr;
 	uint32_t first_psn;	/* PSN of its first packet */
 	uint32_t n_psns;	/* PSNs it uses (READ: one per response packet) */
-	uint32_t sent_psns;	/* how many of them have been sent (READ: 1 request sends them all) */
 	uint32_t acked_psns;	/* how many are acknowledged / responded to */
 	uint64_t posted_ns;
-	bool ever_sent_all;	/* every PSN of it was sent at least once */
-	uint32_t highest_sent;	/* number of PSNs ever sent (for retransmission accounting) */
 };
 
 struct rc_resp {
@@ -176,6 +173,10 @@ struct rc_qp {
 	uint32_t tx_off;		/* next PSN offset within it */
 	uint32_t next_psn;		/* PSN of the next packet to send (may go back on retransmit) */
 	uint32_t max_psn_sent;		/* one past the highest PSN ever sent */
+	uint32_t post_psn;		/* first PSN of the next posted work request */
+	uint32_t read_reissue_psn;	/* una when a READ was last re-issued for a response gap */
+	bool read_reissued;
+	bool error;			/* QP in the error state: nothing more is sent */
 	uint32_t una_psn;		/* oldest unacknowledged PSN */
 	uint32_t pkts_since_ackreq;
 	uint8_t retry_left, rnr_retry_left;
@@ -213,7 +214,8 @@ struct rc_qp {
 /* Start a QP in RTS with cfg (copied). Returns 0 or -EINVAL for a bad config. */
 int rc_qp_init(struct rc_qp *qp, const struct rc_qp_config *cfg);
 
-/* Queue a work request. 0, -ENOSPC when RC_SQ_DEPTH are pending, -EINVAL for a bad request. */
+/* Queue a work request. 0, -ENOSPC when RC_SQ_DEPTH are pending, -EINVAL for a bad request,
+ * -EIO when the QP is in the error state. */
 int rc_post_send(struct rc_qp *qp, uint64_t now_ns, const struct rc_wr *wr);
 /* Post n receive buffers (ignored when cfg.unlimited_recvs). */
 void rc_post_recv(struct rc_qp *qp, uint32_t n);
