@@ -19,7 +19,7 @@
 #ifndef AGENTXDP_NIC_DB_H
 #define AGENTXDP_NIC_DB_H
 
-#include "sysfs_counters.h"
+#include "nicstat/sysfs_counters.h"
 
 struct nic_db;
 

@@ -70,6 +70,7 @@ static const char *const source_names[NIC_SRC_COUNT] = {
 static const char *const delta_kind_names[] = {
 	[NIC_DELTA_FIRST] = "first", [NIC_DELTA_NORMAL] = "normal", [NIC_DELTA_WRAP32] = "wrap32",
 	[NIC_DELTA_WRAP64] = "wrap64", [NIC_DELTA_RESET] = "reset",
+	[NIC_DELTA_BACKWARDS] = "backwards",
 };
 
 enum nic_signal nic_counter_signal(const char *name)
@@ -103,7 +104,7 @@ const char *nic_source_name(enum nic_counter_source source)
 
 const char *nic_delta_kind_name(enum nic_delta_kind kind)
 {
-	return kind <= NIC_DELTA_RESET ? delta_kind_names[kind] : "unknown";
+	return kind <= NIC_DELTA_BACKWARDS ? delta_kind_names[kind] : "unknown";
 }
 
 enum nic_delta_kind nic_counter_delta(uint64_t prev, uint64_t cur, uint64_t *delta)
@@ -122,8 +123,12 @@ enum nic_delta_kind nic_counter_delta(uint64_t prev, uint64_t cur, uint64_t *del
 		*delta = cur - prev;	/* modulo 2^64 */
 		return NIC_DELTA_WRAP64;
 	}
-	*delta = cur;
-	return NIC_DELTA_RESET;
+	if (cur < prev / 2) {
+		*delta = cur;
+		return NIC_DELTA_RESET;
+	}
+	*delta = 0;
+	return NIC_DELTA_BACKWARDS;
 }
 
 static int cmp_port_key(const struct nic_port *p, const char *device, uint32_t port)
@@ -439,7 +444,8 @@ int nic_detect(struct nic_detector *d, struct nic_snapshot *cur, struct finding 
 	if (err)
 		return err;
 	added = *n_findings - first_new;
-	qsort(*findings + first_new, added, sizeof(**findings), cmp_finding_severity);
+	if (added > 1)
+		qsort(*findings + first_new, added, sizeof(**findings), cmp_finding_severity);
 	for (i = 0; i < added; i++)
 		(*findings)[first_new + i].rank = (int)i + 1;
 	return (int)added;

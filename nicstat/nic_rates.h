@@ -13,7 +13,7 @@
 
 #include "finding.h"
 #include "metrics.h"
-#include "sysfs_counters.h"
+#include "nicstat/sysfs_counters.h"
 
 /* The signal a counter name feeds, or NIC_SIG_NONE (the table is in nic_rates.c). */
 enum nic_signal nic_counter_signal(const char *name);
@@ -22,8 +22,9 @@ enum finding_kind nic_signal_finding_kind(enum nic_signal signal);
 
 /*
  * Change from PREV to CUR. A decrease is a 32-bit wrap when PREV was in the upper half of
- * the 32-bit range and CUR in the lower half, a 64-bit wrap likewise for 64 bits, and a
- * reset otherwise (delta = CUR: counted from zero). Never returns a huge false delta.
+ * the 32-bit range and CUR in the lower half, a 64-bit wrap likewise for 64 bits, a reset
+ * when CUR is below half of PREV (delta = CUR: counted from zero), and otherwise a glitch
+ * (NIC_DELTA_BACKWARDS, delta 0). Never returns a huge false delta.
  */
 enum nic_delta_kind nic_counter_delta(uint64_t prev, uint64_t cur, uint64_t *delta);
 

@@ -15,13 +15,13 @@
 #include "export_file.h"
 #include "log.h"
 #include "metrics.h"
-#include "nic_db.h"
-#include "nic_rates.h"
+#include "nicstat/nic_db.h"
+#include "nicstat/nic_rates.h"
 #include "otlp_json.h"
 #include "otlp_push.h"
 #include "parse_num.h"
 #include "prom_text.h"
-#include "sysfs_counters.h"
+#include "nicstat/sysfs_counters.h"
 #include "text_buf.h"
 
 #ifndef AGENTXDP_VERSION

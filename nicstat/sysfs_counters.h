@@ -47,7 +47,9 @@ enum nic_delta_kind {
 	NIC_DELTA_NORMAL,
 	NIC_DELTA_WRAP32,	/* wrapped past 2^32 */
 	NIC_DELTA_WRAP64,	/* wrapped past 2^64 */
-	NIC_DELTA_RESET,	/* went down otherwise: device reset, counted from zero */
+	NIC_DELTA_RESET,	/* went down to below half its old value: a device reset,
+				 * counted from zero (delta = new value) */
+	NIC_DELTA_BACKWARDS,	/* went down a little: not a reset, no rate (delta 0) */
 };
 
 struct nic_counter {
