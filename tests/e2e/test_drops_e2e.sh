@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# test_drops_e2e.sh: agentxdp-drops attributes real drops in a veth namespace pair.
+# Sender namespace A, receiver namespace B. RoCE v2 packets (UDP dport 4791, a BTH in the
+# payload) are dropped by iptables in B, or by a full tbf queue on A's egress; the tool's
+# counts are checked against the numbers sent and received and against the counters of
+# iptables and tc themselves. kfree_skb is global and other tests run at the same time, so
+# every tool run is narrowed with --addr to this test's own addresses.
+. "$(dirname "$0")/../lib.sh"
+TOOL=$BIN/agentxdp-drops
+
+if ! need_root; then
+	skip_or_fail_in_ci drops-e2e "needs root for BPF and network namespaces"
+	exit 0
+fi
+if [ ! -x "$TOOL" ]; then
+	fail drops-e2e "$TOOL is not built"
+	exit 1
+fi
+for cmd in ip iptables ip6tables tc jq sqlite3 python3; do
+	if ! command -v "$cmd" >/dev/null; then
+		skip_or_fail_in_ci drops-e2e "$cmd is missing (scripts/deps.sh installs it)"
+		exit 0
+	fi
+done
+
+id=$(($$ % 100000))
+NS_A=axdrp_${id}_a
+NS_B=axdrp_${id}_b
+VETH_A=axdrp${id}a
+VETH_B=axdrp${id}b
+# Addresses other tests are unlikely to pick: 198.19.N.0/24 and fd99::N:0/112, N from the pid.
+octet=$((id % 200 + 30))
+A4=198.19.$octet.1
+B4=198.19.$octet.2
+A6=fd99::ad:$octet:1
+B6=fd99::ad:$octet:2
+OTHER_PORT=$((20000 + id % 20000)) # a non-RoCE UDP port
+WORK=$(tmpdir)
+PIDS=()
+
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	ip netns del "$NS_A" 2>/dev/null
+	ip netns del "$NS_B" 2>/dev/null
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+setup() {
+	ip netns add "$NS_A" && ip netns add "$NS_B" &&
+		ip link add "$VETH_A" netns "$NS_A" type veth peer name "$VETH_B" netns "$NS_B" &&
+		ip -n "$NS_A" addr add "$A4/24" dev "$VETH_A" &&
+		ip -n "$NS_B" addr add "$B4/24" dev "$VETH_B" &&
+		ip -n "$NS_A" addr add "$A6/112" dev "$VETH_A" nodad &&
+		ip -n "$NS_B" addr add "$B6/112" dev "$VETH_B" nodad &&
+		ip -n "$NS_A" link set lo up && ip -n "$NS_B" link set lo up &&
+		ip -n "$NS_A" link set "$VETH_A" up && ip -n "$NS_B" link set "$VETH_B" up || return 1
+	# Static neighbours: no ARP/ND queueing, so no NEIGH_* drops of our own making.
+	local mac_a mac_b
+	mac_a=$(ip -n "$NS_A" -o link show "$VETH_A" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+	mac_b=$(ip -n "$NS_B" -o link show "$VETH_B" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+	ip -n "$NS_A" neigh replace "$B4" lladdr "$mac_b" dev "$VETH_A" nud permanent &&
+		ip -n "$NS_A" neigh replace "$B6" lladdr "$mac_b" dev "$VETH_A" nud permanent &&
+		ip -n "$NS_B" neigh replace "$A4" lladdr "$mac_a" dev "$VETH_B" nud permanent &&
+		ip -n "$NS_B" neigh replace "$A6" lladdr "$mac_a" dev "$VETH_B" nud permanent
+}
+
+# send_udp DST PORT COUNT SIZE: COUNT datagrams from A, each a RoCE v2 SEND ONLY (BTH
+# opcode 0x04, dest QP 0x11, PSN i) padded to SIZE bytes; prints how many were sent.
+send_udp() {
+	ip netns exec "$NS_A" python3 - "$@" <<'EOF'
+import socket, struct, sys
+dst, port, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+s = socket.socket(socket.AF_INET6 if ':' in dst else socket.AF_INET, socket.SOCK_DGRAM)
+sent = 0
+for psn in range(count):
+    bth = struct.pack('!BBHII', 0x04, 0x40, 0xffff, 0x11, psn & 0xffffff)
+    s.sendto(bth + bytes(max(0, size - len(bth))), (dst, port))
+    sent += 1
+print(sent)
+EOF
+}
+
+# start_receiver PORT FILE: count datagrams on PORT in B until 1.5 s pass with none;
+# writes "ready" then the count to FILE.
+start_receiver() {
+	ip netns exec "$NS_B" python3 - "$1" "$2" <<'EOF' &
+import socket, sys
+port, path = int(sys.argv[1]), sys.argv[2]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+s.bind(('0.0.0.0', port))
+open(path, 'w').write('ready\n')
+s.settimeout(1.5)
+n = 0
+try:
+    while True:
+        s.recv(4096)
+        n += 1
+except socket.timeout:
+    pass
+open(path, 'w').write('%d\n' % n)
+EOF
+	RECEIVER_PID=$!
+	PIDS+=("$RECEIVER_PID")
+	for _ in $(seq 100); do grep -q ready "$2" 2>/dev/null && return 0; sleep 0.05; done
+	return 1
+}
+
+# start_drops NAME ARGS...: run the tool in the background, wait until it is counting.
+start_drops() {
+	local name=$1
+	shift
+	"$TOOL" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+	local pid=$!
+	PIDS+=("$pid")
+	eval "PID_$name=$pid"
+	for _ in $(seq 200); do
+		grep -q 'counting kfree_skb drops' "$WORK/$name.err" && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "agentxdp-drops $* did not start: $(cat "$WORK/$name.err")" >&2
+	return 1
+}
+
+# stop_drops NAME: SIGINT (the tool prints its final table), then its exit status.
+stop_drops() {
+	local pid
+	eval "pid=\$PID_$1"
+	kill -INT "$pid" 2>/dev/null
+	wait "$pid"
+}
+
+# final_count NAME REASON_REGEX: packets of the final JSON objects whose reason matches.
+final_count() {
+	jq -s --arg re "$2" '[.[] | select(.final and (.reason | test($re))) | .count] | add // 0' \
+		"$WORK/$1.out"
+}
+
+# rule_pkts NS CMD CHAIN PORT: packets the DROP rule for PORT in CHAIN has counted.
+rule_pkts() {
+	ip netns exec "$1" "$2" -L "$3" -v -n -x | awk -v p="dpt:$4" '$3 == "DROP" && $0 ~ p { print $1 }'
+}
+
+if ! setup 2>"$WORK/setup.err"; then
+	fail drops-e2e-setup "$(tr '\n' ' ' <"$WORK/setup.err")"
+	exit 1
+fi
+
+# --- netfilter: RoCE over IPv4 and IPv6, and a non-RoCE port, rejected in B -----------
+N4=40 N6=25 M=15
+ip netns exec "$NS_B" iptables -A INPUT -p udp --dport 4791 -j DROP
+ip netns exec "$NS_B" iptables -A INPUT -p udp --dport "$OTHER_PORT" -j DROP
+ip netns exec "$NS_B" ip6tables -A INPUT -p udp --dport 4791 -j DROP
+ok=1
+start_drops v4 --addr "$B4" --json --interval 300ms &&
+	start_drops v6 --addr "$B6" --json &&
+	start_drops all --all --addr "$B4" --json &&
+	start_drops oneshot --addr "$B4" --duration 3 &&
+	start_drops db --proto udp --port "$OTHER_PORT" --addr "$B4" --db "$WORK/drops.db" || ok=0
+if [ $ok = 1 ]; then
+	sent4=$(send_udp "$B4" 4791 $N4 256)
+	sent6=$(send_udp "$B6" 4791 $N6 256)
+	sent_other=$(send_udp "$B4" "$OTHER_PORT" $M 256)
+	sleep 0.3
+	stop_drops v4 && stop_drops v6 && stop_drops all && stop_drops db || ok=0
+	wait "$PID_oneshot" || ok=0 # --duration ends it by itself
+fi
+if [ $ok = 0 ]; then
+	fail drops-netfilter "a tool run failed: $(cat "$WORK"/*.err | tr '\n' ' ')"
+else
+	nf4=$(rule_pkts "$NS_B" iptables INPUT 4791)
+	nf6=$(rule_pkts "$NS_B" ip6tables INPUT 4791)
+	nf_other=$(rule_pkts "$NS_B" iptables INPUT "$OTHER_PORT")
+	# The rules' own counters are the independent truth; they must also match what we sent.
+	expect_eq drops-sent-equals-iptables-v4 "$sent4" "$nf4"
+	expect_eq drops-sent-equals-iptables-v6 "$sent6" "$nf6"
+	expect_eq drops-netfilter-v4-count "$nf4" "$(final_count v4 '^NETFILTER_DROP$')"
+	expect_eq drops-netfilter-v6-count "$nf6" "$(final_count v6 '^NETFILTER_DROP$')"
+	expect_eq drops-netfilter-v4-nothing-else "$nf4" "$(final_count v4 .)"
+	expect_eq drops-netfilter-v4-function-named "true" \
+		"$(jq -s '[.[] | select(.final)] | all(.function != null and (.symbol | test("\\+0x")))' "$WORK/v4.out")"
+	expect_eq drops-netfilter-v4-flows "udp/4791" \
+		"$(jq -rs '[.[] | select(.final) | .flows[] | "\(.proto)/\(.dport)"] | unique | join(",")' "$WORK/v4.out")"
+	expect_eq drops-interval-counts-grow "true" \
+		"$(jq -s '[.[] | .count] as $c | ($c | length) > 0 and ($c == ($c | sort))' "$WORK/v4.out")"
+	# Non-RoCE drops stay out by default, and are counted with --all.
+	expect_eq drops-all-includes-other-port "$nf_other" \
+		"$(jq -s --argjson p "$OTHER_PORT" '[.[] | select(.final and .reason == "NETFILTER_DROP") | .flows[] | select(.dport == $p) | .count] | add // 0' "$WORK/all.out")"
+	expect_eq drops-all-includes-roce "$nf4" \
+		"$(jq -s '[.[] | select(.final and .reason == "NETFILTER_DROP") | .flows[] | select(.dport == 4791) | .count] | add // 0' "$WORK/all.out")"
+	# The one-shot table: a NETFILTER_DROP row with the count.
+	expect_eq drops-oneshot-table "$nf4" \
+		"$(awk '$2 == "NETFILTER_DROP" { print $1 }' "$WORK/oneshot.out")"
+	check drops-oneshot-header grep -q "filter: udp dport 4791 addr $B4, .*(final)" "$WORK/oneshot.out"
+	# The database: per-interval rows summing to the count, and the run's evidence row.
+	expect_eq drops-db-rows "$nf_other|NETFILTER_DROP|udp|$OTHER_PORT" \
+		"$(sqlite3 "$WORK/drops.db" 'SELECT SUM(count), reason, protocol, dport FROM kernel_drop GROUP BY reason, protocol, dport')"
+	expect_eq drops-db-run "1|$nf_other|udp dport $OTHER_PORT addr $B4" \
+		"$(sqlite3 "$WORK/drops.db" 'SELECT COUNT(*), MAX(drops_counted), MAX(filter) FROM kernel_drop_run WHERE end_ns >= start_ns')"
+fi
+ip netns exec "$NS_B" iptables -F INPUT
+ip netns exec "$NS_B" ip6tables -F INPUT
+
+# --- no drop: RoCE packets all delivered, nothing reported -------------------------------
+if start_receiver 4791 "$WORK/clean.count" && start_drops clean --addr "$B4" --json; then
+	sent=$(send_udp "$B4" 4791 30 256)
+	wait "$RECEIVER_PID"
+	received=$(cat "$WORK/clean.count")
+	stop_drops clean
+	expect_eq drops-clean-all-received "$sent" "$received"
+	expect_eq drops-clean-nothing-reported "0" "$(wc -l <"$WORK/clean.out" | tr -d ' ')"
+else
+	fail drops-clean "could not start: $(cat "$WORK/clean.err" 2>/dev/null)"
+fi
+
+# --- qdisc: a tbf on A's egress with a tiny queue drops most of a burst ------------------
+ip netns exec "$NS_A" tc qdisc add dev "$VETH_A" root tbf rate 200kbit burst 1600 limit 3000
+if start_receiver 4791 "$WORK/qdisc.count" && start_drops qdisc --addr "$B4" --json; then
+	sent=$(send_udp "$B4" 4791 200 500)
+	wait "$RECEIVER_PID" # returns after the queue drained and 1.5 s passed idle
+	received=$(cat "$WORK/qdisc.count")
+	stop_drops qdisc
+	tc_dropped=$(ip netns exec "$NS_A" tc -s qdisc show dev "$VETH_A" | sed -n 's/.*(dropped \([0-9]*\),.*/\1/p')
+	lost=$((sent - received))
+	if [ "$lost" -gt 0 ]; then pass drops-qdisc-some-lost; else
+		fail drops-qdisc-some-lost "sent $sent, received $received: tbf dropped nothing"
+	fi
+	expect_eq drops-qdisc-tc-agrees "$lost" "$tc_dropped"
+	expect_eq drops-qdisc-count "$lost" "$(final_count qdisc '^QDISC_')"
+	expect_eq drops-qdisc-nothing-else "$lost" "$(final_count qdisc .)"
+else
+	fail drops-qdisc "could not start: $(cat "$WORK/qdisc.err" 2>/dev/null)"
+fi
+
+[ "$T_FAILED" -eq 0 ]
