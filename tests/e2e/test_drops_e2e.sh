@@ -81,8 +81,8 @@ print(sent)
 EOF
 }
 
-# start_receiver PORT FILE: count datagrams on PORT in B until 1.5 s pass with none;
-# writes "ready" then the count to FILE.
+# start_receiver PORT FILE: count datagrams on PORT in B until 1.5 s pass with none after
+# the first (which it awaits up to 20 s); writes "ready" then the count to FILE.
 start_receiver() {
 	ip netns exec "$NS_B" python3 - "$1" "$2" <<'EOF' &
 import socket, sys
@@ -91,9 +91,12 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
 s.bind(('0.0.0.0', port))
 open(path, 'w').write('ready\n')
-s.settimeout(1.5)
+s.settimeout(20)
 n = 0
 try:
+    s.recv(4096)
+    n += 1
+    s.settimeout(1.5)
     while True:
         s.recv(4096)
         n += 1
@@ -157,8 +160,8 @@ ok=1
 start_drops v4 --addr "$B4" --json --interval 300ms &&
 	start_drops v6 --addr "$B6" --json &&
 	start_drops all --all --addr "$B4" --json &&
-	start_drops oneshot --addr "$B4" --duration 3 &&
-	start_drops db --proto udp --port "$OTHER_PORT" --addr "$B4" --db "$WORK/drops.db" || ok=0
+	start_drops db --proto udp --port "$OTHER_PORT" --addr "$B4" --db "$WORK/drops.db" &&
+	start_drops oneshot --addr "$B4" --duration 4 || ok=0
 if [ $ok = 1 ]; then
 	sent4=$(send_udp "$B4" 4791 $N4 256)
 	sent6=$(send_udp "$B6" 4791 $N6 256)
@@ -204,7 +207,7 @@ ip netns exec "$NS_B" iptables -F INPUT
 ip netns exec "$NS_B" ip6tables -F INPUT
 
 # --- no drop: RoCE packets all delivered, nothing reported -------------------------------
-if start_receiver 4791 "$WORK/clean.count" && start_drops clean --addr "$B4" --json; then
+if start_drops clean --addr "$B4" --json && start_receiver 4791 "$WORK/clean.count"; then
 	sent=$(send_udp "$B4" 4791 30 256)
 	wait "$RECEIVER_PID"
 	received=$(cat "$WORK/clean.count")
@@ -217,7 +220,7 @@ fi
 
 # --- qdisc: a tbf on A's egress with a tiny queue drops most of a burst ------------------
 ip netns exec "$NS_A" tc qdisc add dev "$VETH_A" root tbf rate 200kbit burst 1600 limit 3000
-if start_receiver 4791 "$WORK/qdisc.count" && start_drops qdisc --addr "$B4" --json; then
+if start_drops qdisc --addr "$B4" --json && start_receiver 4791 "$WORK/qdisc.count"; then
 	sent=$(send_udp "$B4" 4791 200 500)
 	wait "$RECEIVER_PID" # returns after the queue drained and 1.5 s passed idle
 	received=$(cat "$WORK/qdisc.count")
