@@ -212,13 +212,18 @@ enum slot_flags {
 	SLOT_READ = 1u << 2,
 	SLOT_ATOMIC = 1u << 3,
 	SLOT_MSG_LAST = 1u << 4,	/* last (or only) packet of a message */
+	SLOT_NAMED = 1u << 5,		/* an ACK packet named this PSN already */
+	SLOT_READ_SPAN = 1u << 6,	/* a PSN a READ request consumed for one of its responses */
 };
 
 /* One transmitted request PSN. */
 struct psn_slot {
 	uint64_t first_tx_ns;
 	uint64_t last_tx_ns;
-	uint64_t msg_first_ns;		/* MSG_LAST: first transmission of the message's first packet */
+	union {
+		uint64_t msg_first_ns;	/* MSG_LAST: first transmission of the message's first packet */
+		uint64_t read_len_bytes; /* SLOT_READ: RETH DMA length (a READ is its own message) */
+	};
 	uint32_t psn;
 	uint16_t flags;
 	uint8_t tx_count;
@@ -248,12 +253,16 @@ struct qp_flow {
 	/* requester side: this flow's own PSN space */
 	uint8_t have_req, last_was_read, in_episode, episode_cause;
 	uint8_t nak_pending, nak_kind;
-	uint8_t read_active, read_karn_ok;
+	uint8_t read_active, read_karn_ok, read_gap_pending;
 	uint32_t snd_una, snd_nxt;	/* oldest unacknowledged, next new PSN */
 	uint32_t episode_next_psn;
 	uint32_t nak_psn;
-	uint32_t read_psn;
+	uint32_t read_psn;		/* PSN of the READ being answered */
+	uint32_t read_next;		/* next response PSN expected */
+	uint32_t read_gap_psn;		/* first response PSN missing */
+	uint64_t read_msg_first_ns;	/* first transmission of the READ being answered */
 	uint32_t start_psn;		/* from the CM, when known */
+	uint32_t mtu_bytes;		/* path MTU, learnt from FIRST/MIDDLE payloads; 0 unknown */
 	uint8_t have_start_psn;
 	uint64_t nak_ns;
 	uint64_t last_activity_ns;	/* last request sent or response received */
@@ -790,7 +799,7 @@ static struct qp_flow *pair_by_psn(struct qp_tracker *t, struct qp_flow *b, uint
 		int32_t behind, ahead;
 		uint32_t dist;
 
-		if (!r->have_req || (r->peer && r->peer != flow_index(t, b) + 1))
+		if (!r->have_req || r->peer)
 			continue;
 		if (r->ex.src_qpn && r->ex.src_qpn != b->dst_qpn)
 			continue;
@@ -806,6 +815,8 @@ static struct qp_flow *pair_by_psn(struct qp_tracker *t, struct qp_flow *b, uint
 				continue;
 			dist = (uint32_t)ahead;
 		}
+		/* closest window first; the same UDP source port (one per QP) breaks ties */
+		dist = dist * 2 + (r->st.udp_sport != b->st.udp_sport);
 		if (dist < best_dist) {
 			best = r;
 			best_dist = dist;
@@ -861,6 +872,24 @@ static void ack_through(struct qp_tracker *t, struct qp_flow *r, uint32_t psn, u
 		r->nak_pending = 0;
 }
 
+static void read_span_fill(struct qp_tracker *t, struct qp_flow *f, uint32_t from, uint32_t to);
+
+/* A READ at psn for len bytes takes one PSN per response packet: mark them sent. */
+static void read_span_set(struct qp_tracker *t, struct qp_flow *f, uint32_t psn, uint32_t len)
+{
+	uint32_t n = f->mtu_bytes ? (len + f->mtu_bytes - 1) / f->mtu_bytes : 1;
+	uint32_t end;
+
+	if (n <= 1)
+		return;
+	if (n > t->cfg.max_outstanding)
+		n = t->cfg.max_outstanding;
+	end = psn_add(psn, n);
+	if (psn_diff(end, f->snd_nxt) > 0)
+		f->snd_nxt = end;
+	read_span_fill(t, f, psn_add(psn, 1), end);
+}
+
 static void new_transmission(struct qp_tracker *t, struct qp_flow *f, const struct roce_pkt *pkt, uint8_t op,
 			     uint32_t psn, struct flow_window *w)
 {
@@ -873,16 +902,21 @@ static void new_transmission(struct qp_tracker *t, struct qp_flow *f, const stru
 		s->first_tx_ns = s->last_tx_ns = ts;
 		s->tx_count = 1;
 		s->opcode = pkt->opcode;
-		if (op == ROCE_OP_READ_REQUEST)
+		if (op == ROCE_OP_READ_REQUEST) {
 			s->flags |= SLOT_READ;
-		else if (op == ROCE_OP_CMP_SWAP || op == ROCE_OP_FETCH_ADD)
+			s->read_len_bytes = pkt->reth_dma_len;
+		} else if (op == ROCE_OP_CMP_SWAP || op == ROCE_OP_FETCH_ADD) {
 			s->flags |= SLOT_ATOMIC;
-		if (op_ends_message(op)) {
+		}
+		if (op_ends_message(op) && op != ROCE_OP_READ_REQUEST) {
 			s->flags |= SLOT_MSG_LAST;
 			s->msg_first_ns = f->cur_msg_first_ns ? f->cur_msg_first_ns : ts;
 		}
 	}
 	f->last_was_read = op == ROCE_OP_READ_REQUEST;
+	f->ex.first_transmissions++;
+	if (op == ROCE_OP_READ_REQUEST && f->mtu_bytes)
+		read_span_set(t, f, psn, pkt->reth_dma_len);
 	w->goodput_bytes += pkt->payload_len;
 	f->ex.goodput_bytes += pkt->payload_len;
 	f->last_activity_ns = ts;
@@ -900,6 +934,10 @@ static void retransmission(struct qp_tracker *t, struct qp_flow *f, const struct
 		e.trigger_ns = f->nak_ns;
 		emit_sample(t, f, QP_SAMPLE_NAK_TO_RETX, ts, f->nak_ns, psn);
 		f->nak_pending = 0;
+	} else if (f->read_gap_pending && psn == f->read_gap_psn) {
+		cause = QP_RETX_READ_GAP;
+		e.trigger_ns = f->last_activity_ns;
+		f->read_gap_pending = 0;
 	} else if (f->in_episode && psn == f->episode_next_psn) {
 		cause = f->episode_cause; /* go-back-N continues */
 	} else if (psn_diff(psn, f->snd_una) <= 0) {
@@ -932,6 +970,11 @@ static void retransmission(struct qp_tracker *t, struct qp_flow *f, const struct
 				s->flags |= SLOT_ACKED;
 		}
 	}
+	if (s && (pkt->opcode & 0x1f) == ROCE_OP_READ_REQUEST && (s->flags & SLOT_READ_SPAN)) {
+		/* A READ re-issued for the rest of a response: answered like a READ from here. */
+		s->flags = (uint16_t)((s->flags & ~(SLOT_READ_SPAN | SLOT_ACKED)) | SLOT_READ);
+		s->read_len_bytes = pkt->reth_dma_len;
+	}
 	if (s) {
 		e.first_tx_ns = s->first_tx_ns;
 		e.prev_tx_ns = s->last_tx_ns;
@@ -956,6 +999,33 @@ static inline uint64_t abs_diff(uint64_t a, uint64_t b)
 	return a > b ? a - b : b - a;
 }
 
+/* PSNs [from, to) were consumed by the READ before them (one per response packet). */
+static void read_span_fill(struct qp_tracker *t, struct qp_flow *f, uint32_t from, uint32_t to)
+{
+	struct psn_slot *read = slot_find(f, psn_add(from, PSN_MASK));
+	uint64_t tx = read ? read->first_tx_ns : 0;
+	uint32_t n = (uint32_t)psn_diff(to, from);
+
+	if (n > t->cfg.max_outstanding)
+		return;
+	for (uint32_t p = from; p != to; p = psn_add(p, 1)) {
+		struct psn_slot *s = slot_find(f, p);
+
+		if (s)
+			continue;
+		s = slot_new(t, f, p);
+		if (!s)
+			return;
+		s->flags |= SLOT_READ_SPAN;
+		s->first_tx_ns = s->last_tx_ns = tx;
+		s->msg_first_ns = tx;
+		s->tx_count = 1;
+		s->opcode = ROCE_OPCODE(ROCE_TR_RC, ROCE_OP_READ_REQUEST);
+		if (psn_diff(p, f->snd_una) < 0)
+			s->flags |= SLOT_ACKED;
+	}
+}
+
 static void on_request(struct qp_tracker *t, struct qp_flow *f, const struct roce_pkt *pkt, uint8_t op,
 		       struct flow_window *w)
 {
@@ -968,9 +1038,17 @@ static void on_request(struct qp_tracker *t, struct qp_flow *f, const struct roc
 		f->have_req = 1;
 		f->snd_una = f->snd_nxt = psn;
 	}
+	if ((op == ROCE_OP_SEND_FIRST || op == ROCE_OP_SEND_MIDDLE || op == ROCE_OP_WRITE_FIRST ||
+	     op == ROCE_OP_WRITE_MIDDLE) && pkt->payload_len > f->mtu_bytes)
+		f->mtu_bytes = pkt->payload_len;
 	d = psn_diff(psn, f->snd_nxt);
+	if (d >= 0 && f->read_gap_pending && psn == f->read_gap_psn) {
+		d = -1; /* re-issued READ for the missing responses */
+	}
 	if (d >= 0) {
-		if (d > 0 && !f->last_was_read)
+		if (d > 0 && f->last_was_read)
+			read_span_fill(t, f, f->snd_nxt, psn);
+		else if (d > 0)
 			f->ex.psn_gaps += (uint32_t)d;
 		f->snd_nxt = psn_add(psn, 1);
 		f->in_episode = 0;
@@ -980,8 +1058,8 @@ static void on_request(struct qp_tracker *t, struct qp_flow *f, const struct roc
 	nak_covers = f->nak_pending && psn_diff(psn, f->nak_psn) >= 0;
 	s = slot_find(f, psn);
 	if (!s) {
-		if (!nak_covers && psn_diff(psn, f->snd_una) >= 0 &&
-		    (uint32_t)psn_diff(f->snd_nxt, psn) <= f->ring_mask) {
+		if (!nak_covers && !(f->read_gap_pending && psn == f->read_gap_psn) &&
+		    psn_diff(psn, f->snd_una) >= 0 && (uint32_t)psn_diff(f->snd_nxt, psn) <= f->ring_mask) {
 			/* A hole in the PSN sequence filled late, with nothing asking for it. */
 			f->st.out_of_order++;
 			new_transmission(t, f, pkt, op, psn, w);
@@ -1093,61 +1171,85 @@ static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct ro
 	if (!r)
 		r = pair_by_psn(t, b, psn);
 
-	if (op == ROCE_OP_ACK) {
-		if (AETH_TYPE(syn) == AETH_NAK || AETH_TYPE(syn) == AETH_RNR_NAK) {
+	if (op == ROCE_OP_ACK || op == ROCE_OP_ATOMIC_ACK) {
+		if ((pkt->headers & ROCE_H_AETH) &&
+		    (AETH_TYPE(syn) == AETH_NAK || AETH_TYPE(syn) == AETH_RNR_NAK)) {
 			on_nak(t, b, r, pkt);
 			return;
 		}
 		if (!r)
 			return;
 		r->last_activity_ns = ts;
+		s = slot_find(r, psn);
+		if (s && !(s->flags & SLOT_NAMED)) {
+			/* The first ACK naming a PSN sent exactly once gives a sample (Karn). */
+			if (s->tx_count == 1 && !(s->flags & SLOT_READ_SPAN)) {
+				emit_sample(t, r, QP_SAMPLE_ACK, ts, s->first_tx_ns, psn);
+				if (op == ROCE_OP_ATOMIC_ACK)
+					emit_sample(t, r, QP_SAMPLE_ATOMIC, ts, s->first_tx_ns, psn);
+			}
+			s->flags |= SLOT_NAMED;
+		}
 		if (psn_diff(psn, r->snd_una) < 0) {
 			r->st.dup_acks++;
 			return;
 		}
-		s = slot_find(r, psn);
-		if (s && !(s->flags & (SLOT_ACKED | SLOT_READ)) && s->tx_count == 1)
-			emit_sample(t, r, QP_SAMPLE_ACK, ts, s->first_tx_ns, psn);
 		ack_through(t, r, psn, ts);
 		return;
 	}
-	w->goodput_bytes += op == ROCE_OP_ATOMIC_ACK ? 0 : pkt->payload_len;
-	b->ex.goodput_bytes += op == ROCE_OP_ATOMIC_ACK ? 0 : pkt->payload_len;
-	if (!r)
+	/* READ responses: one PSN each, from the request's PSN on, in order. */
+	if (!r) {
+		w->goodput_bytes += pkt->payload_len;
+		b->ex.goodput_bytes += pkt->payload_len;
 		return;
+	}
 	r->last_activity_ns = ts;
-	if (op == ROCE_OP_ATOMIC_ACK) {
-		s = slot_find(r, psn);
-		if (s && !(s->flags & SLOT_ACKED) && s->tx_count == 1)
-			emit_sample(t, r, QP_SAMPLE_ATOMIC, ts, s->first_tx_ns, psn);
-		else if (psn_diff(psn, r->snd_una) < 0)
-			r->st.dup_acks++;
-		ack_through(t, r, psn, ts);
-		return;
-	}
-	/* READ responses: PSNs from the request's PSN on, in order. */
 	if (op == ROCE_OP_READ_RESP_FIRST || op == ROCE_OP_READ_RESP_ONLY) {
 		s = slot_find(r, psn);
-		if (s && (s->flags & SLOT_READ) && !(s->flags & SLOT_ACKED)) {
-			r->read_active = 1;
-			r->read_psn = psn;
-			r->read_tx_ns = s->first_tx_ns;
-			r->read_karn_ok = s->tx_count == 1;
-			if (r->read_karn_ok)
-				emit_sample(t, r, QP_SAMPLE_READ_FIRST, ts, s->first_tx_ns, psn);
-		} else {
-			if (psn_diff(psn, r->snd_una) < 0)
-				r->st.dup_acks++;
-			r->read_active = 0;
+		if (!s || !(s->flags & SLOT_READ) || (s->flags & SLOT_ACKED)) {
+			r->read_active = 0; /* a response to a READ already answered (repeated) */
+			return;
 		}
-		ack_through(t, r, psn_add(psn, PSN_MASK), ts);
+		r->read_active = 1;
+		r->read_psn = psn;
+		r->read_next = psn;
+		r->read_gap_pending = 0;
+		r->read_tx_ns = s->first_tx_ns;
+		r->read_msg_first_ns = (s->flags & SLOT_READ_SPAN) ? s->msg_first_ns : s->first_tx_ns;
+		r->read_karn_ok = s->tx_count == 1 && !(s->flags & SLOT_READ_SPAN);
+		if (r->read_karn_ok)
+			emit_sample(t, r, QP_SAMPLE_READ_FIRST, ts, s->first_tx_ns, psn);
+		if (op == ROCE_OP_READ_RESP_FIRST && pkt->payload_len > r->mtu_bytes) {
+			r->mtu_bytes = pkt->payload_len;
+			read_span_set(t, r, psn, (uint32_t)s->read_len_bytes);
+		}
 	}
+	if (!r->read_active)
+		return;
+	if (psn != r->read_next) {
+		/* A response is missing: the requester drops the rest and re-issues from the gap. */
+		if (psn_diff(psn, r->read_next) > 0 && !r->read_gap_pending) {
+			r->read_gap_pending = 1;
+			r->read_gap_psn = r->read_next;
+		}
+		return;
+	}
+	w->goodput_bytes += pkt->payload_len;
+	b->ex.goodput_bytes += pkt->payload_len;
+	r->read_next = psn_add(psn, 1);
+	if (!slot_find(r, psn))
+		read_span_fill(t, r, psn, psn_add(psn, 1));
 	if (op == ROCE_OP_READ_RESP_LAST || op == ROCE_OP_READ_RESP_ONLY) {
-		if (r->read_active && r->read_karn_ok)
+		struct psn_slot *rs = slot_find(r, r->read_psn);
+
+		if (r->read_karn_ok)
 			emit_sample(t, r, QP_SAMPLE_READ_LAST, ts, r->read_tx_ns, r->read_psn);
-		ack_through(t, r, psn, ts);
+		if (rs)
+			rs->flags &= (uint16_t)~SLOT_MSG_LAST; /* completed here, not by ack_through */
+		emit_sample(t, r, QP_SAMPLE_COMPLETION, ts, r->read_msg_first_ns, r->read_psn);
 		r->read_active = 0;
 	}
+	ack_through(t, r, psn, ts);
 }
 
 /* ---- CNPs, CM, datagrams ---- */
@@ -1158,21 +1260,35 @@ static void on_cnp(struct qp_tracker *t, struct qp_flow *c, const struct roce_pk
 	struct qp_cnp_event e;
 
 	if (!r) {
-		/* Unpaired: the only flow going the other way at this vantage is the one slowed. */
+		/*
+		 * Unpaired: the flow slowed goes the other way at this vantage. A flow whose source
+		 * QPN (DETH, CM) is the CNP's destination QPN is it exactly; otherwise the only
+		 * candidate, or the only one with the same UDP source port (both directions of a
+		 * QP share it).
+		 */
 		uint32_t *hs = hp_slot(t, c->dst_ip, c->src_ip, c->vantage);
-		struct qp_flow *cand = NULL;
-		int n = 0;
+		struct qp_flow *any = NULL, *same_port = NULL, *exact = NULL;
+		int n_any = 0, n_port = 0;
 
-		for (uint32_t v = *hs; v && n < 2; v = flow_at(t, v - 1)->hp_next) {
+		for (uint32_t v = *hs; v; v = flow_at(t, v - 1)->hp_next) {
 			struct qp_flow *x = flow_at(t, v - 1);
 
-			if ((x->has_requests || x->datagram) && (!x->ex.src_qpn || x->ex.src_qpn == c->dst_qpn)) {
-				cand = x;
-				n++;
+			if (x->ex.src_qpn == c->dst_qpn && (!x->peer || x->peer == flow_index(t, c) + 1)) {
+				exact = x;
+				break;
+			}
+			if (x->peer || (x->ex.src_qpn && x->ex.src_qpn != c->dst_qpn))
+				continue;
+			any = x;
+			n_any++;
+			if (x->st.udp_sport == c->st.udp_sport) {
+				same_port = x;
+				n_port++;
 			}
 		}
-		if (n == 1)
-			r = cand;
+		r = exact ? exact : n_any == 1 ? any : n_port == 1 ? same_port : NULL;
+		if (r)
+			pair_flows(t, r, c, 0);
 	}
 	if (r) {
 		r->st.cnps++;
@@ -1245,7 +1361,7 @@ void qp_tracker_cfg_default(struct qp_tracker_cfg *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->window_ns = 1000000000ull;
-	cfg->dup_window_ns = 1000;
+	cfg->dup_window_ns = 500;
 	cfg->max_outstanding = 65536;
 	cfg->exact_samples = 65536;
 	cfg->max_windows = 86400;
@@ -1341,17 +1457,21 @@ int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t va
 		on_cnp(t, f, pkt);
 		return 0;
 	}
-	if ((pkt->headers & ROCE_H_DETH) && !f->ex.src_qpn) {
+	if (pkt->transport != ROCE_TR_CNP && f->st.transport == ROCE_TR_CNP)
+		f->st.transport = pkt->transport; /* CNPs do not say what the QP is */
+	if ((pkt->headers & ROCE_H_DETH) && !f->peer) {
 		/* UD: DETH names the source QP, so the reverse flow is known exactly. */
 		struct qp_flow *g;
 
-		f->ex.src_qpn = pkt->deth_src_qp & PSN_MASK;
+		if (!f->ex.src_qpn)
+			f->ex.src_qpn = pkt->deth_src_qp & PSN_MASK;
 		g = flow_get(t, pkt->dst_ip, pkt->src_ip, f->ex.src_qpn, v, 0);
-		if (g && !g->peer && !f->peer && (!g->ex.src_qpn || g->ex.src_qpn == qpn))
+		if (g && !g->peer && (!g->ex.src_qpn || g->ex.src_qpn == qpn))
 			pair_flows(t, f, g, 0);
 	}
 	if (!tr_acked(tr)) {
 		f->datagram = 1;
+		f->ex.first_transmissions++;
 		w->goodput_bytes += pkt->payload_len;
 		f->ex.goodput_bytes += pkt->payload_len;
 		return 0;
@@ -1411,10 +1531,15 @@ long qp_tracker_snapshot(struct qp_tracker *t, const struct flow_stats **out)
 		if (st->peer_id)
 			paired++;
 		unattributed += f->pend.cnps;
+		if (st->transport == ROCE_TR_CNP && p && p->st.transport != ROCE_TR_CNP)
+			st->transport = p->st.transport; /* a CNP-only flow is its QP's other direction */
 		st->role = f->has_requests ? FLOW_ROLE_REQUESTER
 			   : f->has_responses ? FLOW_ROLE_RESPONDER
-			   : f->datagram || f->st.transport == ROCE_TR_CNP ? FLOW_ROLE_DATAGRAM
-									: FLOW_ROLE_UNKNOWN;
+			   : f->datagram ? FLOW_ROLE_DATAGRAM
+			   : tr_acked(st->transport) ? FLOW_ROLE_RESPONDER
+			   : st->transport == ROCE_TR_CNP || st->transport == ROCE_TR_UC || st->transport == ROCE_TR_UD
+				   ? FLOW_ROLE_DATAGRAM
+				   : FLOW_ROLE_UNKNOWN;
 		st->ack_samples = f->lat[QP_SAMPLE_ACK].count;
 		st->ack_latency_p50_us = ns_to_us(lat_percentile(&f->lat[QP_SAMPLE_ACK], 5000));
 		st->ack_latency_p99_us = ns_to_us(lat_percentile(&f->lat[QP_SAMPLE_ACK], 9900));

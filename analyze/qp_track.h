@@ -21,15 +21,17 @@
  *    (its ACKs, NAKs, READ responses are addressed to R's QPN). Pairing: the CM REQ/REP
  *    exchange when present (exact), the UD DETH source QPN (exact), otherwise PSN spaces
  *    (the response PSN falls in exactly one candidate's outstanding window).
- *  - ACK latency: ACK time minus the first transmission of the PSN the ACK names, one sample
- *    per ACK packet that newly acknowledges that PSN, never for a retransmitted PSN (Karn).
+ *  - ACK latency: ACK time minus the first transmission of the PSN the ACK (ACKNOWLEDGE or
+ *    ATOMIC ACKNOWLEDGE with AETH type ACK) names, taken only for the first ACK packet naming
+ *    that PSN and only when the PSN was sent exactly once before it (Karn's rule).
  *  - Percentiles are nearest-rank: the sample at rank ceil(q*n) of the sorted samples.
  *  - Counters attributed to the requester flow they slow down: retransmitted_packets,
  *    naks_psn_seq, naks_other, rnr_naks, timeouts, cnps. ecn_ce counts the flow's own
  *    CE-marked packets. packets/bytes count a flow's own packets.
  *  - A retransmission is a request whose PSN was already sent on the flow. Its cause: "nak"
  *    (a NAK PSN sequence error named a PSN at or before it), "rnr" (an RNR NAK did),
- *    "timeout" (no NAK; the episode restarts at the oldest unacknowledged PSN), "unknown".
+ *    "timeout" (no NAK; the episode restarts at the oldest unacknowledged PSN), "read_gap"
+ *    (a READ re-issued for the part after a gap in its responses), "unknown".
  *    A go-back-N episode (consecutive PSNs) has one cause; `timeouts` counts episodes.
  *  - A copy of a request seen again within cfg.dup_window_ns with nothing in between that
  *    asked for it (a mirror that duplicates) is a duplicate, not a retransmission.
@@ -66,6 +68,7 @@ enum qp_retx_cause {
 	QP_RETX_RNR = 1,
 	QP_RETX_TIMEOUT = 2,
 	QP_RETX_UNKNOWN = 3,
+	QP_RETX_READ_GAP = 4,	/* READ re-issued for responses missing from a gap */
 };
 
 enum qp_nak_kind {
@@ -127,7 +130,7 @@ struct qp_event_sink {
 
 struct qp_tracker_cfg {
 	uint64_t window_ns;		/* throughput window, default 1 s */
-	uint64_t dup_window_ns;		/* a repeat within this is a mirror duplicate, default 1 us */
+	uint64_t dup_window_ns;		/* a repeat within this is a mirror duplicate, default 500 ns */
 	uint32_t max_outstanding;	/* PSN ring slots per flow, power of 2, default 65536 */
 	uint32_t exact_samples;		/* exact latency samples per flow and kind, default 65536 */
 	uint32_t max_windows;		/* windows kept in memory per flow, default 86400 */
@@ -190,6 +193,7 @@ struct qp_flow_extra {
 	uint64_t first_cnp_ns, last_cnp_ns;
 	uint64_t naks_total;		/* NAKs this flow carried (as responder) */
 	uint64_t psn_gaps;		/* request PSNs skipped (capture loss or reordering) */
+	uint64_t first_transmissions;	/* requests whose PSN was not sent before, and datagrams */
 };
 /* Valid for index i < the last snapshot's count; NULL otherwise. */
 const struct qp_flow_extra *qp_tracker_extra(struct qp_tracker *t, size_t i);

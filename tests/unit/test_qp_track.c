@@ -309,6 +309,54 @@ static void test_read_responses(void **state)
 	qp_tracker_free(t);
 }
 
+static void req_len(struct qp_tracker *t, uint64_t ts, uint8_t op, uint32_t psn, uint32_t payload, uint32_t dma_len)
+{
+	struct roce_pkt p = pkt(ts, HOST_A, HOST_B, QPN_B, RC(op), psn);
+	p.payload_len = payload;
+	p.reth_dma_len = dma_len;
+	assert_int_equal(qp_tracker_add(t, &p, 0), 0);
+}
+
+static void test_read_reissue(void **state)
+{
+	struct qp_tracker *t = tracker();
+	const struct flow_stats *r, *b;
+
+	req_len(t, 1000, ROCE_OP_WRITE_FIRST, 100, 1024, 2048); /* learns the 1024-byte MTU */
+	req_len(t, 1010, ROCE_OP_WRITE_LAST, 101, 1024, 0);
+	aeth(t, 2000, SYN_ACK, 101);
+	req_len(t, 3000, ROCE_OP_READ_REQUEST, 102, 0, 4096); /* PSNs 102..105 */
+	resp(t, 4000, ROCE_OP_READ_RESP_FIRST, 102);
+	resp(t, 4100, ROCE_OP_READ_RESP_MIDDLE, 103);
+	resp(t, 4300, ROCE_OP_READ_RESP_LAST, 105); /* 104 never arrived */
+	req_len(t, 4400, ROCE_OP_READ_REQUEST, 104, 0, 2048); /* re-issued for the rest */
+	resp(t, 5000, ROCE_OP_READ_RESP_FIRST, 104);
+	resp(t, 5100, ROCE_OP_READ_RESP_LAST, 105);
+	flows(t, &r, &b);
+	assert_int_equal(r->retransmitted_packets, 1);
+	assert_int_equal(ev.retx[0].cause, QP_RETX_READ_GAP);
+	assert_int_equal(r->timeouts, 0);
+	assert_int_equal(r->read_samples, 0); /* Karn: the READ was re-issued */
+	assert_int_equal(count_samples(QP_SAMPLE_READ_FIRST), 1);
+	/* the READ message completes at its last response, timed from the first request */
+	assert_int_equal(sample(QP_SAMPLE_COMPLETION, 1)->latency_ns, 5100 - 3000);
+	/* tail loss: the last response never comes, the timer re-issues from it */
+	req_len(t, 6000, ROCE_OP_READ_REQUEST, 106, 0, 2048); /* 106..107 */
+	resp(t, 7000, ROCE_OP_READ_RESP_FIRST, 106);
+	req_len(t, 900000, ROCE_OP_READ_REQUEST, 107, 0, 1024);
+	resp(t, 901000, ROCE_OP_READ_RESP_ONLY, 107);
+	req_len(t, 902000, ROCE_OP_WRITE_ONLY, 108, 10, 10);
+	aeth(t, 903000, SYN_ACK, 108);
+	flows(t, &r, &b);
+	assert_int_equal(r->retransmitted_packets, 2);
+	assert_int_equal(ev.retx[1].cause, QP_RETX_TIMEOUT);
+	assert_int_equal(r->timeouts, 1);
+	assert_int_equal(r->ack_samples, 2);
+	assert_int_equal(sample(QP_SAMPLE_ACK, 1)->latency_ns, 1000);
+	assert_int_equal(r->out_of_order, 0);
+	qp_tracker_free(t);
+}
+
 static void test_atomics(void **state)
 {
 	struct qp_tracker *t = tracker();
@@ -329,7 +377,8 @@ static void test_atomics(void **state)
 	assert_non_null(x);
 	assert_int_equal(x->atomic_samples, 2);
 	assert_true(x->atomic_latency_p99_us == 1.55);
-	assert_int_equal(r->ack_samples, 0);
+	/* an ATOMIC ACKNOWLEDGE is an ACK too (agentxdp-synth's ground truth counts it) */
+	assert_int_equal(r->ack_samples, 2);
 	qp_tracker_free(t);
 }
 
@@ -344,12 +393,13 @@ static void test_psn_wrap(void **state)
 	req(t, 1300, ROCE_OP_WRITE_ONLY, 1);
 	aeth(t, 2000, SYN_ACK, 0xffffff);
 	aeth(t, 2500, SYN_ACK, 1);
-	aeth(t, 2600, SYN_ACK, 0); /* stale: already covered */
+	aeth(t, 2600, SYN_ACK, 0); /* stale: already covered, but the first ACK naming 0 */
+	aeth(t, 3700, SYN_ACK, 0); /* not the first naming 0: no sample */
 	flows(t, &r, &b);
 	assert_int_equal(r->retransmitted_packets, 0);
-	assert_int_equal(r->ack_samples, 2);
+	assert_int_equal(r->ack_samples, 3);
 	assert_int_equal(r->completion_samples, 4);
-	assert_int_equal(r->dup_acks, 1);
+	assert_int_equal(r->dup_acks, 2);
 	assert_int_equal(r->peer_id, b->id);
 	assert_int_equal(sample(QP_SAMPLE_ACK, 1)->latency_ns, 1200);
 	/* a retransmission across the wrap is still one */
@@ -413,15 +463,11 @@ static void test_cnp_attribution(void **state)
 	const struct flow_stats *r, *b;
 	struct roce_pkt p;
 
-	/* A CNP before anything pairs the flows: held on the carrier, moved at pairing. */
+	/* Two QPs from A to B with the same UDP port: a CNP to A cannot say which one it slows. */
 	req(t, 1000, ROCE_OP_WRITE_ONLY, 1);
+	p = pkt(1100, HOST_A, HOST_B, 0x999, RC(ROCE_OP_WRITE_ONLY), 4000);
+	assert_int_equal(qp_tracker_add(t, &p, 0), 0);
 	p = pkt(1500, HOST_B, HOST_A, QPN_A, ROCE_OPCODE_CNP, 0);
-	p.transport = ROCE_TR_CNP;
-	assert_int_equal(qp_tracker_add(t, &p, 0), 0);
-	/* a second requester from A to B (another QP) makes the host-pair guess ambiguous */
-	p = pkt(1600, HOST_A, HOST_B, 0x999, RC(ROCE_OP_WRITE_ONLY), 4000);
-	assert_int_equal(qp_tracker_add(t, &p, 0), 0);
-	p = pkt(1700, HOST_B, HOST_A, QPN_A, ROCE_OPCODE_CNP, 0);
 	p.transport = ROCE_TR_CNP;
 	assert_int_equal(qp_tracker_add(t, &p, 0), 0);
 	/* CE-marked request: counted on the flow that carried it */
@@ -429,26 +475,55 @@ static void test_cnp_attribution(void **state)
 	p.ecn = 3;
 	assert_int_equal(qp_tracker_add(t, &p, 0), 0);
 	flows(t, &r, &b);
+	assert_non_null(b);
 	assert_int_equal(r->ecn_ce, 1);
 	assert_int_equal(b->ecn_ce, 0);
-	/* first CNP: only one flow A->B then, so it was attributed at once */
-	assert_int_equal(ev.cnps[0].flow_id, r->id);
-	assert_int_equal(ev.cnps[1].flow_id, 0);
-	assert_int_equal(r->cnps, 1);
-	assert_int_equal(b->cnps, 1);
+	assert_int_equal(ev.cnps[0].flow_id, 0);
+	assert_int_equal(r->cnps, 0);
+	assert_int_equal(b->cnps, 1); /* held on its carrier until pairing says better */
+	assert_int_equal(b->transport, ROCE_TR_CNP);
 	assert_int_equal(qp_tracker_totals(t)->cnps_unattributed, 1);
+	/* the ACK pairs B->A with A->B by PSN: the CNP moves to the requester */
 	aeth(t, 2000, SYN_ACK, 2);
 	flows(t, &r, &b);
 	assert_int_equal(r->peer_id, b->id);
-	assert_int_equal(r->cnps, 2);
+	assert_int_equal(r->cnps, 1);
 	assert_int_equal(b->cnps, 0);
-	assert_int_equal(b->packets, 3);
+	assert_int_equal(b->packets, 2);
+	assert_int_equal(b->transport, ROCE_TR_RC);
+	assert_int_equal(b->role, FLOW_ROLE_RESPONDER);
 	assert_int_equal(qp_tracker_totals(t)->cnps_unattributed, 0);
 	/* after pairing, straight to the requester */
 	p = pkt(2100, HOST_B, HOST_A, QPN_A, ROCE_OPCODE_CNP, 0);
 	assert_int_equal(qp_tracker_add(t, &p, 0), 0);
 	flows(t, &r, &b);
-	assert_int_equal(r->cnps, 3);
+	assert_int_equal(r->cnps, 2);
+	assert_int_equal(ev.cnps[1].flow_id, r->id);
+	/* a different UDP source port tells the QPs apart: C's CNP goes to its own flow */
+	p = pkt(3000, 3, HOST_B, 0x77, RC(ROCE_OP_WRITE_ONLY), 10);
+	p.udp_sport = 50000;
+	assert_int_equal(qp_tracker_add(t, &p, 0), 0);
+	p = pkt(3000, 3, HOST_B, 0x78, RC(ROCE_OP_WRITE_ONLY), 20);
+	p.udp_sport = 50001;
+	assert_int_equal(qp_tracker_add(t, &p, 0), 0);
+	p = pkt(3100, HOST_B, 3, 0x1234, ROCE_OPCODE_CNP, 0);
+	p.udp_sport = 50001;
+	assert_int_equal(qp_tracker_add(t, &p, 0), 0);
+	{
+		const struct flow_stats *st;
+		long n = qp_tracker_snapshot(t, &st);
+		int found = 0;
+
+		for (long i = 0; i < n; i++)
+			if (st[i].key.dst_qpn == 0x78) {
+				assert_int_equal(st[i].cnps, 1);
+				assert_int_equal(ev.cnps[2].flow_id, st[i].id);
+				found = 1;
+			} else if (st[i].key.dst_qpn == 0x77) {
+				assert_int_equal(st[i].cnps, 0);
+			}
+		assert_true(found);
+	}
 	qp_tracker_free(t);
 }
 
@@ -601,6 +676,7 @@ int main(void)
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_rnr),
 		cmocka_unit_test(test_read_responses),
+		cmocka_unit_test(test_read_reissue),
 		cmocka_unit_test(test_atomics),
 		cmocka_unit_test(test_psn_wrap),
 		cmocka_unit_test(test_mirror_duplicates),
