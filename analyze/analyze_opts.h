@@ -21,6 +21,7 @@ struct analyze_opts {
 	uint64_t window_ns;		/* --window, default 1 s */
 	uint16_t extra_ports[MAX_EXTRA_PORTS]; /* --port: more UDP ports decoded as RoCE v2 */
 	int n_extra_ports;
+	uint32_t max_samples_per_window; /* --sample-rows: latency rows kept per flow/kind/window, 0 = all */
 };
 
 /* Entry points of the two modes; each returns the process exit status. */

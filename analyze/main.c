@@ -33,6 +33,9 @@ static const char usage_text[] =
 	"      --topology FILE    links.csv: link name, endpoint A, endpoint B\n"
 	"      --paths FILE       paths.csv: src, dst, UDP source port, links in order\n"
 	"  -w, --window DURATION  time window for throughput series (default 1s)\n"
+	"      --sample-rows N    keep at most N latency sample rows per flow, kind and\n"
+	"                         window in the database (default: all; 0 = all);\n"
+	"                         percentiles always use every sample\n"
 	"      --port PORT        also decode UDP destination PORT as RoCE v2 (repeatable)\n"
 	"  -q, --quiet            only errors on standard error\n"
 	"  -v, --verbose          more detail on standard error (repeat for debug)\n"
@@ -59,6 +62,7 @@ enum {
 	OPT_TOPOLOGY,
 	OPT_PATHS,
 	OPT_PORT,
+	OPT_SAMPLE_ROWS,
 };
 
 static const struct option long_options[] = {
@@ -72,6 +76,7 @@ static const struct option long_options[] = {
 	{ "paths", required_argument, NULL, OPT_PATHS },
 	{ "window", required_argument, NULL, 'w' },
 	{ "port", required_argument, NULL, OPT_PORT },
+	{ "sample-rows", required_argument, NULL, OPT_SAMPLE_ROWS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -138,6 +143,11 @@ int main(int argc, char **argv)
 			if (opts.n_extra_ports == MAX_EXTRA_PORTS)
 				return usage_error("too many --port options (at most %d)", MAX_EXTRA_PORTS);
 			opts.extra_ports[opts.n_extra_ports++] = (uint16_t)v;
+			break;
+		case OPT_SAMPLE_ROWS:
+			if (parse_u64(optarg, 0, UINT32_MAX, &v))
+				return usage_error("invalid --sample-rows '%s' (0 to 4294967295)", optarg);
+			opts.max_samples_per_window = (uint32_t)v;
 			break;
 		case 'q':
 			agentxdp_log_level = LOG_ERR;

@@ -1527,6 +1527,8 @@ long qp_tracker_snapshot(struct qp_tracker *t, const struct flow_stats **out)
 
 		*st = f->st;
 		*ex = f->ex;
+		ex->carries_requests = f->has_requests;
+		ex->carries_responses = f->has_responses;
 		st->peer_id = p ? p->st.id : 0;
 		if (st->peer_id)
 			paired++;

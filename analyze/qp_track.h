@@ -194,6 +194,8 @@ struct qp_flow_extra {
 	uint64_t naks_total;		/* NAKs this flow carried (as responder) */
 	uint64_t psn_gaps;		/* request PSNs skipped (capture loss or reordering) */
 	uint64_t first_transmissions;	/* requests whose PSN was not sent before, and datagrams */
+	bool carries_requests;		/* RC/XRC requests seen on this flow */
+	bool carries_responses;		/* RC/XRC ACKs, NAKs, READ responses, atomic ACKs seen */
 };
 /* Valid for index i < the last snapshot's count; NULL otherwise. */
 const struct qp_flow_extra *qp_tracker_extra(struct qp_tracker *t, size_t i);
