@@ -35,6 +35,7 @@ B4=198.19.$octet.2
 A6=fd99::ad:$octet:1
 B6=fd99::ad:$octet:2
 OTHER_PORT=$((20000 + id % 20000)) # a non-RoCE UDP port
+TCP_PORT=$((OTHER_PORT + 1))
 WORK=$(tmpdir)
 PIDS=()
 
@@ -78,6 +79,36 @@ for psn in range(count):
     s.sendto(bth + bytes(max(0, size - len(bth))), (dst, port))
     sent += 1
 print(sent)
+EOF
+}
+
+# send_tcp_syn DST PORT: one connection attempt from A, given up after 1.2 s (the kernel
+# sends a SYN and retransmits it once in that time).
+send_tcp_syn() {
+	ip netns exec "$NS_A" python3 - "$@" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.settimeout(1.2)
+try:
+    s.connect((sys.argv[1], int(sys.argv[2])))
+except OSError:
+    pass
+s.close()
+EOF
+}
+
+# send_icmp_echo DST COUNT: ICMP echo requests from A through a raw socket (no ping here).
+send_icmp_echo() {
+	ip netns exec "$NS_A" python3 - "$@" <<'EOF'
+import socket, struct, sys
+def csum(b):
+    t = sum(struct.unpack('!%dH' % (len(b) // 2), b))
+    t = (t >> 16) + (t & 0xffff)
+    return ~(t + (t >> 16)) & 0xffff
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+for seq in range(int(sys.argv[2])):
+    body = struct.pack('!BBHHH', 8, 0, 0, 0x4242, seq) + b'axdrp-ping!!'
+    s.sendto(body[:2] + struct.pack('!H', csum(body)) + body[4:], (sys.argv[1], 0))
 EOF
 }
 
@@ -127,11 +158,12 @@ start_drops() {
 	return 1
 }
 
-# stop_drops NAME: SIGINT (the tool prints its final table), then its exit status.
+# stop_drops NAME [SIGNAL]: SIGINT or SIGNAL (the tool prints its final table), then its
+# exit status.
 stop_drops() {
 	local pid
 	eval "pid=\$PID_$1"
-	kill -INT "$pid" 2>/dev/null
+	kill -"${2:-INT}" "$pid" 2>/dev/null
 	wait "$pid"
 }
 
@@ -156,18 +188,25 @@ N4=40 N6=25 M=15
 ip netns exec "$NS_B" iptables -A INPUT -p udp --dport 4791 -j DROP
 ip netns exec "$NS_B" iptables -A INPUT -p udp --dport "$OTHER_PORT" -j DROP
 ip netns exec "$NS_B" ip6tables -A INPUT -p udp --dport 4791 -j DROP
+ip netns exec "$NS_B" iptables -A INPUT -p tcp --dport "$TCP_PORT" -j DROP
+ip netns exec "$NS_B" iptables -A INPUT -p icmp --icmp-type echo-request -j DROP
 ok=1
 start_drops v4 --addr "$B4" --json --interval 300ms &&
 	start_drops v6 --addr "$B6" --json &&
 	start_drops all --all --addr "$B4" --json &&
+	start_drops tcp --proto tcp --addr "$B4" --json &&
+	start_drops icmp --proto icmp --addr "$B4" --json &&
 	start_drops db --proto udp --port "$OTHER_PORT" --addr "$B4" --db "$WORK/drops.db" &&
 	start_drops oneshot --addr "$B4" --duration 4 || ok=0
 if [ $ok = 1 ]; then
 	sent4=$(send_udp "$B4" 4791 $N4 256)
 	sent6=$(send_udp "$B6" 4791 $N6 256)
 	sent_other=$(send_udp "$B4" "$OTHER_PORT" $M 256)
+	send_icmp_echo "$B4" 3
+	send_tcp_syn "$B4" "$TCP_PORT"
 	sleep 0.3
-	stop_drops v4 && stop_drops v6 && stop_drops all && stop_drops db || ok=0
+	stop_drops v4 && stop_drops v6 TERM && stop_drops all && stop_drops db &&
+		stop_drops tcp && stop_drops icmp || ok=0
 	wait "$PID_oneshot" || ok=0 # --duration ends it by itself
 fi
 if [ $ok = 0 ]; then
@@ -176,6 +215,8 @@ else
 	nf4=$(rule_pkts "$NS_B" iptables INPUT 4791)
 	nf6=$(rule_pkts "$NS_B" ip6tables INPUT 4791)
 	nf_other=$(rule_pkts "$NS_B" iptables INPUT "$OTHER_PORT")
+	nf_tcp=$(rule_pkts "$NS_B" iptables INPUT "$TCP_PORT")
+	nf_icmp=$(ip netns exec "$NS_B" iptables -L INPUT -v -n -x | awk '$3 == "DROP" && /icmptype 8/ { print $1 }')
 	# The rules' own counters are the independent truth; they must also match what we sent.
 	expect_eq drops-sent-equals-iptables-v4 "$sent4" "$nf4"
 	expect_eq drops-sent-equals-iptables-v6 "$sent6" "$nf6"
@@ -193,6 +234,16 @@ else
 		"$(jq -s --argjson p "$OTHER_PORT" '[.[] | select(.final and .reason == "NETFILTER_DROP") | .flows[] | select(.dport == $p) | .count] | add // 0' "$WORK/all.out")"
 	expect_eq drops-all-includes-roce "$nf4" \
 		"$(jq -s '[.[] | select(.final and .reason == "NETFILTER_DROP") | .flows[] | select(.dport == 4791) | .count] | add // 0' "$WORK/all.out")"
+	# Protocol filters: each sees its own drops and nothing of the others'.
+	expect_eq drops-tcp-count "$nf_tcp" "$(final_count tcp '^NETFILTER_DROP$')"
+	expect_eq drops-tcp-nothing-else "$nf_tcp" "$(final_count tcp .)"
+	expect_eq drops-icmp-count "$nf_icmp" "$(final_count icmp '^NETFILTER_DROP$')"
+	expect_eq drops-icmp-nothing-else "$nf_icmp" "$(final_count icmp .)"
+	expect_eq drops-icmp-flows "icmp/0" \
+		"$(jq -rs '[.[] | select(.final) | .flows[] | "\(.proto)/\(.dport)"] | unique | join(",")' "$WORK/icmp.out")"
+	if [ "${nf_tcp:-0}" -gt 0 ] && [ "${nf_icmp:-0}" -eq 3 ]; then pass drops-tcp-icmp-sent; else
+		fail drops-tcp-icmp-sent "iptables saw $nf_tcp TCP SYNs and $nf_icmp echo requests (3 sent)"
+	fi
 	# The one-shot table: a NETFILTER_DROP row with the count.
 	expect_eq drops-oneshot-table "$nf4" \
 		"$(awk '$2 == "NETFILTER_DROP" { print $1 }' "$WORK/oneshot.out")"
