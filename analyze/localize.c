@@ -30,7 +30,8 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->min_packets = 50;
 	cfg->min_class_flows = 4;
 	cfg->baseline_windows = 3;
-	cfg->slow_min_ratio = 1.15;
+	cfg->slow_min_ratio = 1.10;
+	cfg->shift_min_ratio = 1.05;
 	cfg->slow_min_z = 6;
 	cfg->noise_floor_frac = 0.01;
 	cfg->loss_min_rate = 0.0002;
@@ -51,7 +52,7 @@ void localize_config_default(struct localize_config *cfg)
 }
 
 enum var_kind { VAR_LINK, VAR_HOST_LINK, VAR_PATH, VAR_HOST };
-enum signal { SIG_LATENCY, SIG_LOSS, SIG_ECN, SIG_TURNAROUND, N_SIGNALS };
+enum signal { SIG_LATENCY, SIG_SHIFT, SIG_LOSS, SIG_ECN, SIG_TURNAROUND, N_SIGNALS };
 enum lat_kind { LAT_ACK, LAT_READ, LAT_COMPLETION };
 
 struct var {
@@ -80,6 +81,7 @@ struct conn {
 	double turnaround_us;		/* responder turnaround from a second vantage, or -1 */
 	int klass;			/* baseline group: hop count * 4 + latency kind */
 	double baseline_us, y[N_SIGNALS], w[N_SIGNALS];
+	double shift_before_us;		/* SIG_SHIFT: window p50 before the flow's change point */
 	bool valid[N_SIGNALS];
 	double packets, loss_events, ce_events, rnr_naks;
 	size_t inc_start, inc_len;
@@ -123,6 +125,8 @@ struct candidate {
 	char alt_subject[128];
 	double alt_score_ratio;
 	double *resid;			/* the pursuit's residuals when picked (evidence) */
+	double share;			/* this pick's fit gain / the signal's first pick's */
+	double n_eff;			/* sum of squared coefficients of the flows fitted */
 	int variant;			/* loss/ECN: 0 both directions, 1 a -> b, 2 b -> a */
 };
 
@@ -693,6 +697,29 @@ static void build_signals(struct ctx *c)
 		cn->valid[SIG_ECN] = true;
 	}
 
+	/* Shift: each flow against its own past (its window p50 series split in two where the
+	 * squared error is least). Static differences between paths cancel out. */
+	for (size_t k = 0; k < n; k++) {
+		struct conn *cn = &c->conns[k];
+		const struct flow_stats *f = cn->req;
+		struct change_point cp;
+		size_t m = 0;
+		if (!cn->has_lat || !cn->inc_len || cn->lat_kind != LAT_ACK ||
+		    cn->turnaround_us >= 0 || !f)
+			continue;
+		for (size_t i = 0; i < f->n_windows; i++)
+			if (f->windows[i].ack_samples > 0)
+				v[m++] = f->windows[i].ack_latency_p50_ns / 1000.0;
+		if (m > n) /* scratch holds n_flows values */
+			m = n;
+		if (rs_change_point(v, m, 2, &cp))
+			continue;
+		cn->y[SIG_SHIFT] = cp.mean_after - cp.mean_before;
+		cn->shift_before_us = cp.mean_before;
+		cn->w[SIG_SHIFT] = 1;
+		cn->valid[SIG_SHIFT] = true;
+	}
+
 	/* Turnaround seen from a second vantage: excess over all responders' median. */
 	size_t m = 0;
 	for (size_t k = 0; k < n; k++)
@@ -719,6 +746,7 @@ static double coef(const struct ctx *c, const struct incidence *e, enum signal s
 {
 	switch (s) {
 	case SIG_LATENCY:
+	case SIG_SHIFT:
 		return e->rtt;
 	case SIG_LOSS:
 	case SIG_ECN:
@@ -777,6 +805,7 @@ static void add_windows(struct win_point **pts, size_t *n, size_t *cap,
 		struct win_point p = { .start_ns = w->start_ns };
 		switch (s) {
 		case SIG_LATENCY:
+		case SIG_SHIFT:
 		case SIG_TURNAROUND:
 			if (!w->ack_samples)
 				continue;
@@ -855,10 +884,8 @@ static void find_onset(struct ctx *c, struct candidate *cand, const bool *hurt)
 	if (!rs_change_point(series, m, 1, &cp) && cp.mean_after > cp.mean_before) {
 		double shift = cp.mean_after - cp.mean_before;
 		/* Loss and marks are counts: let a quiet first segment still show a change. */
-		double floor = cand->signal == SIG_LATENCY || cand->signal == SIG_TURNAROUND ?
-				       cand->sigma_us :
-				       cp.mean_after * 0.1;
 		bool counts = cand->signal == SIG_LOSS || cand->signal == SIG_ECN;
+		double floor = counts ? cp.mean_after * 0.1 : cand->sigma_us;
 		if (shift >= c->cfg->onset_min_shift * fmax(cp.sigma, floor) &&
 		    (!counts || cp.mean_before <= cp.mean_after * 0.5)) {
 			cand->onset_ns = starts[cp.split];
@@ -963,14 +990,18 @@ static bool judge(struct ctx *c, struct candidate *cand, const double *resid, bo
 		const struct conn *cn = &c->conns[k];
 		if (!hurt[k])
 			continue;
-		base_sum += s == SIG_TURNAROUND ? cn->turnaround_us - cn->y[s] : cn->baseline_us;
+		base_sum += s == SIG_TURNAROUND ? cn->turnaround_us - cn->y[s] :
+			    s == SIG_SHIFT	 ? cn->shift_before_us :
+						   cn->baseline_us;
 		n_base++;
 	}
 	cand->baseline_us = n_base ? base_sum / (double)n_base : 0;
 	cand->sigma_us = n_out >= 3 ? rs_sigma(out, n_out, tmp) : 0;
 	cand->sigma_us = fmax(cand->sigma_us, cfg->noise_floor_frac * cand->baseline_us);
 	cand->sigma_us = fmax(cand->sigma_us, 0.01);
-	cand->z = cand->effect / cand->sigma_us;
+	/* The effect is a least-squares mean over the subject's flows: its standard error
+	 * shrinks with the square root of their (coefficient-weighted) number. */
+	cand->z = cand->effect / cand->sigma_us * sqrt(fmax(cand->n_eff, 1));
 	cand->kind = s == SIG_TURNAROUND || v->kind == VAR_HOST ? FINDING_HOST : FINDING_SLOW;
 	cand->strength = strength_of(cand->z, cfg->slow_min_z);
 	/* Severity: each hurt connection's p99 against the median p99 of its class. */
@@ -1000,8 +1031,9 @@ static bool judge(struct ctx *c, struct candidate *cand, const double *resid, bo
 					 (cand->baseline_us + cand->effect) / cand->baseline_us :
 					 0;
 	}
+	double min_ratio = s == SIG_SHIFT ? cfg->shift_min_ratio : cfg->slow_min_ratio;
 	return cand->baseline_us > 0 &&
-	       (cand->baseline_us + cand->effect) / cand->baseline_us >= cfg->slow_min_ratio &&
+	       (cand->baseline_us + cand->effect) / cand->baseline_us >= min_ratio &&
 	       cand->z >= cfg->slow_min_z;
 }
 
@@ -1015,6 +1047,7 @@ static int pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t
 	double *num = calloc(3 * (nv ? nv : 1), sizeof(*num));
 	double *den = calloc(3 * (nv ? nv : 1), sizeof(*den));
 	int n_variants = s == SIG_LOSS || s == SIG_ECN ? 3 : 1;
+	double first_score = 0;
 	bool *hurt = calloc(c->n_conns ? c->n_conns : 1, sizeof(*hurt));
 	bool *picked = calloc(nv ? nv : 1, sizeof(*picked));
 	int err = -ENOMEM;
@@ -1067,9 +1100,12 @@ static int pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t
 			}
 		}
 		picked[best / 3] = true;
+		if (first_score <= 0)
+			first_score = best_score;
 		struct candidate cand = { .var = (uint32_t)(best / 3), .signal = s,
 					  .variant = (int)(best % 3) };
 		cand.effect = num[best] / den[best];
+		cand.n_eff = den[best];
 		cand.specificity = best_score / (best_score + second_score);
 		if (second >= 0) {
 			var_subject(c, &c->vars[second], cand.alt_subject,
@@ -1090,7 +1126,9 @@ static int pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t
 								    cand.variant);
 		if (!report)
 			continue;
-		cand.confidence = cand.strength * cand.specificity;
+		/* What a later pick explains is a remainder: weigh it by its share. */
+		cand.share = best_score / first_score;
+		cand.confidence = cand.strength * cand.specificity * sqrt(cand.share);
 		if (cand.confidence < c->cfg->min_confidence) {
 			free(cand.resid);
 			continue;
@@ -1195,7 +1233,8 @@ static int rnr_candidates(struct ctx *c, struct candidate **cands, size_t *n_can
 
 static const char *signal_name(enum signal s)
 {
-	static const char *const names[] = { "latency", "loss", "ecn", "turnaround" };
+	static const char *const names[] = { "latency", "latency_shift", "loss", "ecn",
+					      "turnaround" };
 	return s < N_SIGNALS ? names[s] : "rnr";
 }
 
@@ -1204,6 +1243,10 @@ static void severity_text(const struct candidate *cand, char *buf, size_t len)
 	switch (cand->signal) {
 	case SIG_LATENCY:
 		snprintf(buf, len, "p99 latency %.1fx healthy peers (+%.1f us median RTT)",
+			 cand->severity, cand->effect);
+		break;
+	case SIG_SHIFT:
+		snprintf(buf, len, "p99 latency %.1fx healthy peers (+%.1f us RTT from onset)",
 			 cand->severity, cand->effect);
 		break;
 	case SIG_TURNAROUND:
@@ -1269,7 +1312,8 @@ static int make_finding(struct ctx *c, const struct candidate *cand,
 		  signal_name(cand->signal),
 		  !c->topo ? "hosts" : c->topo->n_paths ? "paths+ecmp" : "ecmp", jnum(cand->effect),
 		  jnum(cand->z), cand->strength, cand->specificity);
-	if (cand->signal == SIG_LATENCY || cand->signal == SIG_TURNAROUND)
+	if (cand->signal == SIG_LATENCY || cand->signal == SIG_SHIFT ||
+	    cand->signal == SIG_TURNAROUND)
 		sb_printf(&sb, ",\"baseline_us\":%.3f,\"noise_sigma_us\":%.3f,"
 			       "\"hurt_p99_us\":%.3f,\"peer_p99_us\":%.3f",
 			  jnum(cand->baseline_us), jnum(cand->sigma_us), jnum(cand->hurt_p99_us),

@@ -24,7 +24,9 @@ struct localize_config {
 	uint32_t baseline_windows;	/* early windows forming a flow's own baseline (3) */
 
 	/* slow: latency excess explained by one subject. */
-	double slow_min_ratio;		/* (baseline + excess) / baseline at least this (1.15) */
+	double slow_min_ratio;		/* against peers: (baseline + excess) / baseline at least
+					   this (1.10; healthy paths differ by a few percent) */
+	double shift_min_ratio;		/* against the flows' own past windows (1.05) */
 	double slow_min_z;		/* excess / robust sigma of unaffected flows (6) */
 	double noise_floor_frac;	/* sigma is at least this fraction of the baseline (0.01) */
 

@@ -1,5 +1,14 @@
-# eval/: localization accuracy over synthesized fabrics (docs/localization.md).
+# eval/: localization accuracy over seeded fabrics (docs/localization.md).
 include analyze/localize.mk
+
+EVAL_SRCS := eval/loc_eval.c eval/fabric_sim.c
+EVAL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(EVAL_SRCS))
+LOC_EVAL  := $(BUILD)/eval/agentxdp-loc-eval
+all: $(LOC_EVAL)
+
+$(LOC_EVAL): $(EVAL_OBJS) $(AGENTXDP_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $(EVAL_OBJS) $(AGENTXDP_LIBS) -lcsv $(LDLIBS) -o $@
 
 .PHONY: eval
 eval: all
