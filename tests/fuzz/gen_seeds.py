@@ -4,6 +4,7 @@
 No bytes come from the shared captures (they must not be copied into the repository): every
 frame is assembled field by field from the header layouts (IBA vol. 1 ch. 9, RFC 791/8200/768).
 Usage: python3 tests/fuzz/gen_seeds.py   (rewrites tests/fuzz/corpus/{decode,pcapng}/seed-*)
+       python3 tests/fuzz/gen_seeds.py --traces DIR   (crafted traces + .expect for the tshark test)
 """
 import os
 import struct
@@ -211,7 +212,82 @@ def write(dirname, seeds):
             f.write(data)
 
 
+def write_pcap(path, linktype, frames, snaplen=65535):
+    """Classic pcap, microsecond magic, one record per frame; frames are (bytes, origlen) pairs."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, snaplen, linktype))
+        for i, (data, orig) in enumerate(frames):
+            f.write(struct.pack("<IIII", 1700000000 + i, i, len(data), orig) + data)
+
+
+def expect_line(opcode, syn="", msn="", dmalen="", sport="49152", qp=0x12, psn=100, a=1):
+    """The tshark -T fields columns a correct decoder prints for a frame built with these values."""
+    return "\t".join(str(x) for x in (opcode, "0x%06x" % qp, psn, a, syn, msn, dmalen, sport))
+
+
+# Frames where tshark 4.0 is not the reference: (rule, expected, why). The expectation comes
+# from the values the frame was built with, not from any decoder.
+TSHARK_WRONG = {
+    "bad-udp-len": ("malformed", "bad-udp",
+                    "UDP length exceeds the IP payload (RFC 768); tshark decodes the BTH anyway"),
+    "bad-tver": ("malformed", "bad-bth", "BTH TVer 1 is reserved (IBA 9.2); tshark decodes it anyway"),
+    "bad-ext": ("malformed", "bad-ext",
+                "RDMA WRITE Only needs a 16-byte RETH (IBA 9.2 table 38) the UDP length has no room for"),
+    "rd-ack": ("spec", expect_line(0x51, 31, 7),
+               "tshark 4.0 reads an RD Acknowledge's AETH at the RDETH offset (packet-infiniband.c "
+               "case RDETH_AETH does not parse the RDETH); IBA 9.3.1: RDETH then AETH"),
+    "xrc-write-first": ("spec", expect_line(0xA6, dmalen=4096),
+                        "tshark 4.0 does not know the XRCETH (IBA annex A14) and shows the rest as "
+                        "vendor data, so it has no RETH"),
+}
+
+
+def crafted_traces(outdir):
+    """Traces for tests/golden/test_decode_vs_tshark.sh, with NAME.expect files for the frames
+    where tshark is not the reference (frame, rule, expected, why)."""
+    s = decode_seeds()
+    other_link = {"sll", "sll2-ipv6", "raw-ipv4", "ib-local", "ib-global"}
+    ether, expect = [], []
+    for name, frame in s.items():
+        if name in other_link:
+            continue
+        ether.append((frame, len(frame)))
+        if name in TSHARK_WRONG:
+            rule, val, why = TSHARK_WRONG[name]
+            expect.append("%d\t%s\t%s\t%s" % (len(ether), rule, val, why))
+    full = s["rc-write-first"]
+    ether.append((full[:60], len(full)))   # trimmed by a snaplen: origlen tells the truth
+    ether.append((full[:70], 70))          # cut with origlen == caplen: the IP header tells the truth
+    ib = bth(0x04) + bytes(32) + ICRC
+    qinq_v6 = eth(ipv6(udp(bth(0x0A) + reth(length=32) + bytes(32) + ICRC)), ethertype=0x86DD,
+                  tags=[(0x88A8, 7), (0x8100, 8)])
+    ether.append((qinq_v6, len(qinq_v6)))
+    traces = {
+        "crafted-ether": (1, ether, expect),
+        "crafted-sll": (113, [(s["sll"], len(s["sll"])),
+                              (sll(ipv6(udp(ib)), ethertype=0x86DD), len(sll(ipv6(udp(ib)), ethertype=0x86DD)))], []),
+        "crafted-sll2": (276, [(s["sll2-ipv6"], len(s["sll2-ipv6"])),
+                               (sll2(ipv4(udp(ib))), len(sll2(ipv4(udp(ib)))))], []),
+        "crafted-raw": (101, [(s["raw-ipv4"], len(s["raw-ipv4"])), (ipv6(udp(ib)), len(ipv6(udp(ib))))], []),
+        "crafted-ib": (247, [(s["ib-local"], len(s["ib-local"])), (s["ib-global"], len(s["ib-global"]))],
+                       ["%d\tspec\t%s\ttshark 4.0 cannot read LINKTYPE_INFINIBAND (247) pcap files"
+                        % (i, expect_line(0x04, sport="")) for i in (1, 2)]),
+        # RoCE v2 from well-known UDP source ports: tshark tries the lower port first (DNS, NTP).
+        "crafted-wellknown-sport": (1, [(eth(ipv4(udp(ib, sport=53))), 0), (eth(ipv4(udp(ib, sport=123))), 0),
+                                        (eth(ipv4(udp(bth(0x11, ack=0) + aeth() + ICRC, sport=2049))), 0)], []),
+    }
+    for name, (linktype, frames, exp) in traces.items():
+        frames = [(d, o or len(d)) for d, o in frames]
+        write_pcap(os.path.join(outdir, name + ".pcap"), linktype, frames)
+        with open(os.path.join(outdir, name + ".expect"), "w") as f:
+            f.write("".join(line + "\n" for line in exp))
+
+
 if __name__ == "__main__":
+    import sys
+    if len(sys.argv) == 3 and sys.argv[1] == "--traces":
+        crafted_traces(sys.argv[2])
+        sys.exit(0)
     frames = decode_seeds()
     write("decode", frames)
     write("pcapng", pcapng_seeds(frames))
