@@ -469,10 +469,10 @@ int nic_metrics_add(struct metric_set *set, const struct nic_snapshot *snap,
 	size_t i, j;
 	int s, err = 0;
 
-	raw = metric_family_get(set, "agentxdp_nic_counter_total", METRIC_COUNTER,
+	raw = metric_family_get(set, "agentxdp_nic_stat_total", METRIC_COUNTER,
 				"RDMA NIC counter as read from sysfs (driver's name in label counter).",
 				"{event}");
-	rate = metric_family_get(set, "agentxdp_nic_counter_rate_per_second", METRIC_GAUGE,
+	rate = metric_family_get(set, "agentxdp_nic_stat_rate_per_second", METRIC_GAUGE,
 				 "Change per second of the NIC counter over the last interval (wrap- and reset-aware).",
 				 "{event}/s");
 	sig = metric_family_get(set, "agentxdp_nic_signal_rate_per_second", METRIC_GAUGE,

@@ -46,7 +46,8 @@ static const char usage_text[] =
 	"  -c, --count N            stop after N reads (default: until interrupted)\n"
 	"      --sysfs DIR          sysfs root to read (default /sys)\n"
 	"  -a, --all                print every counter, not only those that moved\n"
-	"      --json               JSON lines on stdout: counters, findings, port events\n"
+	"      --json               JSON lines on stdout: counters, findings, port events,\n"
+	"                           and a summary line (type \"read\") ending each read\n"
 	"      --prom FILE          rewrite FILE (Prometheus text format) every interval\n"
 	"      --textfile DIR       the same as DIR/" TEXTFILE_NAME " (node_exporter\n"
 	"                           textfile collector); both written atomically\n"
@@ -258,6 +259,18 @@ static void print_findings(const struct nicstat_opts *o, uint64_t ts_ns, const s
 	}
 }
 
+/* The last line of a read in JSON mode: what was read (a reader can wait for it). */
+static void print_json_read(const struct nic_snapshot *snap, size_t n_findings)
+{
+	size_t i, n_counters = 0;
+
+	for (i = 0; i < snap->n_ports; i++)
+		n_counters += snap->ports[i].n_counters;
+	printf("{\"ts_ns\":%" PRIu64 ",\"type\":\"read\",\"devices\":%zu,\"ports\":%zu,"
+	       "\"counters\":%zu,\"read_errors\":%u,\"findings\":%zu}\n",
+	       snap->ts_ns, snap->n_devices, snap->n_ports, n_counters, snap->read_errors, n_findings);
+}
+
 /* Log (and in JSON mode print) ports that appeared or disappeared since PREV. */
 static void report_port_changes(const struct nicstat_opts *o, const struct nic_snapshot *prev,
 				const struct nic_snapshot *cur)
@@ -448,6 +461,8 @@ static int run(const struct nicstat_opts *o)
 		else
 			print_text(o, &cur, !have_prev);
 		print_findings(o, cur.ts_ns, findings, n_findings, &t);
+		if (o->json)
+			print_json_read(&cur, n_findings);
 		nic_findings_free(findings, n_findings);
 		findings = NULL;
 		n_findings = 0;
@@ -473,7 +488,7 @@ cleanup:
 
 		otlp_push_stop(pusher, 2000, &st);
 		if (st.failed || st.dropped)
-			pr_warn("OTLP: %" PRIu64 " bodies sent, %" PRIu64 " failed, %" PRIu64 " dropped (queue full)\n",
+			pr_warn("OTLP export: %" PRIu64 " bodies sent, %" PRIu64 " failed, %" PRIu64 " dropped on a full queue\n",
 				st.sent, st.failed, st.dropped);
 		else
 			pr_debug("OTLP: %" PRIu64 " bodies sent\n", st.sent);
@@ -501,7 +516,8 @@ int main(int argc, char **argv)
 	int c, rc;
 
 	agentxdp_prog = "agentxdp-nicstat";
-	while ((c = getopt_long(argc, argv, "i:c:aqvhV", long_options, NULL)) != -1) {
+	opterr = 0;	/* our own one-line messages below */
+	while ((c = getopt_long(argc, argv, ":i:c:aqvhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (parse_duration_ns(optarg, 1000000000ull, 10000000ull, 3600000000000ull, &v))
@@ -561,8 +577,12 @@ int main(int argc, char **argv)
 		case 'V':
 			printf("agentxdp-nicstat %s\n", AGENTXDP_VERSION);
 			return 0;
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return usage_error("unknown or incomplete option");
+			if (optopt)
+				return usage_error("unknown option '-%c'", optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)

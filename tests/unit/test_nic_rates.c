@@ -257,8 +257,8 @@ static void test_metrics(void **state)
 	metric_set_init(&set, 1, b.ts_ns);
 	assert_int_equal(nic_metrics_add(&set, &b, 3), 0);
 	assert_int_equal(prom_text_write(&set, &out), 0);
-	assert_non_null(strstr(out.data, "agentxdp_nic_counter_total{device=\"mlx5_0\",port=\"1\",netdev=\"eth\\\"2\",source=\"hw_counters\",counter=\"np_cnp_sent\"} 15\n"));
-	assert_non_null(strstr(out.data, "agentxdp_nic_counter_rate_per_second{device=\"mlx5_0\",port=\"1\",netdev=\"eth\\\"2\",source=\"hw_counters\",counter=\"np_cnp_sent\"} 10\n"));
+	assert_non_null(strstr(out.data, "agentxdp_nic_stat_total{device=\"mlx5_0\",port=\"1\",netdev=\"eth\\\"2\",source=\"hw_counters\",counter=\"np_cnp_sent\"} 15\n"));
+	assert_non_null(strstr(out.data, "agentxdp_nic_stat_rate_per_second{device=\"mlx5_0\",port=\"1\",netdev=\"eth\\\"2\",source=\"hw_counters\",counter=\"np_cnp_sent\"} 10\n"));
 	assert_non_null(strstr(out.data, "agentxdp_nic_signal_rate_per_second{device=\"mlx5_0\",port=\"1\",netdev=\"eth\\\"2\",signal=\"congestion\"} 10\n"));
 	assert_non_null(strstr(out.data, "agentxdp_nic_read_errors_total 3\n"));
 	assert_non_null(strstr(out.data, "agentxdp_nic_ports 1\n"));
