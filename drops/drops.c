@@ -601,18 +601,21 @@ static int inspect_kernel(struct drops_ctx *ctx)
 	pr_debug("%zu drop reason names from %s\n", ctx->reasons.n,
 		 ctx->reasons.source ? ctx->reasons.source : "nowhere");
 
-	err = ksyms_load(&ctx->ksyms, "/proc/kallsyms");
-	if (err) {
-		/* Numbers are still true without names: go on. */
-		pr_warn("cannot read kernel symbols from /proc/kallsyms: %s; functions shown as "
-			"addresses\n",
-			err == -EPERM ? "addresses hidden (kernel.kptr_restrict)" : strerror(-err));
-		err = 0;
-	}
-	pr_debug("%zu kernel text symbols\n", ctx->ksyms.n);
 cleanup:
 	btf__free(btf);
 	return err;
+}
+
+/* Function names, read once the program counts (the file is big: counting starts sooner). */
+static void load_kernel_symbols(struct drops_ctx *ctx)
+{
+	int err = ksyms_load(&ctx->ksyms, "/proc/kallsyms");
+
+	if (err) /* numbers are still true without names: go on */
+		pr_warn("cannot read kernel symbols from /proc/kallsyms: %s; functions shown as "
+			"addresses\n",
+			err == -EPERM ? "addresses hidden (kernel.kptr_restrict)" : strerror(-err));
+	pr_debug("%zu kernel text symbols\n", ctx->ksyms.n);
 }
 
 static int reason_value_cmp(const void *a, const void *b)
@@ -1140,6 +1143,7 @@ static int count_drops(struct drops_ctx *ctx)
 
 	pr_info("counting kfree_skb drops (filter: %s)%s\n", o->filter_text,
 		o->duration_ns ? "" : "; Ctrl-C prints the table and exits");
+	load_kernel_symbols(ctx);
 	next_print_ns = o->interval_ns ? ctx->start_mono_ns + o->interval_ns : UINT64_MAX;
 	end_ns = o->duration_ns ? ctx->start_mono_ns + o->duration_ns : UINT64_MAX;
 	while (!stop_requested) {
