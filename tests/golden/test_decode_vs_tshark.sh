@@ -2,7 +2,8 @@
 # test_decode_vs_tshark.sh: for every RoCE packet of every trace, the decoder's opcode, dest QP,
 # PSN, ack-request bit, AETH syndrome and MSN, RETH DMA length and UDP source port must equal
 # tshark's (-T fields), and the CM fields of every CM MAD too. Traces: samples/*.pcap*,
-# ../shared/captures (skipped when absent) and crafted traces built by tests/fuzz/gen_seeds.py.
+# ../shared/captures (skipped when absent), agentxdp-synth traces (NAK, RNR, CNP, ECN, IPv6,
+# VLAN, snaplen) and crafted traces built by tests/fuzz/gen_seeds.py.
 # Where tshark is not the reference (its own bugs, a link type it cannot read, frames the IBA
 # calls malformed), the crafted trace's NAME.expect says so and why, and the decoder is checked
 # against the values the frame was built with instead.
@@ -139,6 +140,28 @@ if have_shared; then
 	done
 else
 	skip decode-vs-tshark-shared "no ../shared/captures here"
+fi
+
+# The synthesizer's traces carry what the public captures lack: NAKs, RNR NAKs, CNPs, ECN-CE,
+# atomics, IPv6, VLAN tags, snaplen-trimmed frames.
+SYNTH=$BIN/agentxdp-synth
+if [ -x "$SYNTH" ]; then
+	synth() {
+		local name=$1
+		shift
+		mkdir -p "$work/synth/$name"
+		"$SYNTH" -q -o "$work/synth/$name/$name" --duration 100us "$@" ||
+			fail "decode-vs-tshark-synth $name" "agentxdp-synth $* failed"
+	}
+	synth lossy-mixed.pcapng --workload mixed --fault link=leaf1-spine0,kind=loss,size=3%
+	synth ecn-cnp.pcapng --load 60% --fault 'link=leaf0-spine0,dir=spine0>leaf0,kind=ecn,size=30%'
+	synth v6-vlan-snaplen.pcap --ipv6 --vlan 100 --snaplen 128 --format pcap --workload mixed
+	synth rnr-rpc.pcapng --workload rpc --host-fault host=198.18.0.12,kind=rnr
+	for f in "$work"/synth/*/*.pcap*; do
+		check_trace "$f" /dev/null --need-roce
+	done
+else
+	skip decode-vs-tshark-synth "bin/agentxdp-synth not built"
 fi
 
 if python3 "$TOP/tests/fuzz/gen_seeds.py" --traces "$work" >/dev/null; then
