@@ -1,0 +1,227 @@
+/* report.c: agentxdp-report, turn an analysis database into a post-incident report. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "parse_num.h"
+#include "report_charts.h"
+#include "report_data.h"
+#include "report_render.h"
+#include "text_buf.h"
+
+#ifndef AGENTXDP_VERSION
+#define AGENTXDP_VERSION "0.1.0"
+#endif
+
+static const char usage_text[] =
+	"Usage: agentxdp-report [OPTIONS] DATABASE\n"
+	"\n"
+	"Turn an analysis database (made by agentxdp-analyze -o) into a post-incident report:\n"
+	"the verdict (the slow or lossy link, severity, onset, confidence, the flows it hurt, or\n"
+	"\"no slow link found\" with what was checked), capture health, links and flows ranked by\n"
+	"how bad they are, and gnuplot charts. With -o, writes DIR/index.html (charts beside it in\n"
+	"DIR/charts/; nothing is loaded from the network) and prints a short summary.\n"
+	"\n"
+	"Options:\n"
+	"  -o, --output DIR       write the HTML report into DIR (created if missing)\n"
+	"  -f, --format FORMAT    what to print on standard output: text (default), markdown, html\n"
+	"      --png              draw charts as PNG instead of SVG\n"
+	"  -n, --top N            rows per table and flows per chart (default 10, 1 to 1000)\n"
+	"  -q, --quiet            print nothing on standard output (with -o)\n"
+	"  -h, --help             show this help and exit\n"
+	"  -V, --version          show the version and exit\n"
+	"\n"
+	"Flows are ranked by badness = p99 ACK latency / the population's median p99, plus\n"
+	"1000 x (retransmissions + NAKs + RNR NAKs + timeouts + CNPs) / packets.\n"
+	"Exit status: 0 on success, 1 when the database cannot be read or the report written,\n"
+	"2 on a usage error.\n"
+	"\n"
+	"Examples:\n"
+	"  agentxdp-report incident.db\n"
+	"  agentxdp-report incident.db -o report/\n"
+	"  agentxdp-report incident.db --format markdown > incident.md\n"
+	"  agentxdp-analyze trace.pcapng -o incident.db && agentxdp-report incident.db -o report/\n";
+
+static const struct option long_options[] = {
+	{ "output", required_argument, NULL, 'o' }, { "format", required_argument, NULL, 'f' },
+	{ "png", no_argument, NULL, 'P' },	    { "top", required_argument, NULL, 'n' },
+	{ "quiet", no_argument, NULL, 'q' },	    { "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },	    { NULL, 0, NULL, 0 },
+};
+
+struct report_opts {
+	const char *db_path;
+	const char *out_dir;
+	enum report_format format;
+	bool png;
+	bool quiet;
+	uint64_t top_n;
+};
+
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "agentxdp-report: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'agentxdp-report --help' for more information.\n");
+	return 2;
+}
+
+/* Write a file whole, 0640, through a temporary name: a reader never sees half a page. */
+static int write_whole_file(const char *dir, const char *name, const struct text_buf *b)
+{
+	char path[4200], tmp[4300];
+	int fd, err = 0;
+	size_t off = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0) {
+		pr_err("%s: %s\n", tmp, strerror(errno));
+		return -1;
+	}
+	while (off < b->len) {
+		ssize_t n = write(fd, b->data + off, b->len - off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = errno;
+			break;
+		}
+		off += (size_t)n;
+	}
+	if (!err && fsync(fd))
+		err = errno;
+	if (close(fd) && !err)
+		err = errno;
+	if (!err && rename(tmp, path))
+		err = errno;
+	if (err) {
+		unlink(tmp);
+		pr_err("%s: %s\n", path, strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
+static int write_report_dir(const struct report_opts *o, const struct report_data *d)
+{
+	struct report_chart charts[REPORT_MAX_CHARTS];
+	struct text_buf html = { 0 };
+	char err[512];
+	int n_charts, rc = -1;
+
+	if (mkdir(o->out_dir, 0750) && errno != EEXIST) {
+		pr_err("%s: cannot create the report folder: %s\n", o->out_dir, strerror(errno));
+		return -1;
+	}
+	n_charts = report_charts_render(d, o->out_dir, o->png, charts, err, sizeof(err));
+	if (n_charts < 0) {
+		pr_warn("%s\n", err);
+		n_charts = 0;
+	}
+	if (report_render_html(&html, d, charts, (size_t)n_charts, o->top_n)) {
+		pr_err("out of memory while rendering HTML\n");
+		goto cleanup;
+	}
+	if (write_whole_file(o->out_dir, "index.html", &html))
+		goto cleanup;
+	rc = 0;
+cleanup:
+	text_buf_free(&html);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct report_opts o = { .format = REPORT_TEXT, .top_n = 10 };
+	struct report_data d;
+	struct text_buf out = { 0 };
+	char err[1024];
+	int c, rc = 1;
+
+	agentxdp_prog = "agentxdp-report";
+	while ((c = getopt_long(argc, argv, "o:f:n:qhV", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o.out_dir = optarg;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "text"))
+				o.format = REPORT_TEXT;
+			else if (!strcmp(optarg, "markdown") || !strcmp(optarg, "md"))
+				o.format = REPORT_MARKDOWN;
+			else if (!strcmp(optarg, "html"))
+				o.format = REPORT_HTML;
+			else
+				return usage_error("invalid --format '%s' (text, markdown or html)", optarg);
+			break;
+		case 'P':
+			o.png = true;
+			break;
+		case 'n':
+			if (parse_u64(optarg, 1, 1000, &o.top_n))
+				return usage_error("invalid --top '%s' (1 to 1000)", optarg);
+			break;
+		case 'q':
+			o.quiet = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		case 'V':
+			printf("agentxdp-report %s\n", AGENTXDP_VERSION);
+			return 0;
+		default:
+			fprintf(stderr, "Try 'agentxdp-report --help' for more information.\n");
+			return 2;
+		}
+	}
+	if (optind >= argc)
+		return usage_error("no database given");
+	if (argc - optind > 1)
+		return usage_error("one database at a time ('%s' is extra)", argv[optind + 1]);
+	o.db_path = argv[optind];
+	if (access(o.db_path, R_OK)) {
+		pr_err("%s: %s\n", o.db_path, strerror(errno));
+		return 1;
+	}
+
+	if (report_data_load(o.db_path, o.top_n, &d, err, sizeof(err))) {
+		pr_err("%s\n", err);
+		return 1;
+	}
+	if (o.out_dir && write_report_dir(&o, &d))
+		goto cleanup;
+	if (!o.quiet) {
+		int r = o.format == REPORT_HTML ? report_render_html(&out, &d, NULL, 0, o.top_n)
+						: report_render_summary(&out, &d, o.format, o.top_n);
+		if (r) {
+			pr_err("out of memory while rendering\n");
+			goto cleanup;
+		}
+		fwrite(out.data ? out.data : "", 1, out.len, stdout);
+		if (o.out_dir && o.format == REPORT_TEXT)
+			printf("\nreport: %s/index.html\n", o.out_dir);
+		if (fflush(stdout) || ferror(stdout)) {
+			pr_err("standard output: %s\n", strerror(errno));
+			goto cleanup;
+		}
+	}
+	rc = 0;
+cleanup:
+	text_buf_free(&out);
+	report_data_free(&d);
+	return rc;
+}

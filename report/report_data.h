@@ -1,0 +1,75 @@
+/* report_data.h: what the report reads from an analysis database, in memory. */
+#ifndef AGENTXDP_REPORT_DATA_H
+#define AGENTXDP_REPORT_DATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct report_capture {
+	char path[512];
+	uint64_t frames, bytes, first_ns, last_ns;
+	uint64_t roce_packets, malformed, capture_dropped;
+	int has_drop_counters, truncated;
+	char stop_reason[256];
+};
+
+struct report_finding {
+	int rank;
+	char kind[32];
+	char subject[128];
+	char direction[128];
+	double severity;
+	char severity_text[128];
+	double confidence;
+	uint64_t onset_ns;
+	uint32_t flows_hurt;
+	char *evidence;			/* JSON text as stored */
+};
+
+struct report_flow {
+	int64_t id;
+	char src[64], dst[64];
+	uint32_t dst_qpn;
+	uint16_t udp_sport;
+	char transport[8];
+	int64_t peer_id;
+	uint64_t packets, bytes, first_ns, last_ns;
+	uint64_t retransmitted, naks_psn_seq, naks_other, rnr_naks, timeouts, cnps, ecn_ce;
+	uint64_t ack_samples;
+	double p50_us, p99_us, max_us;
+	double badness;			/* ranking score: how bad this flow looks */
+};
+
+/* Per host pair (src -> dst), aggregated over its flows. */
+struct report_pair {
+	char src[64], dst[64];
+	uint32_t flows;
+	uint64_t packets, retransmitted, naks, cnps, ecn_ce, ack_samples;
+	double p50_us, p99_us;		/* of the pair's flow p50/p99 (sample-weighted median of p99s) */
+};
+
+struct report_data {
+	char db_path[512];
+	int schema_version;
+	char analyzer_version[64];
+	struct report_capture *captures;
+	size_t n_captures;
+	struct report_finding *findings;
+	size_t n_findings;
+	struct report_flow *flows;	/* sorted by badness, worst first */
+	size_t n_flows;			/* how many are loaded (top-N) */
+	uint64_t total_flows;		/* how many the database holds */
+	struct report_pair *pairs;	/* sorted by p99, worst first */
+	size_t n_pairs;
+	uint64_t total_packets, total_bytes, total_retransmitted, total_naks, total_rnr,
+		total_timeouts, total_cnps, total_ecn_ce, total_malformed;
+	uint64_t first_ns, last_ns;
+	uint64_t healthy_median_p99_us_x1000; /* population median of flow p99 (for contrast) */
+};
+
+/* Open the database read-only and load the summary. 0, or -1 with a one-line message in err. */
+int report_data_load(const char *db_path, size_t top_n, struct report_data *out, char *err,
+		     size_t errlen);
+void report_data_free(struct report_data *d);
+
+#endif
