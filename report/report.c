@@ -152,6 +152,7 @@ int main(int argc, char **argv)
 	int c, rc = 1;
 
 	agentxdp_prog = "agentxdp-report";
+	umask(027); /* report files 0640, folders 0750: traces can be sensitive */
 	while ((c = getopt_long(argc, argv, "o:f:n:qhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'o':

@@ -39,9 +39,12 @@ static FILE *open_in(struct chart_ctx *c, const char *name)
 	return f;
 }
 
+/* Seconds since the chart origin (the earliest window start or packet). */
+static int64_t chart_origin_ns;
 static double rel_s(const struct report_data *d, int64_t ns)
 {
-	return (double)(ns - (int64_t)d->first_ns) / 1e9;
+	(void)d;
+	return (double)(ns - chart_origin_ns) / 1e9;
 }
 
 /* Script preamble: terminal and output file. */
@@ -53,7 +56,7 @@ static void script_head(struct chart_ctx *c, FILE *gp, const char *base, int w, 
 	else
 		fprintf(gp, "set terminal svg size %d,%d noenhanced font 'sans,10' background '#ffffff'\nset output '%s.svg'\n",
 			w, h, base);
-	fputs("set grid\nset key outside right top\nset datafile missing 'NaN'\n", gp);
+	fputs("set grid\nset key below\nset datafile missing 'NaN'\n", gp);
 }
 
 /* Close the script, run gnuplot, record the chart when it rendered. */
@@ -483,6 +486,17 @@ int report_charts_render(const struct report_data *d, const char *dir, bool png,
 		snprintf(err, errlen, "%s: %s", d->db_path, c.db ? sqlite3_errmsg(c.db) : "cannot open");
 		sqlite3_close(c.db);
 		return -1;
+	}
+	/* Windows start on window boundaries, before the first packet: take the earlier. */
+	chart_origin_ns = (int64_t)d->first_ns;
+	{
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(c.db, "SELECT min(start_ns) FROM qp_window", -1, &st, NULL) == SQLITE_OK) {
+			if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
+			    sqlite3_column_int64(st, 0) < chart_origin_ns)
+				chart_origin_ns = sqlite3_column_int64(st, 0);
+			sqlite3_finalize(st);
+		}
 	}
 	chart_latency_cdf(&c);
 	chart_latency_time(&c);

@@ -133,13 +133,13 @@ int report_render_summary(struct text_buf *out, const struct report_data *d, enu
 			d->total_retransmitted, d->total_naks, d->total_rnr, d->total_timeouts,
 			d->total_cnps, d->total_ecn_ce);
 
-	text_buf_puts(out, md ? "\n## Host pairs, worst p99 ACK latency first\n\n| src | dst | flows | packets | p50 us | p99 us | retx | NAKs | CNPs |\n|---|---|---|---|---|---|---|---|---|\n"
-			      : "\nHOST PAIRS (worst p99 ACK latency first)\n  src              dst               flows   packets    p50_us    p99_us   retx   naks   cnps\n");
+	text_buf_puts(out, md ? "\n## Host pairs, worst flow p99 ACK latency first\n\n| src | dst | flows | packets | worst flow p50 us | worst flow p99 us | retx | NAKs | CNPs |\n|---|---|---|---|---|---|---|---|---|\n"
+			      : "\nHOST PAIRS (worst flow p99 ACK latency first)\n  src              dst               flows   packets  max_p50_us max_p99_us   retx   naks   cnps\n");
 	for (size_t i = 0; i < d->n_pairs && i < top_n; i++) {
 		const struct report_pair *p = &d->pairs[i];
 		text_buf_printf(out,
 				md ? "| %s | %s | %u | %" PRIu64 " | %.1f | %.1f | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " |\n"
-				   : "  %-16s %-16s %6u %9" PRIu64 " %9.1f %9.1f %6" PRIu64 " %6" PRIu64 " %6" PRIu64 "\n",
+				   : "  %-16s %-16s %6u %9" PRIu64 " %11.1f %10.1f %6" PRIu64 " %6" PRIu64 " %6" PRIu64 "\n",
 				p->src, p->dst, p->flows, p->packets, p->p50_us, p->p99_us, p->retransmitted,
 				p->naks, p->cnps);
 	}
@@ -265,8 +265,8 @@ int report_render_html(struct text_buf *out, const struct report_data *d,
 		text_buf_puts(out, "</figcaption></figure>\n");
 	}
 
-	text_buf_puts(out, "<h2>Host pairs, worst p99 ACK latency first</h2>\n<table id=\"pairs\"><tr><th class=\"l\">src</th>"
-			   "<th class=\"l\">dst</th><th>flows</th><th>packets</th><th>p50 &micro;s</th><th>p99 &micro;s</th>"
+	text_buf_puts(out, "<h2>Host pairs, worst flow p99 ACK latency first</h2>\n<table id=\"pairs\"><tr><th class=\"l\">src</th>"
+			   "<th class=\"l\">dst</th><th>flows</th><th>packets</th><th>worst flow p50 &micro;s</th><th>worst flow p99 &micro;s</th>"
 			   "<th>retransmitted</th><th>NAKs</th><th>CNPs</th><th>ECN CE</th></tr>\n");
 	for (size_t i = 0; i < d->n_pairs && i < top_n; i++) {
 		const struct report_pair *p = &d->pairs[i];

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# test_report.sh: agentxdp-report's CLI, its HTML in headless Chromium, and its verdicts.
+. "$(dirname "$0")/../lib.sh"
+R="$BIN/agentxdp-report"
+A="$BIN/agentxdp-analyze"
+S="$BIN/agentxdp-synth"
+T=$(tmpdir)
+trap 'rm -rf "$T"' EXIT
+
+# --- CLI ---------------------------------------------------------------------------
+"$R" --help >"$T/help" 2>&1 && grep -q '^Examples:' "$T/help" && grep -q -- '--format' "$T/help" &&
+	pass "report --help lists options and examples" || fail "report --help" "$(head -3 "$T/help")"
+"$R" --bogus >/dev/null 2>"$T/err"
+expect_eq "report: unknown option exits 2" 2 $?
+"$R" --top 0 x.db >/dev/null 2>"$T/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "invalid --top '0'" "$T/err" && pass "report: bad --top is a usage error" ||
+	fail "report: bad --top" "rc=$rc $(cat "$T/err")"
+"$R" "$T/missing.db" >/dev/null 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "No such file" "$T/err" &&
+	pass "report: missing database, one line, exit 1" || fail "report: missing database" "rc=$rc $(cat "$T/err")"
+echo "not a database" >"$T/junk.db"
+"$R" "$T/junk.db" >/dev/null 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && pass "report: a non-database file, one line, exit 1" ||
+	fail "report: non-database" "rc=$rc $(cat "$T/err")"
+sqlite3 "$T/other.db" "create table t(x)"
+"$R" "$T/other.db" >/dev/null 2>"$T/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "not an agentxdp analysis database" "$T/err" &&
+	pass "report: a foreign SQLite database is named as such" || fail "report: foreign db" "rc=$rc $(cat "$T/err")"
+
+# --- a database with a fault, to exercise every chart ---------------------------------
+make_db() { # NAME SYNTH-ARGS...: synthesize, analyze, leave $T/NAME.db
+	local name=$1
+	shift
+	"$S" -o "$T/$name" "$@" >"$T/$name.synth.log" 2>&1 || return 1
+	local trace
+	trace=$(ls "$T/$name"/trace.pcap* | head -n 1)
+	"$A" "$trace" --topology "$T/$name/links.csv" --paths "$T/$name/paths.csv" -o "$T/$name.db" \
+		>"$T/$name.analyze.log" 2>&1
+}
+
+if [ ! -x "$S" ]; then
+	fail "report: agentxdp-synth is needed for the report tests" "bin/agentxdp-synth missing"
+	exit 0
+fi
+if make_db healthy --hosts 4 --leaves 2 --spines 2 --duration 300ms --seed 11 &&
+	make_db lossy --hosts 4 --leaves 2 --spines 2 --duration 300ms --seed 11 \
+		--fault "link=leaf0-spine0,kind=loss,size=2%,onset=100ms"; then
+	pass "report: synthesized a healthy and a lossy fabric"
+else
+	fail "report: synthesize and analyze" "$(tail -n 3 "$T"/*.log)"
+	exit 0
+fi
+
+"$R" "$T/healthy.db" >"$T/healthy.txt" 2>"$T/err"
+"$R" "$T/lossy.db" >"$T/lossy.txt" 2>>"$T/err"
+grep -q "No slow or lossy link found" "$T/healthy.txt" && pass "report: healthy fabric, no slow link" ||
+	fail "report: healthy verdict" "$(sed -n '4,6p' "$T/healthy.txt")"
+! grep -q "No slow or lossy link found" "$T/lossy.txt" && grep -A1 '^VERDICT' "$T/lossy.txt" | grep -q "lossy" &&
+	pass "report: lossy fabric, a lossy verdict" || fail "report: lossy verdict" "$(sed -n '4,6p' "$T/lossy.txt")"
+# Every number in the text traces to the database.
+want=$(sqlite3 "$T/lossy.db" "select sum(retransmitted_packets) from qp")
+grep -q "; $want retransmitted," "$T/lossy.txt" && pass "report: totals equal the database's sums" ||
+	fail "report: totals" "db says $want retransmitted"
+
+# Markdown and HTML on stdout
+"$R" "$T/lossy.db" --format markdown >"$T/lossy.md" && grep -q '^## Verdict' "$T/lossy.md" &&
+	pass "report: markdown" || fail "report: markdown" "$(head -3 "$T/lossy.md")"
+
+# --- the HTML report, opened in headless Chromium -------------------------------------
+"$R" "$T/lossy.db" -o "$T/rep" -q 2>"$T/err"
+rc=$?
+[ $rc -eq 0 ] && [ -s "$T/rep/index.html" ] && pass "report: -o writes index.html" ||
+	fail "report: -o" "rc=$rc $(cat "$T/err")"
+perm=$(stat -c %a "$T/rep/index.html")
+[ "$perm" = 640 ] && pass "report: index.html is 0640" || fail "report: file mode" "$perm"
+grep -qE '(src|href)="(https?:)?//' "$T/rep/index.html" && fail "report: loads nothing from the network" "found a remote URL" ||
+	pass "report: loads nothing from the network"
+
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$CHROMIUM" ]; then
+	skip_or_fail_in_ci "report: headless Chromium" "chromium not installed"
+else
+	mkdir -p "$T/view"
+	cp -r "$T/rep" "$T/view/rep"
+	cat >"$T/view/harness.html" <<'HTML'
+<!DOCTYPE html><html><body><iframe id="f" src="rep/index.html" width="1200" height="900"></iframe>
+<pre id="out">pending</pre>
+<script>
+document.getElementById('f').onload = function () {
+  var doc = this.contentDocument, lines = [];
+  if (!doc) { document.getElementById('out').textContent = 'NO-ACCESS'; return; }
+  for (var i = 0; i < doc.images.length; i++) {
+    var im = doc.images[i];
+    lines.push('IMG ' + im.getAttribute('src') + ' ' + im.complete + ' ' + im.naturalWidth + ' ' + im.naturalHeight);
+  }
+  lines.push('VERDICT ' + (doc.getElementById('verdict') || {textContent: 'missing'}).textContent);
+  document.getElementById('out').textContent = lines.join('\n');
+};
+</script></body></html>
+HTML
+	flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking
+		--disable-component-update --disable-sync --virtual-time-budget=5000)
+	timeout 90 "$CHROMIUM" "${flags[@]}" --user-data-dir="$T/ud1" --allow-file-access-from-files \
+		--dump-dom "file://$T/view/harness.html" >"$T/dom.html" 2>/dev/null
+	n_img=$(grep -c '^IMG ' "$T/dom.html")
+	bad_img=$(grep '^IMG ' "$T/dom.html" | awk '$3 != "true" || $4 < 200 || $5 < 150' | wc -l)
+	[ "$n_img" -ge 5 ] && [ "$bad_img" -eq 0 ] && pass "report: Chromium loads all $n_img charts at a sensible size" ||
+		fail "report: charts in Chromium" "$n_img images, $bad_img bad: $(grep '^IMG ' "$T/dom.html" | head -3)"
+	grep -q '^VERDICT .*lossy' "$T/dom.html" && pass "report: Chromium shows the verdict" ||
+		fail "report: verdict in Chromium" "$(grep VERDICT "$T/dom.html")"
+	timeout 90 "$CHROMIUM" "${flags[@]}" --user-data-dir="$T/ud2" --hide-scrollbars --window-size=1200,2000 \
+		--enable-logging=stderr --v=0 --screenshot="$T/shot.png" "file://$T/rep/index.html" 2>"$T/chrome.log" >/dev/null
+	[ -s "$T/shot.png" ] && pass "report: screenshot taken" || fail "report: screenshot" "no PNG"
+	if grep -E 'CONSOLE|Uncaught|Refused to' "$T/chrome.log" >/dev/null; then
+		fail "report: no console error" "$(grep -E 'CONSOLE|Uncaught|Refused to' "$T/chrome.log" | head -2)"
+	else
+		pass "report: no console error"
+	fi
+fi
+
+# Untrusted text is escaped: a database whose addresses carry markup.
+cp "$T/lossy.db" "$T/evil.db"
+sqlite3 "$T/evil.db" "update qp set src_ip = '<script>alert(1)</script>' where id = (select min(id) from qp);
+  update finding set subject = '\"><img src=x onerror=alert(1)>' where rank = 1;"
+"$R" "$T/evil.db" -o "$T/evil" -q --top 1000
+if grep -q '<script>alert' "$T/evil/index.html" || grep -q '<img src=x' "$T/evil/index.html"; then
+	fail "report: escapes trace text in HTML" "raw markup found"
+else
+	grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' "$T/evil/index.html" &&
+		pass "report: escapes trace text in HTML" || fail "report: escape" "escaped text not found"
+fi
