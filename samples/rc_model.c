@@ -1022,6 +1022,10 @@ int rc_next_packet(struct rc_qp *qp, uint64_t now_ns, struct roce_pkt *out,
 	if (now_ns > qp->current_time_ns)
 		qp->current_time_ns = now_ns;
 	now_ns = qp->current_time_ns;
+	/* Fast path for an idle QP end: nothing queued in either role and no timer due. */
+	if (!qp->cnp_pending && qp->resp_head == qp->resp_tail && qp->tx_wqe == qp->sq_tail &&
+	    (!qp->timer_deadline_ns || now_ns < qp->timer_deadline_ns))
+		return 0;
 	fire_timers(qp, now_ns);
 	if (qp->error)
 		return 0;

@@ -194,9 +194,10 @@ static void fill_payload(uint8_t *p, uint32_t len, uint32_t psn)
 	memset(p, (int)(0xa0 | (psn & 0x0f)), len);
 }
 
-/* BTH + extended headers + payload + pad + ICRC space; returns bytes or 0 if cap is short. */
+/* BTH + extended headers + payload + pad + ICRC space; returns bytes or 0 if cap is short.
+ * Only the first fill_len payload bytes are written (the rest is trimmed away anyway). */
 static size_t put_transport(uint8_t *buf, size_t cap, const struct roce_pkt *pkt,
-			    const uint8_t *payload)
+			    const uint8_t *payload, size_t fill_len)
 {
 	struct ext_layout l = ext_layout_of(pkt->opcode);
 	uint32_t pay = l.cnp ? 0 : pkt->payload_len;
@@ -256,11 +257,14 @@ static size_t put_transport(uint8_t *buf, size_t cap, const struct roce_pkt *pkt
 		p += CNP_RESERVED_BYTES;
 	}
 	if (pay) {
+		uint32_t fill = fill_len < pay ? (uint32_t)fill_len : pay;
 		if (payload)
-			memcpy(p, payload, pay);
+			memcpy(p, payload, fill);
 		else
-			fill_payload(p, pay, pkt->psn);
+			fill_payload(p, fill, pkt->psn);
 		p += pay;
+		if (fill < pay)
+			return n;
 	}
 	memset(p, 0, pad + ICRC_BYTES);
 	return n;
@@ -269,11 +273,12 @@ static size_t put_transport(uint8_t *buf, size_t cap, const struct roce_pkt *pkt
 size_t roce_frame_build_transport(uint8_t *buf, size_t cap, const struct roce_pkt *pkt,
 				  const uint8_t *payload)
 {
-	return put_transport(buf, cap, pkt, payload);
+	return put_transport(buf, cap, pkt, payload, SIZE_MAX);
 }
 
-size_t roce_frame_build(uint8_t *buf, size_t cap, const struct roce_frame_addr *addr,
-			const struct roce_pkt *pkt, const uint8_t *payload, bool icrc)
+static size_t frame_build(uint8_t *buf, size_t cap, const struct roce_frame_addr *addr,
+			  const struct roce_pkt *pkt, const uint8_t *payload, bool icrc,
+			  size_t snaplen)
 {
 	size_t eth_len = addr->vlan_id ? 18 : 14;
 	size_t ip_len = addr->ip_version == 6 ? 40 : 20;
@@ -282,7 +287,12 @@ size_t roce_frame_build(uint8_t *buf, size_t cap, const struct roce_frame_addr *
 
 	if (cap < hdr)
 		return 0;
-	size_t tlen = put_transport(buf + hdr, cap - hdr, pkt, payload);
+	/* With a snap length, IPv4 frames need their payload only up to it: the UDP checksum
+	 * is zero and the ICRC is not computed. IPv6's UDP checksum covers every byte. */
+	size_t fill = SIZE_MAX;
+	if (snaplen && addr->ip_version != 6 && !addr->udp_checksum)
+		fill = snaplen > hdr + BTH_BYTES ? snaplen - hdr : 0;
+	size_t tlen = put_transport(buf + hdr, cap - hdr, pkt, payload, fill);
 	if (!tlen)
 		return 0;
 	size_t udp_len = 8 + tlen;
@@ -351,6 +361,24 @@ size_t roce_frame_build(uint8_t *buf, size_t cap, const struct roce_frame_addr *
 		put_be16(p + 6, c ? c : 0xffff);
 	}
 	return frame_len;
+}
+
+size_t roce_frame_build(uint8_t *buf, size_t cap, const struct roce_frame_addr *addr,
+			const struct roce_pkt *pkt, const uint8_t *payload, bool icrc)
+{
+	return frame_build(buf, cap, addr, pkt, payload, icrc, 0);
+}
+
+size_t roce_frame_build_snap(uint8_t *buf, size_t cap, const struct roce_frame_addr *addr,
+			     const struct roce_pkt *pkt, const uint8_t *payload, size_t snaplen)
+{
+	size_t hdr = (addr->vlan_id ? 18 : 14) + (addr->ip_version == 6 ? 40 : 20) + 8;
+	size_t len = hdr + BTH_BYTES + roce_ext_header_bytes(pkt->opcode) +
+		     (pkt->opcode == ROCE_OPCODE_CNP ? 0 : pkt->payload_len);
+	len += ((4 - (len & 3)) & 3) + ICRC_BYTES;	/* hdr is 4-byte aligned: pad follows payload */
+	if (!snaplen || len <= snaplen)
+		return frame_build(buf, cap, addr, pkt, payload, true, 0);
+	return frame_build(buf, cap, addr, pkt, payload, false, snaplen);
 }
 
 int roce_frame_parse_transport(const uint8_t *data, size_t len, struct roce_pkt *out)

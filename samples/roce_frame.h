@@ -51,6 +51,14 @@ size_t roce_ext_header_bytes(uint8_t opcode);
 size_t roce_frame_build(uint8_t *buf, size_t cap, const struct roce_frame_addr *addr,
 			const struct roce_pkt *pkt, const uint8_t *payload, bool icrc);
 
+/*
+ * The same, for a capture trimmed to `snaplen` (0 = whole): frames that fit get their ICRC;
+ * longer ones are correct up to snaplen (IPv4: payload past it is not even written, which is
+ * what makes --snaplen fast), their ICRC is not computed. Returns the whole frame length.
+ */
+size_t roce_frame_build_snap(uint8_t *buf, size_t cap, const struct roce_frame_addr *addr,
+			     const struct roce_pkt *pkt, const uint8_t *payload, size_t snaplen);
+
 /* Only BTH .. ICRC (what a UDP socket sends). The ICRC there is left zero. */
 size_t roce_frame_build_transport(uint8_t *buf, size_t cap, const struct roce_pkt *pkt,
 				  const uint8_t *payload);

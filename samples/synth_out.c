@@ -87,11 +87,12 @@ static void add_sample(struct vflow *f, uint64_t v)
 }
 
 /* Ground truth for one packet as vantage `v` records it at trace time `ts`. */
-static void truth_packet(struct sim *s, struct vantage *v, const struct flight *fl, uint64_t ts)
+static void truth_packet(struct sim *s, struct vantage *v, const struct flight *fl,
+			 const struct flight_pkt *fp, uint64_t ts)
 {
 	const struct qp *q = &s->qps[fl->qp];
 	struct vflow *f = &v->flows[fl->qp * 2 + fl->side];
-	const struct roce_pkt *p = &fl->pkt;
+	const struct roce_pkt *p = &fp->pkt;
 	uint8_t op = p->opcode & 0x1f;
 
 	if (!f->packets)
@@ -189,6 +190,7 @@ void synth_record(struct sim *s, uint32_t fi, uint32_t host, bool arrival, uint6
 	static uint8_t frame[ROCE_FRAME_MAX];
 	const struct synth_opts *o = s->o;
 	const struct flight *fl = &s->flights[fi];
+	const struct flight_pkt *fp = &s->flight_pkts[fi];
 	const struct qp *q = &s->qps[fl->qp];
 	size_t len = 0;
 	uint64_t ts = o->start_ns + now;
@@ -203,9 +205,9 @@ void synth_record(struct sim *s, uint32_t fi, uint32_t host, bool arrival, uint6
 				.vlan_id = o->vlan,
 				.vlan_pcp = 3,
 				.ip_version = o->ipv6 ? 6 : 4,
-				.dscp = fl->dscp,
+				.dscp = fp->dscp,
 				.ecn = fl->ecn,
-				.ip_id = fl->ip_id,
+				.ip_id = fp->ip_id,
 				.flow_label = q->flow_label,
 				.udp_sport = q->sport,
 				.udp_dport = ROCE_V2_UDP_PORT,
@@ -221,8 +223,7 @@ void synth_record(struct sim *s, uint32_t fi, uint32_t host, bool arrival, uint6
 				leaf_mac(s->hosts[hs].leaf, a.dst_mac);
 				a.ttl = 64;
 			}
-			bool icrc = o->snaplen == 0 || fl->frame_len <= o->snaplen;
-			len = roce_frame_build(frame, sizeof(frame), &a, &fl->pkt, NULL, icrc);
+			len = roce_frame_build_snap(frame, sizeof(frame), &a, &fp->pkt, NULL, o->snaplen);
 			if (!len)
 				return;
 		}
@@ -248,7 +249,7 @@ void synth_record(struct sim *s, uint32_t fi, uint32_t host, bool arrival, uint6
 			v->first_ns = ts;
 		v->packets++;
 		v->last_ns = ts;
-		truth_packet(s, v, fl, ts);
+		truth_packet(s, v, fl, fp, ts);
 		if (++s->packets_written >= o->max_packets && o->max_packets)
 			s->stop = true;
 	}

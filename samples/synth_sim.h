@@ -21,7 +21,6 @@ enum ev_type { EV_NIC, EV_HOP, EV_POST, EV_PHASE, EV_HOST_FAULT_ON, EV_HOST_FAUL
 
 struct event {
 	uint64_t t;		/* ns since the trace start */
-	uint64_t seq;		/* tie-break: insertion order */
 	uint32_t type;
 	uint32_t arg;
 };
@@ -85,17 +84,22 @@ struct qp_end {
 	uint64_t timeouts_seen;
 };
 
+/* A packet in flight, split so the per-hop work touches only 16 bytes (the pool is large and
+ * cold; the packet itself is read only when it leaves, arrives or is recorded). */
 struct flight {
-	struct roce_pkt pkt;
-	uint64_t depart_ns;
 	uint32_t qp;
 	uint32_t frame_len;	/* bytes, FCS excluded */
 	uint32_t next_free;
-	uint16_t ip_id;
 	uint8_t side;		/* 0 sent by the requester side, 1 by the responder side */
 	uint8_t hop;
 	uint8_t kind;		/* enum rc_tx_kind */
 	uint8_t ecn;
+};
+
+struct flight_pkt {
+	struct roce_pkt pkt;
+	uint64_t depart_ns;
+	uint16_t ip_id;
 	uint8_t dscp;
 };
 
@@ -116,10 +120,14 @@ struct sim {
 	struct qp *qps;
 	uint32_t n_qps;
 	struct qp_end *qpe;	/* 2 per QP */
-	struct event *events;
-	size_t n_events, cap_events;
-	uint64_t ev_seq;
+	struct ev_bucket {
+		struct event *v;
+		uint32_t n, cap;
+	} ev_buckets[65];
+	uint64_t ev_last;	/* time of the last event popped */
+	size_t n_events;
 	struct flight *flights;
+	struct flight_pkt *flight_pkts;
 	uint32_t cap_flights, flight_free;
 	uint32_t phase_remaining, phases;
 	/* outputs */
