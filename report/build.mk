@@ -1,7 +1,8 @@
-# report/: agentxdp-report (SQL -> text/markdown/HTML + gnuplot charts).
-REPORT_SRCS := report/report.c report/report_data.c report/report_render.c report/report_charts.c \
-	report/gnuplot_run.c
-REPORT_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(REPORT_SRCS))
+# report/: agentxdp-report (SQL -> text/markdown/HTML + gnuplot charts). The report code is
+# in the I/O library so agentxdp-analyze --report can call report_write_from_db().
+IO_SRCS += report/report_data.c report/report_render.c report/report_charts.c \
+	report/report_write.c report/gnuplot_run.c
+REPORT_OBJS := $(BUILD)/obj/report/report.o
 TOOLS += $(BIN)/agentxdp-report
 MAN_PAGES += docs/agentxdp-report.8
 

@@ -1,6 +1,5 @@
 /* report.c: agentxdp-report, turn an analysis database into a post-incident report. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +13,7 @@
 #include "report_charts.h"
 #include "report_data.h"
 #include "report_render.h"
+#include "report_write.h"
 #include "text_buf.h"
 
 #ifndef AGENTXDP_VERSION
@@ -77,72 +77,6 @@ __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ..
 	return 2;
 }
 
-/* Write a file whole, 0640, through a temporary name: a reader never sees half a page. */
-static int write_whole_file(const char *dir, const char *name, const struct text_buf *b)
-{
-	char path[4200], tmp[4300];
-	int fd, err = 0;
-	size_t off = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-	if (fd < 0) {
-		pr_err("%s: %s\n", tmp, strerror(errno));
-		return -1;
-	}
-	while (off < b->len) {
-		ssize_t n = write(fd, b->data + off, b->len - off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			err = errno;
-			break;
-		}
-		off += (size_t)n;
-	}
-	if (!err && fsync(fd))
-		err = errno;
-	if (close(fd) && !err)
-		err = errno;
-	if (!err && rename(tmp, path))
-		err = errno;
-	if (err) {
-		unlink(tmp);
-		pr_err("%s: %s\n", path, strerror(err));
-		return -1;
-	}
-	return 0;
-}
-
-static int write_report_dir(const struct report_opts *o, const struct report_data *d)
-{
-	struct report_chart charts[REPORT_MAX_CHARTS];
-	struct text_buf html = { 0 };
-	char err[512];
-	int n_charts, rc = -1;
-
-	if (mkdir(o->out_dir, 0750) && errno != EEXIST) {
-		pr_err("%s: cannot create the report folder: %s\n", o->out_dir, strerror(errno));
-		return -1;
-	}
-	n_charts = report_charts_render(d, o->out_dir, o->png, charts, err, sizeof(err));
-	if (n_charts < 0) {
-		pr_warn("%s\n", err);
-		n_charts = 0;
-	}
-	if (report_render_html(&html, d, charts, (size_t)n_charts, o->top_n)) {
-		pr_err("out of memory while rendering HTML\n");
-		goto cleanup;
-	}
-	if (write_whole_file(o->out_dir, "index.html", &html))
-		goto cleanup;
-	rc = 0;
-cleanup:
-	text_buf_free(&html);
-	return rc;
-}
-
 int main(int argc, char **argv)
 {
 	struct report_opts o = { .format = REPORT_TEXT, .top_n = 10 };
@@ -203,8 +137,11 @@ int main(int argc, char **argv)
 		pr_err("%s\n", err);
 		return 1;
 	}
-	if (o.out_dir && write_report_dir(&o, &d))
-		goto cleanup;
+	if (o.out_dir) {
+		struct report_write_opts wo = { .png = o.png, .top_n = o.top_n };
+		if (report_write_dir(&d, o.out_dir, &wo))
+			goto cleanup;
+	}
 	if (!o.quiet) {
 		int r = o.format == REPORT_HTML ? report_render_html(&out, &d, NULL, 0, o.top_n)
 						: report_render_summary(&out, &d, o.format, o.top_n);

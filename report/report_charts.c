@@ -226,7 +226,7 @@ static void chart_latency_time(struct chart_ctx *c)
 	onset_marks(c, gp);
 	fputs("plot ", gp);
 	for (size_t k = 0; k < n; k++) {
-		char name[32];
+		char name[48];
 		FILE *dat;
 		snprintf(name, sizeof(name), "lat_time_%zu.dat", k);
 		dat = open_in(c, name);
