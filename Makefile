@@ -99,17 +99,17 @@ deps:
 
 # Every benchmark, one table (docs/benchmarks.md). Components add tests/bench/bench_*.sh.
 bench: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(shell nproc) all
 	@bash scripts/bench.sh
 
 # The README's first command: analyze a bundled sample and show the result.
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(shell nproc) all
 	@bash scripts/demo.sh
 
 # The README's test command. Installs what is missing, builds, runs every test.
 test: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(shell nproc) all
 	@bash tests/run.sh
 
 install: all
