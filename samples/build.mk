@@ -8,3 +8,8 @@ TOOLS += $(BIN)/agentxdp-synth
 $(BIN)/agentxdp-synth: $(SYNTH_OBJS) $(AGENTXDP_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(SYNTH_OBJS) $(AGENTXDP_LIBS) $(LDLIBS) -o $@
+
+# make samples: rebuild the committed sample incidents (byte for byte) from samples/scenarios.txt.
+samples: $(BIN)/agentxdp-synth
+	bash samples/make-samples.sh
+MAN_PAGES += docs/agentxdp-synth.8

@@ -352,8 +352,8 @@ static uint32_t new_qpn(struct sim *s, uint32_t host)
 
 static uint32_t first_psn(struct sim *s)
 {
-	if (s->o->psn_wrap)	/* close enough to 2^24 that every busy QP wraps */
-		return PSN_MASK + 1 - 200 - rng_below(&s->rng, 600);
+	if (s->o->psn_wrap)	/* within 64 PSNs of 2^24: every QP that sends a little wraps */
+		return PSN_MASK + 1 - 8 - rng_below(&s->rng, 56);
 	return rng_below(&s->rng, PSN_MASK + 1);
 }
 
