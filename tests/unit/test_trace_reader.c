@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "capture/pcapng_writer.h"
 #include "pcapng_drops.h"
 #include "trace_reader.h"
 
@@ -374,6 +375,53 @@ static void test_pcapng_walk_malformed(void **state)
 	assert_false(d.has_epb_dropcount);
 }
 
+/* What agentxdp-capture writes (the shared pcapng writer) reads back with its drop counters. */
+static void test_project_pcapng_writer(void **state)
+{
+	const char *path = tmp_path();
+	struct pcapng_shb_info shb = { .application = "test_trace_reader" };
+	struct pcapng_if_info ifi = { .name = "veth0", .linktype = 1, .snaplen = 256 };
+	struct pcapng_writer *w = pcapng_writer_open(path, &shb);
+	uint8_t frame[64];
+	struct trace_reader *tr;
+	struct trace_frame f;
+	char err[256];
+	int n = 0;
+
+	assert_non_null(w);
+	assert_int_equal(pcapng_writer_add_interface(w, &ifi), 0);
+	memset(frame, 0x5a, sizeof(frame));
+	for (int i = 0; i < 3; i++) {
+		struct pcapng_packet pkt = {
+			.if_id = 0,
+			.ts_ns = 1767225600000000000ull + (uint64_t)i * 1001,
+			.data = frame,
+			.caplen = sizeof(frame),
+			.origlen = 1500,
+			.has_dropcount = i == 2,
+			.dropcount = 2,
+		};
+		assert_int_equal(pcapng_writer_write_packet(w, &pkt), 0);
+	}
+	struct pcapng_if_stats st = { .if_id = 0, .ts_ns = 1767225601000000000ull, .received = 10, .dropped = 6 };
+	assert_int_equal(pcapng_writer_write_stats(w, &st), 0);
+	assert_int_equal(pcapng_writer_close(w), 0);
+
+	assert_int_equal(trace_reader_open(&tr, &path, 1, err, sizeof(err)), 0);
+	while (trace_reader_next(tr, &f) == 1) {
+		assert_int_equal(f.ts_ns, 1767225600000000000ull + (uint64_t)n * 1001); /* ns kept */
+		assert_int_equal(f.caplen, 64);
+		assert_int_equal(f.origlen, 1500);
+		n++;
+	}
+	assert_int_equal(n, 3);
+	const struct trace_health *h = trace_reader_health(tr, 0);
+	assert_int_equal(h->has_drop_counters, 1);
+	assert_int_equal(h->capture_dropped, 6); /* max(EPB sum 2, ISB ifdrop 6) */
+	assert_int_equal(h->truncated, 0);
+	trace_reader_close(tr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,6 +431,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_truncated_file, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_drop_counters, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_walk_malformed, cleanup),
+		cmocka_unit_test_teardown(test_project_pcapng_writer, cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
