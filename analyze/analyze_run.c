@@ -8,11 +8,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent_metrics.h"
 #include "analyze_opts.h"
+#include "export_file.h"
 #include "export.h"
 #include "localize.h"
 #include "log.h"
+#include "prom_text.h"
 #include "qp_track.h"
+#include "report/report_write.h"
 #include "roce_decode.h"
 #include "store_sqlite.h"
 #include "topology.h"
@@ -117,6 +121,77 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* --prom: the store's sink and the latency histograms both see every sample. */
+struct tee_sink {
+	const struct qp_event_sink *inner;	/* the store's, or NULL */
+	struct agent_latency *latency;
+	int failed;
+};
+
+static void tee_latency(void *ctx, const struct qp_latency_sample *s)
+{
+	struct tee_sink *tee = ctx;
+
+	if (s->kind == QP_SAMPLE_ACK && agent_latency_observe(tee->latency, s->flow_id, s->latency_ns))
+		tee->failed = 1;
+	if (tee->inner && tee->inner->latency)
+		tee->inner->latency(tee->inner->ctx, s);
+}
+#define TEE_FORWARD(name, type)                                                  \
+	static void tee_##name(void *ctx, const type *e)                         \
+	{                                                                        \
+		struct tee_sink *tee = ctx;                                      \
+		if (tee->inner && tee->inner->name)                              \
+			tee->inner->name(tee->inner->ctx, e);                    \
+	}
+TEE_FORWARD(retransmission, struct qp_retx_event)
+TEE_FORWARD(nak, struct qp_nak_event)
+TEE_FORWARD(cnp, struct qp_cnp_event)
+#undef TEE_FORWARD
+static void tee_window(void *ctx, uint64_t flow_id, const struct flow_window *w)
+{
+	struct tee_sink *tee = ctx;
+
+	if (tee->inner && tee->inner->window)
+		tee->inner->window(tee->inner->ctx, flow_id, w);
+}
+
+/* Write the Prometheus text exposition of this analysis to PATH (atomically, 0640). */
+static int write_prom_file(const char *path, const struct flow_stats *flows, size_t n_flows,
+			   const struct finding *findings, size_t n_findings, struct qp_tracker *t,
+			   const struct agent_latency *latency, uint64_t malformed)
+{
+	struct metric_set set;
+	struct text_buf out = { 0 };
+	struct agent_metrics_input in = {
+		.flows = flows,
+		.n_flows = n_flows,
+		.findings = findings,
+		.n_findings = n_findings,
+		.totals = qp_tracker_totals(t),
+		.latency = latency,
+		.malformed_packets = malformed,
+	};
+	const struct qp_tracker_totals *tot = qp_tracker_totals(t);
+	int err;
+
+	/* A trace's metrics are stamped with the trace's own time, not the clock's. */
+	metric_set_init(&set, tot->first_ns, tot->last_ns ? tot->last_ns : tot->first_ns);
+	err = agent_metrics_build(&set, &in);
+	if (!err)
+		err = prom_text_write(&set, &out);
+	if (!err) {
+		mode_t old = umask(027);
+		err = write_file_atomic(path, out.data ? out.data : "", out.len);
+		umask(old);
+	}
+	if (err)
+		pr_err("--prom %s: %s\n", path, strerror(-err));
+	text_buf_free(&out);
+	metric_set_free(&set);
+	return err ? -1 : 0;
+}
+
 int analyze_traces(const struct analyze_opts *opts)
 {
 	struct roce_decode_opts dopts;
@@ -137,14 +212,20 @@ int analyze_traces(const struct analyze_opts *opts)
 	long n_flows;
 	double t_start = now_s();
 
-	if (opts->report_dir) {
-		pr_err("--report: not in this version; run agentxdp-report on the -o database\n");
-		return 2;
-	}
-	if (opts->prom_path) {
-		pr_err("--prom: not in this version of agentxdp-analyze\n");
-		return 2;
-	}
+	struct agent_latency latency;
+	struct tee_sink tee = { 0 };
+	struct qp_event_sink tee_sink_ops = {
+		.ctx = &tee,
+		.latency = tee_latency,
+		.retransmission = tee_retransmission,
+		.nak = tee_nak,
+		.cnp = tee_cnp,
+		.window = tee_window,
+	};
+	char *report_db = NULL;
+	uint64_t malformed_total = 0;
+
+	agent_latency_init(&latency);
 	roce_decode_opts_default(&dopts);
 	for (int i = 0; i < opts->n_extra_ports && i + 1 < (int)(sizeof(dopts.udp_ports) / sizeof(dopts.udp_ports[0])); i++)
 		dopts.udp_ports[i + 1] = opts->extra_ports[i];
@@ -162,6 +243,23 @@ int analyze_traces(const struct analyze_opts *opts)
 		goto out;
 	}
 
+	/* --report without -o: the report's database lives in the report folder. */
+	if (!db_path && opts->report_dir) {
+		size_t n = strlen(opts->report_dir) + 32;
+
+		if (mkdir_p_dir(opts->report_dir)) {
+			pr_err("--report %s: %s\n", opts->report_dir, strerror(errno));
+			status = 1;
+			goto out;
+		}
+		report_db = malloc(n);
+		if (!report_db) {
+			status = 1;
+			goto out;
+		}
+		snprintf(report_db, n, "%s/analysis.db", opts->report_dir);
+		db_path = report_db;
+	}
 	/* --csv without -o: build the database beside the CSV files, then drop it. */
 	if (!db_path && opts->csv_dir) {
 		size_t n = strlen(opts->csv_dir) + 64;
@@ -192,6 +290,11 @@ int analyze_traces(const struct analyze_opts *opts)
 		}
 		store_set_window(st, opts->window_ns);
 		cfg.sink = store_sink(st);
+	}
+	if (opts->prom_path) {
+		tee.inner = cfg.sink;
+		tee.latency = &latency;
+		cfg.sink = &tee_sink_ops;
 	}
 	t = qp_tracker_new(&cfg);
 	if (!t) {
@@ -243,6 +346,7 @@ int analyze_traces(const struct analyze_opts *opts)
 		caps[i].other_packets = counts[i].other;
 		for (int m = 1; m < N_MALFORMED; m++)
 			caps[i].malformed_packets += counts[i].malformed[m];
+		malformed_total += caps[i].malformed_packets;
 		if (h->has_drop_counters && h->capture_dropped)
 			pr_warn("%s: the capture itself dropped %" PRIu64 " packets\n", caps[i].path, h->capture_dropped);
 		if (caps[i].malformed_packets)
@@ -281,6 +385,23 @@ int analyze_traces(const struct analyze_opts *opts)
 				qp_tracker_totals(t)->packets, n_findings);
 		}
 	}
+	if (opts->prom_path) {
+		if (tee.failed) {
+			pr_err("--prom: out of memory for the latency histograms\n");
+			status = 1;
+		} else if (write_prom_file(opts->prom_path, flows, (size_t)n_flows, findings, n_findings, t,
+					   &latency, malformed_total)) {
+			status = 1;
+		}
+	}
+	if (opts->report_dir && db_path) {
+		struct report_write_opts ro = { .top_n = 10 };
+
+		if (report_write_from_db(db_path, opts->report_dir, &ro))
+			status = 1;
+		else
+			pr_info("report: %s/index.html\n", opts->report_dir);
+	}
 	if (opts->csv_dir && db_path) {
 		if (export_csv(db_path, opts->csv_dir, err, sizeof(err))) {
 			pr_err("%s\n", err);
@@ -297,7 +418,7 @@ int analyze_traces(const struct analyze_opts *opts)
 			.findings = findings,
 			.n_findings = n_findings,
 			.window_ns = opts->window_ns,
-			.db_path = opts->db_path && db_path ? opts->db_path : NULL,
+			.db_path = db_path && (opts->db_path || report_db) ? db_path : NULL,
 		};
 
 		if (opts->json) {
@@ -305,7 +426,7 @@ int analyze_traces(const struct analyze_opts *opts)
 				pr_err("writing the JSON summary: %s\n", strerror(errno));
 				status = 1;
 			}
-		} else if (!opts->db_path && !opts->csv_dir) {
+		} else if (!opts->db_path && !opts->csv_dir && !opts->report_dir && !opts->prom_path) {
 			if (export_text(stdout, &sum, 10) || fflush(stdout)) {
 				pr_err("writing the summary: %s\n", strerror(errno));
 				status = 1;
@@ -320,6 +441,8 @@ out:
 		free(tmp_db);
 	}
 	findings_free(findings, n_findings);
+	agent_latency_free(&latency);
+	free(report_db);
 	qp_tracker_free(t);
 	free(counts);
 	free(caps);

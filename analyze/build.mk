@@ -18,3 +18,8 @@ all: $(DECODE_FIELDS)
 $(DECODE_FIELDS): tests/tools/decode_fields.c $(AGENTXDP_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(AGENTXDP_LIBS) -lpcap $(LDLIBS) -o $@
+
+# Agent metrics (shared by agentxdp-analyze --prom and the live agent) and the /metrics server.
+CORE_SRCS += analyze/agent_metrics.c
+IO_SRCS   += analyze/metrics_http.c
+UNIT_LIBS += -lmicrohttpd -lpthread
