@@ -21,5 +21,12 @@ $(DECODE_FIELDS): tests/tools/decode_fields.c $(AGENTXDP_LIBS)
 
 # Agent metrics (shared by agentxdp-analyze --prom and the live agent) and the /metrics server.
 CORE_SRCS += analyze/agent_metrics.c
-IO_SRCS   += analyze/metrics_http.c
-UNIT_LIBS += -lmicrohttpd -lpthread
+IO_SRCS   += analyze/metrics_http.c analyze/live_agent.c
+UNIT_LIBS += -lmicrohttpd -lcurl -lpthread
+
+# Test driver for agent mode without XDP (not installed).
+AGENT_REPLAY := $(BUILD)/agent_replay
+all: $(AGENT_REPLAY)
+$(AGENT_REPLAY): tests/tools/agent_replay.c $(AGENTXDP_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(AGENTXDP_LIBS) -lpcap -lcsv -lmicrohttpd -lcurl -lpthread $(LDLIBS) -o $@
