@@ -63,8 +63,7 @@ static double rng_exp(struct rng *r, double mean)
 /*
  * ---- event queue: a radix heap (Ahuja, Mehlhorn, Orlin, Tarjan 1990). Simulation time never
  * goes back, so events are filed by the highest bit in which their time differs from the last
- * time popped: push is O(1), pop amortized O(1) here. Equal times pop in an order fixed by the
- * run itself, so output stays deterministic. Bucket arrays grow and are reused, never freed
+ * time popped: push is O(1), pop amortized O(1) here. Equal times pop first in, first out. Bucket arrays grow and are reused, never freed
  * per event. ----
  */
 
@@ -103,7 +102,9 @@ static bool ev_pop(struct sim *s, struct event *out)
 	struct ev_bucket *b0 = &s->ev_buckets[0];
 	if (!s->n_events)
 		return false;
-	if (!b0->n) {
+	if (s->ev_b0_head == b0->n) {
+		b0->n = 0;
+		s->ev_b0_head = 0;
 		unsigned i = 1;
 		while (!s->ev_buckets[i].n)
 			i++;
@@ -121,7 +122,7 @@ static bool ev_pop(struct sim *s, struct event *out)
 			}
 		b->n = 0;
 	}
-	*out = b0->v[--b0->n];
+	*out = b0->v[s->ev_b0_head++];	/* FIFO among equal times: packets keep their order */
 	s->n_events--;
 	return true;
 }
@@ -724,8 +725,8 @@ static void link_traverse(struct sim *s, uint32_t fi, uint32_t d, uint64_t now)
 	ld->packets++;
 	ld->bytes += f->frame_len;
 	uint64_t arrive = ld->busy_until + ld->latency_ns + extra_ns;
-	if (arrive < ld->last_arrival_ns)
-		arrive = ld->last_arrival_ns;	/* a link is FIFO, even when its latency varies */
+	if (arrive <= ld->last_arrival_ns)	/* a link is FIFO, even when its latency varies */
+		arrive = ld->last_arrival_ns + 1;
 	ld->last_arrival_ns = arrive;
 	ev_push(s, arrive, EV_HOP, fi);
 }

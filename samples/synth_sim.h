@@ -125,6 +125,7 @@ struct sim {
 		uint32_t n, cap;
 	} ev_buckets[65];
 	uint64_t ev_last;	/* time of the last event popped */
+	uint32_t ev_b0_head;	/* bucket 0 is a FIFO: next to pop */
 	size_t n_events;
 	struct flight *flights;
 	struct flight_pkt *flight_pkts;

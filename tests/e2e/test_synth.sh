@@ -92,6 +92,19 @@ check synth-vantage-host python3 "$TOP/tests/e2e/synth_check.py" "$T/h"
 dirs=$(tshark -r "$T/h/trace.pcapng" -T fields -e frame.packet_flags_direction 2>/dev/null | sort -u | tr '\n' ' ')
 expect_eq synth-vantage-host-directions "0x00000001 0x00000002 " "$dirs"
 
+# Features the samples do not cover: collective phases over a flapping link with a NIC that
+# retransmits early; mixed traffic through a queue-like slow link to a slow responder.
+"$SYNTH" -q -o "$T/g1" "${small[@]}" --msg-size 4k --workload collective --ack-timeout 300us \
+	--fault 'link=leaf0-spine0,kind=flap,size=100us,period=500us' \
+	--host-fault host=198.18.0.12,kind=nic-retransmit,size=2us,onset=100us,end=300us
+check synth-collective-flap-nic-retransmit python3 "$TOP/tests/e2e/synth_check.py" "$T/g1"
+"$SYNTH" -q -o "$T/g2" "${small[@]}" --workload mixed \
+	--host-fault host=198.18.0.13,kind=slow-responder,size=30us \
+	--fault 'link=leaf1-spine1,kind=slow,size=10us,shape=queue'
+check synth-mixed-slow-responder-queue python3 "$TOP/tests/e2e/synth_check.py" "$T/g2"
+rtx=$(python3 -c "import json; t=json.load(open('$T/g1/truth.json')); print(sum(f['retransmitted_packets'] for f in t['vantages'][0]['flows']) > 0 and sum(q['dropped_in_fabric'] for q in t['qps']) > 0)")
+expect_eq synth-flap-drops-and-retransmits True "$rtx"
+
 # Every committed sample: tshark decodes every packet cleanly, ICRC verifies, truth matches.
 for d in "$TOP"/samples/*/; do
 	[ -f "$d/truth.json" ] || continue
