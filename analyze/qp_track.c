@@ -272,11 +272,11 @@ struct qp_flow {
 	uint32_t ring_mask;		/* ring size - 1; 0 means no ring */
 
 	/* responder side: last response carried, for mirror-duplicate detection */
-	uint8_t have_last_resp, last_resp_opcode, last_resp_syndrome;
-	uint32_t last_resp_psn;
-	uint64_t last_resp_ns;
 
 	uint64_t last_ts_ns;
+	/* the flow's previous packet, to tell a mirror's copy from a real resend */
+	uint32_t prev_psn, prev_len;
+	uint8_t prev_opcode, prev_syndrome, have_prev;
 
 	struct lat_set lat[QP_SAMPLE_KINDS];
 
@@ -937,7 +937,7 @@ static void retransmission(struct qp_tracker *t, struct qp_flow *f, const struct
 	} else if (f->read_gap_pending && psn == f->read_gap_psn) {
 		cause = QP_RETX_READ_GAP;
 		e.trigger_ns = f->last_activity_ns;
-		f->read_gap_pending = 0;
+		f->read_gap_pending = 0; /* the next out-of-sequence response re-arms it */
 	} else if (f->in_episode && psn == f->episode_next_psn) {
 		cause = f->episode_cause; /* go-back-N continues */
 	} else if (psn_diff(psn, f->snd_una) <= 0) {
@@ -954,6 +954,8 @@ static void retransmission(struct qp_tracker *t, struct qp_flow *f, const struct
 	f->in_episode = 1;
 	f->episode_cause = cause;
 	f->episode_next_psn = psn_add(psn, 1);
+	if ((pkt->opcode & 0x1f) == ROCE_OP_READ_REQUEST && f->mtu_bytes && pkt->reth_dma_len > f->mtu_bytes)
+		f->episode_next_psn = psn_add(psn, (pkt->reth_dma_len + f->mtu_bytes - 1) / f->mtu_bytes);
 	f->st.retransmitted_packets++;
 	w->retransmitted_packets++;
 	f->last_was_read = (pkt->opcode & 0x1f) == ROCE_OP_READ_REQUEST;
@@ -1058,21 +1060,23 @@ static void on_request(struct qp_tracker *t, struct qp_flow *f, const struct roc
 	nak_covers = f->nak_pending && psn_diff(psn, f->nak_psn) >= 0;
 	s = slot_find(f, psn);
 	if (!s) {
-		if (!nak_covers && !(f->read_gap_pending && psn == f->read_gap_psn) &&
-		    psn_diff(psn, f->snd_una) >= 0 && (uint32_t)psn_diff(f->snd_nxt, psn) <= f->ring_mask) {
-			/* A hole in the PSN sequence filled late, with nothing asking for it. */
+		/*
+		 * A PSN this trace never saw: for this vantage it is a first transmission (the
+		 * original was lost before it, or the capture missed it). When a NAK asked for it,
+		 * it still continues that go-back-N episode.
+		 */
+		if (nak_covers || (f->in_episode && psn == f->episode_next_psn)) {
+			f->in_episode = 1;
+			if (nak_covers) {
+				f->episode_cause = f->nak_kind == QP_NAK_RNR ? QP_RETX_RNR : QP_RETX_NAK;
+				emit_sample(t, f, QP_SAMPLE_NAK_TO_RETX, pkt->ts_ns, f->nak_ns, psn);
+				f->nak_pending = 0;
+			}
+			f->episode_next_psn = psn_add(psn, 1);
+		} else {
 			f->st.out_of_order++;
-			new_transmission(t, f, pkt, op, psn, w);
-			return;
 		}
-		retransmission(t, f, pkt, psn, NULL, w);
-		return;
-	}
-	if (abs_diff(pkt->ts_ns, s->last_tx_ns) <= t->cfg.dup_window_ns && s->opcode == pkt->opcode &&
-	    !(nak_covers && f->nak_ns >= s->last_tx_ns)) {
-		/* The same packet seen twice (a duplicating mirror, a capture seeing both copies). */
-		f->ex.duplicates++;
-		t->tot.duplicates++;
+		new_transmission(t, f, pkt, op, psn, w);
 		return;
 	}
 	retransmission(t, f, pkt, psn, s, w);
@@ -1146,6 +1150,40 @@ static void on_nak(struct qp_tracker *t, struct qp_flow *b, struct qp_flow *r, c
 	}
 }
 
+/*
+ * The first READ (or PSN a READ consumed) from snd_una up to psn that is still unanswered:
+ * a response for a later PSN means the responses before it were lost. Bounded scan.
+ */
+static int first_unanswered_read(struct qp_flow *r, uint32_t psn, uint32_t *out)
+{
+	uint32_t n = (uint32_t)psn_diff(psn, r->snd_una), p = r->snd_una;
+
+	if (n > 4096)
+		n = 4096;
+	for (uint32_t i = 0; i < n; i++, p = psn_add(p, 1)) {
+		struct psn_slot *s = slot_find(r, p);
+
+		if (s && (s->flags & (SLOT_READ | SLOT_READ_SPAN)) && !(s->flags & SLOT_ACKED)) {
+			*out = p;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* An out-of-sequence READ response: the requester drops it and re-issues from the gap. */
+static void read_gap(struct qp_flow *r, uint32_t psn)
+{
+	uint32_t gap = r->snd_una;
+
+	if (r->read_active && psn_diff(psn, r->read_next) > 0)
+		gap = r->read_next;
+	else
+		first_unanswered_read(r, psn, &gap);
+	r->read_gap_pending = 1;
+	r->read_gap_psn = gap;
+}
+
 static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct roce_pkt *pkt, uint8_t op,
 			struct flow_window *w)
 {
@@ -1154,18 +1192,6 @@ static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct ro
 	uint8_t syn = (pkt->headers & ROCE_H_AETH) ? pkt->aeth_syndrome : 0;
 	struct qp_flow *r;
 	struct psn_slot *s;
-
-	if (b->have_last_resp && b->last_resp_psn == psn && b->last_resp_opcode == pkt->opcode &&
-	    b->last_resp_syndrome == syn && abs_diff(ts, b->last_resp_ns) <= t->cfg.dup_window_ns) {
-		b->ex.duplicates++;
-		t->tot.duplicates++;
-		return;
-	}
-	b->have_last_resp = 1;
-	b->last_resp_psn = psn;
-	b->last_resp_opcode = pkt->opcode;
-	b->last_resp_syndrome = syn;
-	b->last_resp_ns = ts;
 
 	r = peer_of(t, b);
 	if (!r)
@@ -1204,10 +1230,15 @@ static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct ro
 		return;
 	}
 	r->last_activity_ns = ts;
+	if (psn_diff(psn, r->snd_una) < 0)
+		return; /* a repeated response for a PSN already answered */
 	if (op == ROCE_OP_READ_RESP_FIRST || op == ROCE_OP_READ_RESP_ONLY) {
+		uint32_t expect;
+
 		s = slot_find(r, psn);
-		if (!s || !(s->flags & SLOT_READ) || (s->flags & SLOT_ACKED)) {
-			r->read_active = 0; /* a response to a READ already answered (repeated) */
+		if (!s || !(s->flags & SLOT_READ) || (s->flags & SLOT_ACKED) ||
+		    (r->read_active && psn != r->read_next) || first_unanswered_read(r, psn, &expect)) {
+			read_gap(r, psn);
 			return;
 		}
 		r->read_active = 1;
@@ -1223,15 +1254,8 @@ static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct ro
 			r->mtu_bytes = pkt->payload_len;
 			read_span_set(t, r, psn, (uint32_t)s->read_len_bytes);
 		}
-	}
-	if (!r->read_active)
-		return;
-	if (psn != r->read_next) {
-		/* A response is missing: the requester drops the rest and re-issues from the gap. */
-		if (psn_diff(psn, r->read_next) > 0 && !r->read_gap_pending) {
-			r->read_gap_pending = 1;
-			r->read_gap_psn = r->read_next;
-		}
+	} else if (!r->read_active || psn != r->read_next) {
+		read_gap(r, psn);
 		return;
 	}
 	w->goodput_bytes += pkt->payload_len;
@@ -1355,13 +1379,33 @@ static int on_cm(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t vant
 	return 0;
 }
 
+/*
+ * A mirror's copy: identical to the flow's previous packet (PSN, opcode, AETH syndrome, length)
+ * and within dup_window_ns of it. A real resend of the same PSN back to back within that time
+ * would need a NAK or timer faster than any NIC's.
+ */
+static int is_mirror_copy(struct qp_tracker *t, struct qp_flow *f, const struct roce_pkt *pkt, uint64_t prev_ts)
+{
+	uint8_t syn = (pkt->headers & ROCE_H_AETH) ? pkt->aeth_syndrome : 0;
+	int copy = f->have_prev && f->prev_psn == (pkt->psn & PSN_MASK) && f->prev_opcode == pkt->opcode &&
+		   f->prev_syndrome == syn && f->prev_len == pkt->orig_len &&
+		   abs_diff(pkt->ts_ns, prev_ts) <= t->cfg.dup_window_ns;
+
+	f->have_prev = 1;
+	f->prev_psn = pkt->psn & PSN_MASK;
+	f->prev_opcode = pkt->opcode;
+	f->prev_syndrome = syn;
+	f->prev_len = pkt->orig_len;
+	return copy;
+}
+
 /* ---- the entry points ---- */
 
 void qp_tracker_cfg_default(struct qp_tracker_cfg *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->window_ns = 1000000000ull;
-	cfg->dup_window_ns = 500;
+	cfg->dup_window_ns = 0;
 	cfg->max_outstanding = 65536;
 	cfg->exact_samples = 65536;
 	cfg->max_windows = 86400;
@@ -1401,7 +1445,7 @@ int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t va
 {
 	uint32_t v = t->cfg.split_vantage ? vantage : 0, qpn = pkt->dest_qp & PSN_MASK;
 	uint8_t tr = pkt->opcode >> 5, op = pkt->opcode & 0x1f;
-	uint64_t ts = pkt->ts_ns;
+	uint64_t ts = pkt->ts_ns, prev_ts;
 	struct flow_window *w;
 	struct qp_flow *f;
 
@@ -1422,6 +1466,7 @@ int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t va
 	}
 	if (t->tot.packets && ts < t->last_ts_ns)
 		t->tot.ts_backwards++;
+	prev_ts = f->st.packets ? f->last_ts_ns : 0;
 	if (f->st.packets && ts < f->last_ts_ns)
 		f->ex.ts_backwards++;
 	t->last_ts_ns = ts;
@@ -1474,6 +1519,12 @@ int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t va
 		f->ex.first_transmissions++;
 		w->goodput_bytes += pkt->payload_len;
 		f->ex.goodput_bytes += pkt->payload_len;
+		return 0;
+	}
+	if (is_mirror_copy(t, f, pkt, prev_ts)) {
+		/* The same packet seen twice (a duplicating mirror, a capture seeing both copies). */
+		f->ex.duplicates++;
+		t->tot.duplicates++;
 		return 0;
 	}
 	if (op_is_request(op)) {
@@ -1623,8 +1674,8 @@ const char *qp_sample_kind_name(uint8_t kind)
 
 const char *qp_retx_cause_name(uint8_t cause)
 {
-	static const char *const names[] = { "nak", "rnr", "timeout", "unknown" };
-	return cause < 4 ? names[cause] : "unknown";
+	static const char *const names[] = { "nak", "rnr", "timeout", "unknown", "read_gap" };
+	return cause < 5 ? names[cause] : "unknown";
 }
 
 const char *qp_nak_kind_name(uint8_t kind)

@@ -130,7 +130,7 @@ struct qp_event_sink {
 
 struct qp_tracker_cfg {
 	uint64_t window_ns;		/* throughput window, default 1 s */
-	uint64_t dup_window_ns;		/* a repeat within this is a mirror duplicate, default 500 ns */
+	uint64_t dup_window_ns;		/* a repeat within this is a mirror duplicate; default 0: off */
 	uint32_t max_outstanding;	/* PSN ring slots per flow, power of 2, default 65536 */
 	uint32_t exact_samples;		/* exact latency samples per flow and kind, default 65536 */
 	uint32_t max_windows;		/* windows kept in memory per flow, default 86400 */
@@ -204,7 +204,7 @@ void qp_tracker_free(struct qp_tracker *t);
 
 /* Helpers, exposed for tests and other consumers. */
 const char *qp_sample_kind_name(uint8_t kind);	/* "ack", "read_first", ... */
-const char *qp_retx_cause_name(uint8_t cause);	/* "nak", "rnr", "timeout", "unknown" */
+const char *qp_retx_cause_name(uint8_t cause);	/* "nak", "rnr", "timeout", "unknown", "read_gap" */
 const char *qp_nak_kind_name(uint8_t kind);	/* "psn_seq", "rnr", "other" */
 const char *flow_role_name(uint8_t role);	/* "requester", "responder", "datagram", "unknown" */
 /* RNR NAK timer field (AETH low five bits, IBA table 45) in ns. */

@@ -129,6 +129,7 @@ static struct qp_tracker *tracker(void)
 
 	memset(&ev, 0, sizeof(ev));
 	qp_tracker_cfg_default(&cfg);
+	cfg.dup_window_ns = 500; /* as --dedup 500ns */
 	cfg.sink = &sink;
 	return qp_tracker_new(&cfg);
 }
