@@ -790,8 +790,13 @@ static double coef(const struct ctx *c, const struct incidence *e, enum signal s
 {
 	switch (s) {
 	case SIG_LATENCY:
-	case SIG_SHIFT:
 	case SIG_COMPLETION:
+		/* Without a topology a host pair is expected to differ from the population
+		 * (same leaf or not): only a change over time, loss or marks blame a pair. */
+		if (c->vars[e->var].kind == VAR_PATH)
+			return 0;
+		/* fall through */
+	case SIG_SHIFT:
 		/* A fixed delay slows every round trip that crosses the subject either way; a
 		 * slow serializer mostly hurts the big data packets of one direction. */
 		if (!variant)
@@ -1018,10 +1023,19 @@ static bool judge(struct ctx *c, struct candidate *cand, const double *resid, bo
 				out[n_out++] = resid[k];
 		}
 	}
-	for (size_t k = 0; k < c->n_conns; k++)
+	size_t n_touch = 0;
+	for (size_t k = 0; k < c->n_conns; k++) {
 		n_hurt += hurt[k];
+		n_touch += c->conns[k].valid[s] && conn_coef(c, &c->conns[k], cand->var, s,
+							     cand->variant) >= 1;
+	}
 	cand->flows_hurt = (uint32_t)n_hurt;
 	if (!n_hurt || cand->effect <= 0)
+		return false;
+	/* A slow host link or host slows most of what crosses it; one slow flow among many
+	 * is that flow's own story (its peer, its path), not the host's. */
+	if ((s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION) &&
+	    (v->kind == VAR_HOST_LINK || v->kind == VAR_HOST) && 2 * n_hurt < n_touch)
 		return false;
 
 	if (s == SIG_LOSS || s == SIG_ECN) {
@@ -1055,6 +1069,15 @@ static bool judge(struct ctx *c, struct candidate *cand, const double *resid, bo
 	}
 	cand->baseline_us = n_base ? base_sum / (double)n_base : 0;
 	cand->sigma_us = n_out >= 3 ? rs_sigma(out, n_out, tmp) : 0;
+	if (n_out >= 10) {
+		/* Latencies have a peaked core and a long right tail (incast, bursts): the MAD
+		 * sees only the core. The 90th percentile's distance from the median is the
+		 * spread of a normal one would need to produce that tail; take the larger. */
+		memcpy(tmp, out, n_out * sizeof(*tmp));
+		double q50 = rs_median(tmp, n_out); /* sorts tmp */
+		double q90 = tmp[(size_t)(0.9 * (double)(n_out - 1))];
+		cand->sigma_us = fmax(cand->sigma_us, (q90 - q50) / 1.2816);
+	}
 	cand->sigma_us = fmax(cand->sigma_us, cfg->noise_floor_frac * cand->baseline_us);
 	cand->sigma_us = fmax(cand->sigma_us, 0.01);
 	/* The effect is a least-squares mean over the subject's flows: its standard error

@@ -15,20 +15,18 @@ export TMPDIR=${TMPDIR:-/dev/shm}
 [ -d "$TMPDIR" ] && [ -w "$TMPDIR" ] || export TMPDIR=/tmp
 kinds="slow2x slow5x slow20x loss0.1 loss1 ecn"
 start=$(date +%s)
-{
-	for k in $kinds healthy; do
-		for ((s = 1; s <= seeds; s++)); do echo "topo $k $s"; done
-	done
-	for k in $kinds healthy; do
-		for ((s = 1; s <= seeds; s++)); do echo "hosts $k $s"; done
-	done
-} | xargs -P "$jobs" -L 1 bash eval/synth_one.sh >"$out"
+# Seed-major order, so an interrupted run still has every row (SUMMARY_ONLY=1 re-tabulates).
+if [ -z "${SUMMARY_ONLY:-}" ]; then
+	for ((s = 1; s <= seeds; s++)); do
+		for k in $kinds healthy; do echo "topo $k $s"; echo "hosts $k $s"; done
+	done | xargs -P "$jobs" -L 1 bash eval/synth_one.sh >"$out"
+fi
 end=$(date +%s)
 
 echo "16 hosts, 4 leaves, 2 spines (ECMP), 2 peers x 2 QPs per host, ${EVAL_DURATION:-10ms} at"
-echo "${EVAL_LOAD:-5%} load per host, 1 ms windows; $seeds seeds per row; one faulty link direction per"
-echo "seed (onset 0-4 ms). Top-1: the first finding names the faulty link (with topology) or"
-echo "the faulty host link's host (without)."
+echo "${EVAL_LOAD:-5%} load per host, 1 ms windows; one faulty link (both directions) per seed,"
+echo "onset 0-4 ms. Top-1: the first finding names the faulty link (with topology) or the"
+echo "faulty host link's host (without). Each cell: percent (hits/runs)."
 echo
 echo "| fault | top-1, links + paths | top-1 host link, no topology | top finding's kind (links + paths) |"
 echo "|---|---|---|---|"
@@ -53,4 +51,4 @@ awk -v kinds="$kinds" '
 			pct(runs["hosts", "healthy"] - any["hosts", "healthy"], runs["hosts", "healthy"])
 	}' "$out"
 echo
-echo "Runs: $(wc -l <"$out"), wall time $((end - start)) s with $jobs jobs. Command: SEEDS=$seeds bash eval/synth_eval.sh"
+echo "Runs: $(wc -l <"$out"), wall time $((end - start)) s with $jobs jobs. Command: SEEDS=$seeds JOBS=$jobs bash eval/synth_eval.sh"

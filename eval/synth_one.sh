@@ -20,17 +20,15 @@ pool=${#links[@]}
 # Deterministic draws from the seed (Knuth multiplicative hash).
 draw() { echo $(((($seed * 2654435761 + $1 * 40503) >> 7) % $2)); }
 link=${links[$(draw 1 $pool)]}
-a=${link%-*} b=${link##*-}
-[ "$(draw 2 2)" = 1 ] && dir="$b>$a" || dir="$a>$b"
 onset="$(draw 3 5)ms"
 case $kind in
 healthy) fault=() ;;
-slow2x) fault=(--fault "link=$link,dir=$dir,kind=slow,size=2x,onset=$onset") ;;
-slow5x) fault=(--fault "link=$link,dir=$dir,kind=slow,size=5x,onset=$onset") ;;
-slow20x) fault=(--fault "link=$link,dir=$dir,kind=slow,size=20x,onset=$onset") ;;
-loss0.1) fault=(--fault "link=$link,dir=$dir,kind=loss,size=0.1%,onset=$onset") ;;
-loss1) fault=(--fault "link=$link,dir=$dir,kind=loss,size=1%,onset=$onset") ;;
-ecn) fault=(--fault "link=$link,dir=$dir,kind=ecn,size=20%,onset=$onset") ;;
+slow2x) fault=(--fault "link=$link,kind=slow,size=2x,onset=$onset") ;;
+slow5x) fault=(--fault "link=$link,kind=slow,size=5x,onset=$onset") ;;
+slow20x) fault=(--fault "link=$link,kind=slow,size=20x,onset=$onset") ;;
+loss0.1) fault=(--fault "link=$link,kind=loss,size=0.1%,onset=$onset") ;;
+loss1) fault=(--fault "link=$link,kind=loss,size=1%,onset=$onset") ;;
+ecn) fault=(--fault "link=$link,kind=ecn,size=20%,onset=$onset") ;;
 *) echo "synth_one.sh: unknown kind $kind" >&2; exit 2 ;;
 esac
 [ "$kind" = healthy ] && link=-
