@@ -28,6 +28,7 @@ void localize_config_default(struct localize_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->min_latency_samples = 20;
 	cfg->min_packets = 50;
+	cfg->min_completion_samples = 10;
 	cfg->min_class_flows = 4;
 	cfg->baseline_windows = 3;
 	cfg->slow_min_ratio = 1.10;
@@ -52,7 +53,15 @@ void localize_config_default(struct localize_config *cfg)
 }
 
 enum var_kind { VAR_LINK, VAR_HOST_LINK, VAR_PATH, VAR_HOST };
-enum signal { SIG_LATENCY, SIG_SHIFT, SIG_LOSS, SIG_ECN, SIG_TURNAROUND, N_SIGNALS };
+enum signal {
+	SIG_LATENCY,
+	SIG_SHIFT,
+	SIG_COMPLETION,
+	SIG_LOSS,
+	SIG_ECN,
+	SIG_TURNAROUND,
+	N_SIGNALS
+};
 enum lat_kind { LAT_ACK, LAT_READ, LAT_COMPLETION };
 
 struct var {
@@ -82,6 +91,9 @@ struct conn {
 	int klass;			/* baseline group: hop count * 4 + latency kind */
 	double baseline_us, y[N_SIGNALS], w[N_SIGNALS];
 	double shift_before_us;		/* SIG_SHIFT: window p50 before the flow's change point */
+	bool has_comp;			/* message completion times (first packet -> last ACK) */
+	double comp_p50_us, comp_p99_us, comp_baseline_us;
+	int hops;			/* data path length; 0 without topology */
 	bool valid[N_SIGNALS];
 	double packets, loss_events, ce_events, rnr_naks;
 	size_t inc_start, inc_len;
@@ -450,6 +462,12 @@ static int build_conns(struct ctx *c)
 			if (k->turnaround_us >= 0)
 				k->lat_p50_us -= k->turnaround_us;
 		}
+		if (k->req && k->req->completion_samples >= c->cfg->min_completion_samples &&
+		    k->req->completion_p50_us > 0 && k->turnaround_us < 0) {
+			k->has_comp = true;
+			k->comp_p50_us = k->req->completion_p50_us;
+			k->comp_p99_us = k->req->completion_p99_us;
+		}
 		fill_conn_counts(k);
 	}
 	err = 0;
@@ -564,6 +582,7 @@ static int build_incidence_topology(struct ctx *c, struct conn *k, double *pf, d
 			return err;
 	}
 	k->klass = hops * 4 + (int)k->lat_kind;
+	k->hops = hops;
 	/* The responder's turnaround is in the round trip unless a second vantage split it. */
 	return add_inc(c, add_var(c, VAR_HOST, 0, k->dst, NULL), k->turnaround_us < 0 ? 1 : 0,
 		       0, 0);
@@ -685,6 +704,31 @@ static void build_signals(struct ctx *c)
 	}
 	free(classes);
 
+	/* Completion: a slow serializer stretches whole messages more than single ACKs (a
+	 * mirror at the sender stamps packets as they leave, after any queue in the host). */
+	for (size_t k = 0; k < n; k++) {
+		struct conn *cn = &c->conns[k];
+		size_t m = 0;
+		if (!cn->has_comp || !cn->inc_len || cn->valid[SIG_COMPLETION])
+			continue;
+		for (size_t j = 0; j < n; j++)
+			if (c->conns[j].has_comp && c->conns[j].inc_len &&
+			    c->conns[j].hops == cn->hops)
+				v[m++] = c->conns[j].comp_p50_us;
+		if (m < c->cfg->min_class_flows)
+			continue;
+		double med = rs_median(v, m);
+		for (size_t j = 0; j < n; j++) {
+			struct conn *o = &c->conns[j];
+			if (!o->has_comp || !o->inc_len || o->hops != cn->hops)
+				continue;
+			o->comp_baseline_us = med;
+			o->y[SIG_COMPLETION] = o->comp_p50_us - med;
+			o->w[SIG_COMPLETION] = 1;
+			o->valid[SIG_COMPLETION] = true;
+		}
+	}
+
 	for (size_t k = 0; k < n; k++) {
 		struct conn *cn = &c->conns[k];
 		if (!cn->inc_len || cn->packets < (double)c->cfg->min_packets)
@@ -746,8 +790,18 @@ static double coef(const struct ctx *c, const struct incidence *e, enum signal s
 {
 	switch (s) {
 	case SIG_LATENCY:
+	case SIG_COMPLETION:
+		/* Without a topology a host pair is expected to differ from the population
+		 * (same leaf or not): only a change over time, loss or marks blame a pair. */
+		if (c->vars[e->var].kind == VAR_PATH)
+			return 0;
+		/* fall through */
 	case SIG_SHIFT:
-		return e->rtt;
+		/* A fixed delay slows every round trip that crosses the subject either way; a
+		 * slow serializer mostly hurts the big data packets of one direction. */
+		if (!variant)
+			return e->rtt;
+		return variant == 1 ? e->fwd_ab : e->fwd - e->fwd_ab;
 	case SIG_LOSS:
 	case SIG_ECN:
 		return variant == 1 ? e->fwd_ab : variant == 2 ? e->fwd - e->fwd_ab : e->fwd;
@@ -806,6 +860,7 @@ static void add_windows(struct win_point **pts, size_t *n, size_t *cap,
 		switch (s) {
 		case SIG_LATENCY:
 		case SIG_SHIFT:
+		case SIG_COMPLETION:
 		case SIG_TURNAROUND:
 			if (!w->ack_samples)
 				continue;
@@ -898,6 +953,26 @@ cleanup:
 	free(starts);
 }
 
+/* "a -> b" when the pursuit preferred one direction of a link (variants 1 and 2). */
+static void direction_text(const struct ctx *c, struct candidate *cand)
+{
+	const struct var *v = &c->vars[cand->var];
+	char a[TOPO_NAME_MAX], b[TOPO_NAME_MAX];
+
+	if (!cand->variant || (v->kind != VAR_LINK && v->kind != VAR_HOST_LINK))
+		return;
+	if (v->kind == VAR_LINK) {
+		const struct topo_link *l = &c->topo->links[v->link];
+		snprintf(a, sizeof(a), "%s", c->topo->nodes[l->a].name);
+		snprintf(b, sizeof(b), "%s", c->topo->nodes[l->b].name);
+	} else {
+		addr_text(v->a, a, sizeof(a));
+		snprintf(b, sizeof(b), "fabric");
+	}
+	snprintf(cand->direction, sizeof(cand->direction), "%.60s -> %.60s",
+		 cand->variant == 1 ? a : b, cand->variant == 1 ? b : a);
+}
+
 /*
  * Judge a pick against the raw data: is the subject's excess large and significant next
  * to connections that do not cross it? Fills the candidate; returns true to report it.
@@ -948,10 +1023,19 @@ static bool judge(struct ctx *c, struct candidate *cand, const double *resid, bo
 				out[n_out++] = resid[k];
 		}
 	}
-	for (size_t k = 0; k < c->n_conns; k++)
+	size_t n_touch = 0;
+	for (size_t k = 0; k < c->n_conns; k++) {
 		n_hurt += hurt[k];
+		n_touch += c->conns[k].valid[s] && conn_coef(c, &c->conns[k], cand->var, s,
+							     cand->variant) >= 1;
+	}
 	cand->flows_hurt = (uint32_t)n_hurt;
 	if (!n_hurt || cand->effect <= 0)
+		return false;
+	/* A slow host link or host slows most of what crosses it; one slow flow among many
+	 * is that flow's own story (its peer, its path), not the host's. */
+	if ((s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION) &&
+	    (v->kind == VAR_HOST_LINK || v->kind == VAR_HOST) && 2 * n_hurt < n_touch)
 		return false;
 
 	if (s == SIG_LOSS || s == SIG_ECN) {
@@ -965,20 +1049,7 @@ static bool judge(struct ctx *c, struct candidate *cand, const double *resid, bo
 		cand->severity = fmin(cand->effect, 1);
 		cand->kind = s == SIG_LOSS ? FINDING_LOSSY : FINDING_CONGESTED;
 		cand->strength = strength_of(cand->z, min_z);
-		/* One-directional when the pursuit preferred one direction of the subject. */
-		if (cand->variant && (v->kind == VAR_LINK || v->kind == VAR_HOST_LINK)) {
-			char a[TOPO_NAME_MAX], b[TOPO_NAME_MAX];
-			if (v->kind == VAR_LINK) {
-				const struct topo_link *l = &c->topo->links[v->link];
-				snprintf(a, sizeof(a), "%s", c->topo->nodes[l->a].name);
-				snprintf(b, sizeof(b), "%s", c->topo->nodes[l->b].name);
-			} else {
-				addr_text(v->a, a, sizeof(a));
-				snprintf(b, sizeof(b), "fabric");
-			}
-			snprintf(cand->direction, sizeof(cand->direction), "%.60s -> %.60s",
-				 cand->variant == 1 ? a : b, cand->variant == 1 ? b : a);
-		}
+		direction_text(c, cand);
 		return cand->in_events >= min_events && cand->in_rate >= min_rate &&
 		       cand->in_rate >= min_ratio * cand->out_rate && cand->z >= min_z;
 	}
@@ -992,34 +1063,51 @@ static bool judge(struct ctx *c, struct candidate *cand, const double *resid, bo
 			continue;
 		base_sum += s == SIG_TURNAROUND ? cn->turnaround_us - cn->y[s] :
 			    s == SIG_SHIFT	 ? cn->shift_before_us :
+			    s == SIG_COMPLETION ? cn->comp_baseline_us :
 						   cn->baseline_us;
 		n_base++;
 	}
 	cand->baseline_us = n_base ? base_sum / (double)n_base : 0;
 	cand->sigma_us = n_out >= 3 ? rs_sigma(out, n_out, tmp) : 0;
+	if (n_out >= 10) {
+		/* Latencies have a peaked core and a long right tail (incast, bursts): the MAD
+		 * sees only the core. The 90th percentile's distance from the median is the
+		 * spread of a normal one would need to produce that tail; take the larger. */
+		memcpy(tmp, out, n_out * sizeof(*tmp));
+		double q50 = rs_median(tmp, n_out); /* sorts tmp */
+		double q90 = tmp[(size_t)(0.9 * (double)(n_out - 1))];
+		cand->sigma_us = fmax(cand->sigma_us, (q90 - q50) / 1.2816);
+	}
 	cand->sigma_us = fmax(cand->sigma_us, cfg->noise_floor_frac * cand->baseline_us);
 	cand->sigma_us = fmax(cand->sigma_us, 0.01);
 	/* The effect is a least-squares mean over the subject's flows: its standard error
 	 * shrinks with the square root of their (coefficient-weighted) number. */
 	cand->z = cand->effect / cand->sigma_us * sqrt(fmax(cand->n_eff, 1));
 	cand->kind = s == SIG_TURNAROUND || v->kind == VAR_HOST ? FINDING_HOST : FINDING_SLOW;
+	direction_text(c, cand);
 	cand->strength = strength_of(cand->z, cfg->slow_min_z);
 	/* Severity: each hurt connection's p99 against the median p99 of its class. */
+	bool comp = s == SIG_COMPLETION;
 	for (size_t k = 0; k < c->n_conns && n_ratio < 256; k++) {
 		const struct conn *cn = &c->conns[k];
+		double p99 = comp ? cn->comp_p99_us : cn->lat_p99_us;
 		size_t m = 0;
-		if (!hurt[k] || !cn->has_lat)
+		if (!hurt[k] || !(comp ? cn->has_comp : cn->has_lat))
 			continue;
 		for (size_t j = 0; j < c->n_conns; j++) {
 			const struct conn *o = &c->conns[j];
-			if (o->has_lat && !hurt[j] && o->klass == cn->klass && o->lat_p99_us > 0)
+			if (hurt[j])
+				continue;
+			if (comp && o->has_comp && o->hops == cn->hops && o->comp_p99_us > 0)
+				tmp[m++] = o->comp_p99_us;
+			else if (!comp && o->has_lat && o->klass == cn->klass && o->lat_p99_us > 0)
 				tmp[m++] = o->lat_p99_us;
 		}
-		if (!m || cn->lat_p99_us <= 0)
+		if (!m || p99 <= 0)
 			continue;
 		double peer = rs_median(tmp, m);
-		p99_ratio[n_ratio++] = cn->lat_p99_us / peer;
-		cand->hurt_p99_us += cn->lat_p99_us;
+		p99_ratio[n_ratio++] = p99 / peer;
+		cand->hurt_p99_us += p99;
 		cand->peer_p99_us += peer;
 	}
 	if (n_ratio) {
@@ -1046,7 +1134,7 @@ static int pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t
 	double *resid = malloc((c->n_conns ? c->n_conns : 1) * sizeof(*resid));
 	double *num = calloc(3 * (nv ? nv : 1), sizeof(*num));
 	double *den = calloc(3 * (nv ? nv : 1), sizeof(*den));
-	int n_variants = s == SIG_LOSS || s == SIG_ECN ? 3 : 1;
+	int n_variants = s == SIG_TURNAROUND ? 1 : 3;
 	double first_score = 0;
 	bool *hurt = calloc(c->n_conns ? c->n_conns : 1, sizeof(*hurt));
 	bool *picked = calloc(nv ? nv : 1, sizeof(*picked));
@@ -1233,8 +1321,8 @@ static int rnr_candidates(struct ctx *c, struct candidate **cands, size_t *n_can
 
 static const char *signal_name(enum signal s)
 {
-	static const char *const names[] = { "latency", "latency_shift", "loss", "ecn",
-					      "turnaround" };
+	static const char *const names[] = { "latency",	     "latency_shift", "completion",
+					      "loss",	     "ecn",	      "turnaround" };
 	return s < N_SIGNALS ? names[s] : "rnr";
 }
 
@@ -1243,6 +1331,10 @@ static void severity_text(const struct candidate *cand, char *buf, size_t len)
 	switch (cand->signal) {
 	case SIG_LATENCY:
 		snprintf(buf, len, "p99 latency %.1fx healthy peers (+%.1f us median RTT)",
+			 cand->severity, cand->effect);
+		break;
+	case SIG_COMPLETION:
+		snprintf(buf, len, "p99 message completion %.1fx healthy peers (+%.1f us median)",
 			 cand->severity, cand->effect);
 		break;
 	case SIG_SHIFT:
@@ -1313,7 +1405,7 @@ static int make_finding(struct ctx *c, const struct candidate *cand,
 		  !c->topo ? "hosts" : c->topo->n_paths ? "paths+ecmp" : "ecmp", jnum(cand->effect),
 		  jnum(cand->z), cand->strength, cand->specificity);
 	if (cand->signal == SIG_LATENCY || cand->signal == SIG_SHIFT ||
-	    cand->signal == SIG_TURNAROUND)
+	    cand->signal == SIG_COMPLETION || cand->signal == SIG_TURNAROUND)
 		sb_printf(&sb, ",\"baseline_us\":%.3f,\"noise_sigma_us\":%.3f,"
 			       "\"hurt_p99_us\":%.3f,\"peer_p99_us\":%.3f",
 			  jnum(cand->baseline_us), jnum(cand->sigma_us), jnum(cand->hurt_p99_us),
