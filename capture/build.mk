@@ -17,3 +17,14 @@ $(BUILD)/tests-bpf/test_xdp_prog: tests/bpf/test_xdp_prog.c tests/bpf/roce_frame
 $(BUILD)/tests-bpf/gen_roce_pcap: tests/bpf/gen_roce_pcap.c tests/bpf/roce_frames.c $(AGENTXDP_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) tests/bpf/gen_roce_pcap.c tests/bpf/roce_frames.c $(AGENTXDP_LIBS) -lpcap $(LDLIBS) -o $@
+
+# agentxdp-capture itself: the session (capture.c: load, attach, drain -> callback) and the CLI.
+CAPTURE_SRCS := capture/capture.c capture/capture_main.c
+CAPTURE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CAPTURE_SRCS))
+TOOLS += $(BIN)/agentxdp-capture
+MAN_PAGES += docs/agentxdp-capture.8
+
+$(CAPTURE_OBJS): $(BUILD)/roce_capture.skel.h
+$(BIN)/agentxdp-capture: $(CAPTURE_OBJS) $(AGENTXDP_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $(CAPTURE_OBJS) $(AGENTXDP_LIBS) -lbpf -lelf -lz $(LDLIBS) -o $@
