@@ -266,6 +266,8 @@ int capture_session_open(const struct capture_config *cfg, struct capture_sessio
 	memcpy((void *)s->skel->rodata->cfg_hosts, cfg->filter.hosts, sizeof(cfg->filter.hosts));
 	s->skel->rodata->cfg_has_qpn = cfg->filter.has_qpn;
 	s->skel->rodata->cfg_qpn = cfg->filter.qpn;
+	/* Wake up at a quarter full (at most 1 MiB); the poll timeout drains the rest. */
+	s->skel->rodata->cfg_wakeup_bytes = cfg->ring_bytes / 4 < (1u << 20) ? cfg->ring_bytes / 4 : 1u << 20;
 	err = bpf_map__set_max_entries(s->skel->maps.records, (uint32_t)cfg->ring_bytes);
 	if (err) {
 		pr_err("cannot size the ring buffer to %llu bytes: %s\n",
@@ -299,12 +301,18 @@ cleanup:
 
 int capture_session_poll(struct capture_session *s, int timeout_ms)
 {
-	int n;
+	int n, m;
 
 	if (clock_ns(CLOCK_MONOTONIC) - s->last_sync_mono_ns >= CLOCK_RESYNC_NS)
 		sync_clock(s);
 	n = ring_buffer__poll(s->ring, timeout_ms);
-	return n == -EINTR ? 0 : n;
+	if (n == -EINTR)
+		n = 0;
+	if (n < 0)
+		return n;
+	/* The program wakes us once per batch: after a timeout, take what is waiting. */
+	m = ring_buffer__consume(s->ring);
+	return m < 0 ? m : n + m;
 }
 
 int capture_session_drain(struct capture_session *s)
