@@ -7,8 +7,14 @@ IO_SRCS += capture/capture_filter.c
 
 # The XDP program on crafted frames (bpf_prog_test_run_opts), run by tests/bpf/test_xdp_prog.sh;
 # the same frames as a pcap for the end-to-end tests.
-CAPTURE_TEST_BINS := $(BUILD)/tests-bpf/test_xdp_prog $(BUILD)/tests-bpf/gen_roce_pcap
+CAPTURE_TEST_BINS := $(BUILD)/tests-bpf/test_xdp_prog $(BUILD)/tests-bpf/gen_roce_pcap \
+		     $(BUILD)/tests-bpf/xdp_dummy.bpf.o
 all: $(CAPTURE_TEST_BINS)
+
+# "Someone else's" XDP program for the refusal test (attached with ip link).
+$(BUILD)/tests-bpf/xdp_dummy.bpf.o: tests/bpf/xdp_dummy.bpf.c $(BUILD)/vmlinux.h
+	@mkdir -p $(dir $@)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(BUILD)/tests-bpf/test_xdp_prog: tests/bpf/test_xdp_prog.c tests/bpf/roce_frames.c $(BUILD)/roce_capture.skel.h $(AGENTXDP_LIBS)
 	@mkdir -p $(dir $@)
@@ -17,3 +23,14 @@ $(BUILD)/tests-bpf/test_xdp_prog: tests/bpf/test_xdp_prog.c tests/bpf/roce_frame
 $(BUILD)/tests-bpf/gen_roce_pcap: tests/bpf/gen_roce_pcap.c tests/bpf/roce_frames.c $(AGENTXDP_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) tests/bpf/gen_roce_pcap.c tests/bpf/roce_frames.c $(AGENTXDP_LIBS) -lpcap $(LDLIBS) -o $@
+
+# agentxdp-capture itself: the session (capture.c: load, attach, drain -> callback) and the CLI.
+CAPTURE_SRCS := capture/capture.c capture/capture_main.c
+CAPTURE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CAPTURE_SRCS))
+TOOLS += $(BIN)/agentxdp-capture
+MAN_PAGES += docs/agentxdp-capture.8
+
+$(CAPTURE_OBJS): $(BUILD)/roce_capture.skel.h
+$(BIN)/agentxdp-capture: $(CAPTURE_OBJS) $(AGENTXDP_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) $(CAPTURE_OBJS) $(AGENTXDP_LIBS) -lbpf -lelf -lz $(LDLIBS) -o $@

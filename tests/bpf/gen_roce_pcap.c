@@ -14,7 +14,7 @@
 
 static const uint8_t opcodes[] = {
 	0x04, 0x11, 0x06, 0x07, 0x08, 0x11, 0x0a, 0x0c, 0x0d, 0x0e, 0x0f, 0x10,
-	0x0b, 0x05, 0x03, 0x13, 0x12, 0x81, 0x64, 0x24, 0x2a, 0x17, 0xa4, 0x4a,
+	0x0b, 0x05, 0x03, 0x13, 0x12, 0x81, 0x64, 0x24, 0x2a, 0x17, 0xa4, 0x65,
 };
 
 int main(int argc, char **argv)
@@ -67,8 +67,10 @@ int main(int argc, char **argv)
 		}
 		if (s.opcode == 0x64)
 			s.dest_qp = 1; /* UD to QP1: a CM MAD */
-		if (noise_every && i % noise_every == noise_every - 1)
+		if (noise_every && i % noise_every == noise_every - 1) {
+			s.roce_version = 2; /* noise: UDP to port 4790, not RoCE */
 			s.udp_dport = 4790;
+		}
 		len = roce_frame_build(&s, frame, sizeof(frame));
 		if (!len) {
 			fprintf(stderr, "gen_roce_pcap: frame too large\n");

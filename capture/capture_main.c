@@ -1,0 +1,555 @@
+/* capture_main.c: agentxdp-capture, XDP capture of RoCE headers into pcapng (tcpdump-like CLI). */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture/capture.h"
+#include "capture/pcapng_writer.h"
+#include "log.h"
+#include "parse_num.h"
+
+#ifndef AGENTXDP_VERSION
+#define AGENTXDP_VERSION "0.1.0"
+#endif
+
+#define LINKTYPE_ETHERNET 1
+#define POLL_MS 100
+#define STATUS_EVERY_NS 500000000ull	/* live status line refresh */
+#define STATS_EVERY_NS 10000000000ull	/* an ISB per interface every 10 s */
+#define DEFAULT_RING_KIB 8192
+
+static const char usage_text[] =
+	"Usage: agentxdp-capture -i IFACE [-i IFACE]... -w FILE [OPTIONS]\n"
+	"\n"
+	"Capture RoCE v2 (UDP 4791) and RoCE v1 (EtherType 0x8915) packets with an XDP\n"
+	"program and write them to a pcapng file that tshark, Wireshark, tcpdump and\n"
+	"agentxdp-analyze read. By default only the headers are kept: Ethernet, VLAN tags,\n"
+	"IPv4/IPv6 or GRH, UDP, BTH and the extended headers the opcode implies (RETH, AETH,\n"
+	"DETH, ...), plus the first 96 bytes of CM MADs on QP1; each packet keeps its\n"
+	"original length. Other traffic is untouched (XDP_PASS) and costs a few ns.\n"
+	"\n"
+	"Options:\n"
+	"  -i, --interface IFACE   capture on IFACE (repeat for up to 8 interfaces, one file)\n"
+	"  -w, --write FILE        write pcapng to FILE ('-' for standard output)\n"
+	"  -c, --count N           stop after N packets\n"
+	"  -d, --duration SECONDS  stop after this long (units allowed: 500ms, 30s, 5m)\n"
+	"  -C, --file-size MB      start a new file when the current one exceeds MB million\n"
+	"                          bytes: FILE, FILE1, FILE2, ... (as tcpdump)\n"
+	"  -G, --rotate SECONDS    start a new file every SECONDS; FILE is an strftime(3)\n"
+	"                          pattern (e.g. roce-%%H%%M%%S.pcapng); a repeated name gets\n"
+	"                          a number appended\n"
+	"  -s, --snaplen BYTES     keep BYTES of each packet (1-9216, 0 = 9216) instead of\n"
+	"                          the headers only\n"
+	"  -B, --buffer-size KIB   ring buffer size in KiB (default 8192, rounded up to a\n"
+	"                          power of two)\n"
+	"      --filter FILTER     capture only matching packets, decided in the kernel:\n"
+	"                            [src|dst] host ADDRESS   (IPv4/IPv6; RoCE v1: GID)\n"
+	"                            qpn NUMBER               (BTH destination QP)\n"
+	"                          joined by 'and'; repeated --filter options are and-ed\n"
+	"      --mode MODE         XDP mode: native, generic or auto (default: auto =\n"
+	"                          native where the driver supports it)\n"
+	"  -q, --quiet             no status line, no summary; only errors\n"
+	"  -v, --verbose           more detail on standard error (repeat for libbpf debug)\n"
+	"  -h, --help              show this help and exit\n"
+	"  -V, --version           show the version and exit\n"
+	"\n"
+	"While running, a one-line status (packets, bytes, lost) is shown on standard\n"
+	"error when it is a terminal; at exit a summary per interface. SIGINT or SIGTERM\n"
+	"stop the capture; the file is always complete pcapng. The XDP program is attached\n"
+	"with a bpf_link: it goes away when the process exits, even on kill -9. Packets the\n"
+	"ring buffer could not take are counted, reported in the summary, in each packet's\n"
+	"epb_dropcount and in the interface statistics blocks.\n"
+	"\n"
+	"Needs CAP_BPF and CAP_NET_ADMIN. Exit status: 0 on success, 1 on a runtime error\n"
+	"(e.g. disk full: what was written stays readable), 2 on a usage error.\n"
+	"\n"
+	"Examples:\n"
+	"  agentxdp-capture -i eth0 -w roce.pcapng\n"
+	"  agentxdp-capture -i eth0 -i eth1 -w both.pcapng -d 30s\n"
+	"  agentxdp-capture -i eth0 -w - --filter 'host 198.18.0.1 and qpn 0x12' | tshark -r -\n"
+	"  agentxdp-capture -i eth0 -w roce.pcapng -C 100 -c 1000000 -s 128\n"
+	"  agentxdp-capture -i eth0 -w 'roce-%Y%m%d-%H%M%S.pcapng' -G 60 --mode generic\n";
+
+enum {
+	OPT_FILTER = 256,
+	OPT_MODE,
+};
+
+static const struct option long_options[] = {
+	{ "interface", required_argument, NULL, 'i' },
+	{ "write", required_argument, NULL, 'w' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "file-size", required_argument, NULL, 'C' },
+	{ "rotate", required_argument, NULL, 'G' },
+	{ "snaplen", required_argument, NULL, 's' },
+	{ "buffer-size", required_argument, NULL, 'B' },
+	{ "filter", required_argument, NULL, OPT_FILTER },
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct capture_opts {
+	struct capture_config cfg;
+	const char *out_pattern;	/* -w */
+	uint64_t max_pkts;		/* -c, 0 = no limit */
+	uint64_t duration_ns;		/* -d, 0 = no limit */
+	uint64_t rotate_bytes;		/* -C, 0 = never */
+	uint64_t rotate_ns;		/* -G, 0 = never */
+	bool quiet;
+};
+
+/* Everything the record callback and the main loop share. */
+struct capture_run {
+	const struct capture_opts *opts;
+	struct capture_session *session;
+	struct pcapng_writer *writer;
+	char path[4096 + 16];		/* current file: base_name + file_index */
+	char base_name[4096];		/* strftime result the current name was built from */
+	unsigned file_index;		/* number appended to base_name (0 = none) */
+	unsigned files_opened;
+	uint64_t file_opened_ns;
+	uint64_t start_ns;
+	uint64_t pkts, bytes, lost;	/* written packets, their original bytes, ring losses seen */
+	uint64_t if_pkts[ROCE_CAP_MAX_IFACES];
+	int write_errno;		/* first write error; stops the capture */
+	bool done;			/* -c reached, or a write failed */
+	bool failed;			/* a new file could not be opened */
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "agentxdp-capture: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'agentxdp-capture --help' for more information.\n");
+	return 2;
+}
+
+static int parse_options(int argc, char **argv, struct capture_opts *o)
+{
+	uint64_t v;
+	char err[256];
+	int c;
+
+	while ((c = getopt_long(argc, argv, "i:w:c:d:C:G:s:B:qvhV", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (o->cfg.n_ifaces == ROCE_CAP_MAX_IFACES)
+				return usage_error("too many -i options (at most %d)", ROCE_CAP_MAX_IFACES);
+			for (unsigned i = 0; i < o->cfg.n_ifaces; i++)
+				if (!strcmp(o->cfg.ifnames[i], optarg))
+					return usage_error("interface %s given twice", optarg);
+			o->cfg.ifnames[o->cfg.n_ifaces++] = optarg;
+			break;
+		case 'w':
+			o->out_pattern = optarg;
+			break;
+		case 'c':
+			if (parse_u64(optarg, 1, UINT64_MAX, &v))
+				return usage_error("invalid -c '%s' (a packet count >= 1)", optarg);
+			o->max_pkts = v;
+			break;
+		case 'd':
+			if (parse_duration_ns(optarg, 1000000000ull, 1000000ull, 366ull * 86400 * 1000000000ull, &v))
+				return usage_error("invalid -d '%s' (1ms to 366 days, e.g. 30 or 30s or 500ms)",
+						   optarg);
+			o->duration_ns = v;
+			break;
+		case 'C':
+			if (parse_u64(optarg, 1, 1000000, &v))
+				return usage_error("invalid -C '%s' (1 to 1000000 MB)", optarg);
+			o->rotate_bytes = v * 1000000ull;
+			break;
+		case 'G':
+			if (parse_duration_ns(optarg, 1000000000ull, 1000000000ull, 366ull * 86400 * 1000000000ull, &v))
+				return usage_error("invalid -G '%s' (1s to 366 days)", optarg);
+			o->rotate_ns = v;
+			break;
+		case 's':
+			if (parse_u64(optarg, 0, ROCE_CAP_MAX_SNAPLEN, &v))
+				return usage_error("invalid -s '%s' (0 to %d bytes)", optarg, ROCE_CAP_MAX_SNAPLEN);
+			o->cfg.snaplen = v ? (uint32_t)v : ROCE_CAP_MAX_SNAPLEN;
+			break;
+		case 'B':
+			if (parse_u64(optarg, 4, 1048576, &v))
+				return usage_error("invalid -B '%s' (4 to 1048576 KiB)", optarg);
+			o->cfg.ring_bytes = v * 1024;
+			break;
+		case OPT_FILTER:
+			if (capture_filter_parse(optarg, &o->cfg.filter, err, sizeof(err)))
+				return usage_error("%s", err);
+			break;
+		case OPT_MODE:
+			if (!strcmp(optarg, "auto"))
+				o->cfg.mode = CAPTURE_MODE_AUTO;
+			else if (!strcmp(optarg, "native"))
+				o->cfg.mode = CAPTURE_MODE_NATIVE;
+			else if (!strcmp(optarg, "generic"))
+				o->cfg.mode = CAPTURE_MODE_GENERIC;
+			else
+				return usage_error("invalid --mode '%s' (native, generic or auto)", optarg);
+			break;
+		case 'q':
+			o->quiet = true;
+			agentxdp_log_level = LOG_ERR;
+			break;
+		case 'v':
+			agentxdp_log_level++;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		case 'V':
+			printf("agentxdp-capture %s\n", AGENTXDP_VERSION);
+			exit(0);
+		default:
+			fprintf(stderr, "Try 'agentxdp-capture --help' for more information.\n");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s' (filters go in --filter)", argv[optind]);
+	if (!o->cfg.n_ifaces)
+		return usage_error("%s", "no interface given (-i IFACE)");
+	if (!o->out_pattern)
+		return usage_error("%s", "no output file given (-w FILE, '-' for standard output)");
+	if (!strcmp(o->out_pattern, "-") && (o->rotate_bytes || o->rotate_ns))
+		return usage_error("%s", "-C and -G need a file name, not '-'");
+	if (!strcmp(o->out_pattern, "-") && isatty(STDOUT_FILENO))
+		return usage_error("%s", "refusing to write pcapng to a terminal (redirect or pipe it)");
+	/* The ring buffer size must be a power of two and a multiple of the page size. */
+	uint64_t ring = 4096;
+	while (ring < o->cfg.ring_bytes)
+		ring <<= 1;
+	o->cfg.ring_bytes = ring;
+	return 0;
+}
+
+/* Next file name: strftime(-w) for -G, then a number when the name repeats (-C, or -G too fast). */
+static int next_path(struct capture_run *run, uint64_t now_ns)
+{
+	const char *pattern = run->opts->out_pattern;
+	char name[sizeof(run->base_name)];
+
+	if (run->opts->rotate_ns) {
+		time_t t = (time_t)(now_ns / 1000000000ull);
+		struct tm tm;
+
+		localtime_r(&t, &tm);
+		/* The pattern is the user's -w, as in tcpdump -G. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+		size_t n = strftime(name, sizeof(name), pattern, &tm);
+#pragma GCC diagnostic pop
+		if (!n) {
+			pr_err("-w '%s' gives an empty or too long file name\n", pattern);
+			return -1;
+		}
+	} else {
+		snprintf(name, sizeof(name), "%s", pattern);
+	}
+	if (run->files_opened && !strcmp(name, run->base_name))
+		run->file_index++;
+	else
+		run->file_index = 0;
+	snprintf(run->base_name, sizeof(run->base_name), "%s", name);
+	if (run->file_index)
+		snprintf(run->path, sizeof(run->path), "%s%u", name, run->file_index);
+	else
+		snprintf(run->path, sizeof(run->path), "%s", name);
+	return 0;
+}
+
+static void write_stats(struct capture_run *run, uint64_t now_ns)
+{
+	for (unsigned i = 0; i < run->opts->cfg.n_ifaces; i++) {
+		struct capture_if_counters c;
+		struct pcapng_if_stats st = { .if_id = i, .ts_ns = now_ns, .start_ns = run->start_ns,
+					      .end_ns = now_ns };
+
+		if (capture_session_counters(run->session, i, &c))
+			continue;
+		st.received = c.seen_pkts;
+		st.dropped = c.lost_pkts;
+		if (pcapng_writer_write_stats(run->writer, &st) && !run->write_errno)
+			run->write_errno = errno;
+	}
+}
+
+static int open_output(struct capture_run *run, uint64_t now_ns)
+{
+	const struct capture_opts *o = run->opts;
+	struct utsname uts;
+	char app[64], desc[640], filter[512];
+	struct pcapng_shb_info shb = { 0 };
+
+	uname(&uts);
+	snprintf(app, sizeof(app), "agentxdp-capture %s", AGENTXDP_VERSION);
+	shb.hardware = uts.machine;
+	shb.application = app;
+	if (!strcmp(o->out_pattern, "-")) {
+		snprintf(run->path, sizeof(run->path), "standard output");
+		run->writer = pcapng_writer_open("-", &shb);
+	} else {
+		if (next_path(run, now_ns))
+			return -1;
+		run->writer = pcapng_writer_open(run->path, &shb);
+	}
+	if (!run->writer) {
+		pr_err("cannot write %s: %s\n", run->path, strerror(errno));
+		return -1;
+	}
+	capture_filter_format(&o->cfg.filter, filter, sizeof(filter));
+	for (unsigned i = 0; i < o->cfg.n_ifaces; i++) {
+		struct pcapng_if_info ifi = {
+			.name = o->cfg.ifnames[i],
+			.description = desc,
+			.linktype = LINKTYPE_ETHERNET,
+			/* One snaplen for every interface, so libpcap reads the file. */
+			.snaplen = o->cfg.snaplen ? o->cfg.snaplen : ROCE_CAP_HDR_SNAPLEN,
+		};
+
+		snprintf(desc, sizeof(desc), "agentxdp-capture XDP %s mode, ifindex %u, %s%s%s",
+			 capture_session_mode_name(run->session, i),
+			 capture_session_ifindex(run->session, i),
+			 o->cfg.snaplen ? "snaplen set by -s" : "RoCE headers only",
+			 filter[0] ? ", filter: " : "", filter);
+		if (pcapng_writer_add_interface(run->writer, &ifi) < 0) {
+			pr_err("cannot write %s: %s\n", run->path, strerror(errno));
+			return -1;
+		}
+	}
+	run->file_opened_ns = now_ns;
+	run->files_opened++;
+	return 0;
+}
+
+/* Close the current file with final statistics; 0 or -1 (errno kept in run->write_errno). */
+static int close_output(struct capture_run *run, uint64_t now_ns)
+{
+	int err;
+
+	if (!run->writer)
+		return 0;
+	write_stats(run, now_ns);
+	err = pcapng_writer_close(run->writer);
+	run->writer = NULL;
+	if (err && !run->write_errno)
+		run->write_errno = errno;
+	return err;
+}
+
+/* Close the current file (with its statistics) and start the next one. */
+static int rotate_output(struct capture_run *run, uint64_t now_ns)
+{
+	if (close_output(run, now_ns))
+		return -1;
+	return open_output(run, now_ns);
+}
+
+static int on_record(void *ctx, const struct capture_record *rec)
+{
+	struct capture_run *run = ctx;
+	struct pcapng_packet pkt = {
+		.if_id = rec->if_id,
+		.ts_ns = rec->ts_ns,
+		.data = rec->frame,
+		.caplen = rec->cap_len,
+		.origlen = rec->orig_len,
+		.has_flags = true,
+		.flags = PCAPNG_EPB_FLAG_INBOUND,
+		.has_queue = true,
+		.queue = rec->rx_queue,
+		.has_dropcount = rec->lost_before > 0,
+		.dropcount = rec->lost_before,
+	};
+
+	if (run->done)
+		return -ECANCELED;
+	/* -C: checked before each packet, so no file grows past the limit by a whole batch. */
+	if (run->opts->rotate_bytes && pcapng_writer_bytes(run->writer) >= run->opts->rotate_bytes &&
+	    rotate_output(run, rec->ts_ns)) {
+		run->failed = run->done = true;
+		return -ECANCELED;
+	}
+	if (pcapng_writer_write_packet(run->writer, &pkt)) {
+		run->write_errno = errno;
+		run->done = true;
+		return -ECANCELED;
+	}
+	run->pkts++;
+	run->bytes += rec->orig_len;
+	run->lost += rec->lost_before;
+	if (rec->if_id < ROCE_CAP_MAX_IFACES)
+		run->if_pkts[rec->if_id]++;
+	if (run->opts->max_pkts && run->pkts >= run->opts->max_pkts) {
+		run->done = true;
+		return -ECANCELED;
+	}
+	return 0;
+}
+
+static void human_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes >= 10000000000ull)
+		snprintf(buf, len, "%.1f GB", bytes / 1e9);
+	else if (bytes >= 10000000)
+		snprintf(buf, len, "%.1f MB", bytes / 1e6);
+	else if (bytes >= 10000)
+		snprintf(buf, len, "%.1f kB", bytes / 1e3);
+	else
+		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+}
+
+static uint64_t total_lost(struct capture_run *run)
+{
+	uint64_t lost = 0;
+
+	for (unsigned i = 0; i < run->opts->cfg.n_ifaces; i++) {
+		struct capture_if_counters c;
+
+		if (!capture_session_counters(run->session, i, &c))
+			lost += c.lost_pkts;
+	}
+	return lost;
+}
+
+static void print_summary(struct capture_run *run)
+{
+	char bytes[32];
+
+	human_bytes(run->bytes, bytes, sizeof(bytes));
+	fprintf(stderr, "%llu packets captured (%s on the wire), %llu lost in the ring buffer\n",
+		(unsigned long long)run->pkts, bytes, (unsigned long long)total_lost(run));
+	for (unsigned i = 0; i < run->opts->cfg.n_ifaces; i++) {
+		struct capture_if_counters c;
+
+		if (capture_session_counters(run->session, i, &c))
+			continue;
+		fprintf(stderr,
+			"  %s (%s): %llu captured, %llu lost, %llu RoCE seen, %llu filtered out, "
+			"%llu malformed, %llu frames seen\n",
+			run->opts->cfg.ifnames[i], capture_session_mode_name(run->session, i),
+			(unsigned long long)run->if_pkts[i], (unsigned long long)c.lost_pkts,
+			(unsigned long long)c.roce_pkts, (unsigned long long)c.filtered_pkts,
+			(unsigned long long)c.malformed_pkts, (unsigned long long)c.seen_pkts);
+	}
+}
+
+static int capture_loop(struct capture_run *run)
+{
+	const struct capture_opts *o = run->opts;
+	bool status = !o->quiet && isatty(STDERR_FILENO);
+	uint64_t last_status_ns = 0, last_stats_ns;
+	int n;
+
+	run->start_ns = last_stats_ns = capture_session_now_ns(run->session);
+	while (!run->done && !stop_requested) {
+		uint64_t now;
+
+		n = capture_session_poll(run->session, POLL_MS);
+		if (n < 0 && n != -ECANCELED) {
+			pr_err("reading the ring buffer failed: %s\n", strerror(-n));
+			return -1;
+		}
+		now = capture_session_now_ns(run->session);
+		if (o->duration_ns && now - run->start_ns >= o->duration_ns)
+			break;
+		if (run->failed)
+			return -1;
+		if (o->rotate_ns && now - run->file_opened_ns >= o->rotate_ns && rotate_output(run, now))
+			return -1;
+		if (now - last_stats_ns >= STATS_EVERY_NS) {
+			write_stats(run, now);
+			last_stats_ns = now;
+		}
+		if (status && now - last_status_ns >= STATUS_EVERY_NS) {
+			char bytes[32];
+
+			human_bytes(run->bytes, bytes, sizeof(bytes));
+			fprintf(stderr, "\r%llu packets  %s  %llu lost   ", (unsigned long long)run->pkts,
+				bytes, (unsigned long long)total_lost(run));
+			last_status_ns = now;
+		}
+	}
+	/* Stopped by a signal or -d: take what is already in the ring (up to -c). */
+	if (!run->done)
+		capture_session_drain(run->session);
+	if (status)
+		fprintf(stderr, "\r\033[K");
+	return run->failed ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct capture_opts opts = {
+		.cfg.mode = CAPTURE_MODE_AUTO,
+		.cfg.ring_bytes = DEFAULT_RING_KIB * 1024ull,
+	};
+	struct capture_run run = { .opts = &opts };
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+	int status = 1, err;
+
+	agentxdp_prog = "agentxdp-capture";
+	err = parse_options(argc, argv, &opts);
+	if (err)
+		return err;
+	opts.cfg.on_record = on_record;
+	opts.cfg.ctx = &run;
+
+	/* No SA_RESTART: a signal must wake the ring buffer's epoll_wait. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (capture_session_open(&opts.cfg, &run.session))
+		return 1;
+	if (open_output(&run, capture_session_now_ns(run.session)))
+		goto cleanup;
+	for (unsigned i = 0; i < opts.cfg.n_ifaces; i++)
+		pr_info("capturing RoCE on %s (XDP %s mode), writing %s\n", opts.cfg.ifnames[i],
+			capture_session_mode_name(run.session, i), run.path);
+	if (capture_loop(&run))
+		goto cleanup;
+	status = 0;
+
+cleanup:
+	if (run.writer)
+		close_output(&run, capture_session_now_ns(run.session));
+	if (run.write_errno == ENOSPC) {
+		pr_err("disk full writing %s: kept the %llu packets written before; stopping\n", run.path,
+		       (unsigned long long)run.pkts);
+		status = 1;
+	} else if (run.write_errno) {
+		pr_err("cannot write %s: %s\n", run.path, strerror(run.write_errno));
+		status = 1;
+	}
+	if (!opts.quiet && run.session)
+		print_summary(&run);
+	capture_session_close(run.session);
+	return status;
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# bench_capture.sh: agentxdp-capture's cost. Rows: | figure | measured | peer / target | command |
+#  1. the XDP program per packet through BPF_PROG_TEST_RUN (repeat), RoCE and other traffic;
+#  2. the same program on live veth traffic (kernel bpf_stats: run_time_ns / run_cnt);
+#  3. packets per second captured and lost, and user-space CPU per packet, against
+#     tcpdump -s 128 -w on the same tcpreplay --topspeed traffic in the same run.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/e2e/capture_lib.sh"
+N=${CAPTURE_BENCH_PACKETS:-200000}
+need_root || { echo "| capture | needs root | | bash tests/bench/bench_capture.sh |"; exit 1; }
+
+# Ring buffer of 8 MiB (the default: records are written to cache-cold memory) and 256 KiB.
+for ring_kib in 8192 256; do
+	out=$("$TOP/build/tests-bpf/test_xdp_prog" --bench 1000000 $ring_kib) ||
+		{ echo "| capture: XDP program | FAILED | | build/tests-bpf/test_xdp_prog --bench 1000000 $ring_kib |"; exit 1; }
+	roce_ns=$(echo "$out" | sed -n 's/^roce_ns_per_pkt //p')
+	echo "| capture: XDP program per RoCE packet, headers to a $ring_kib KiB ring buffer (BPF_PROG_TEST_RUN x1e6) | $roce_ns ns | target < 50 ns | build/tests-bpf/test_xdp_prog --bench 1000000 $ring_kib |"
+done
+other_ns=$(echo "$out" | sed -n 's/^other_ns_per_pkt //p')
+echo "| capture: XDP program per non-RoCE packet (BPF_PROG_TEST_RUN x1e6) | $other_ns ns | target < 50 ns | build/tests-bpf/test_xdp_prog --bench 1000000 |"
+echo "| capture: machine load while measuring (1-minute load average, $(nproc) CPUs) | $(cut -d' ' -f1 /proc/loadavg) | | cat /proc/loadavg |"
+
+cap_add_pair axcap-a axcap-b >/dev/null 2>&1 || { echo "| capture: veth | FAILED | | |"; exit 1; }
+"$CAP_GEN" "$CAP_TMP/bench.pcap" "$N" 64 0 || exit 1
+
+cpu_ns() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%d", ($14 + $15) * 1e9 / hz }' "/proc/$1/stat"; }
+sent_pps() { sed -n 's/.*Rated: [0-9.]* Bps, [0-9.]* Mbps, \([0-9.]*\) pps.*/\1/p' "$CAP_TMP/replay.log" | head -n 1; }
+
+# agentxdp-capture, with the kernel's BPF run-time statistics on for the live per-packet cost.
+old_stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
+cap_start "$CAP_TMP/cap.log" -q -i axcap-b -w "$CAP_TMP/cap.pcapng"
+cap_wait_xdp axcap-b || { echo "| capture: attach | FAILED | | |"; exit 1; }
+cap_replay axcap-a "$CAP_TMP/bench.pcap" --topspeed
+cap_pps=$(sent_pps)
+sleep 0.5
+prog_id=$(ip -n "$CAP_NS_RX" -d link show dev axcap-b | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p' | head -n 1)
+read -r run_ns run_cnt < <(bpftool prog show id "$prog_id" -j | python3 -c 'import json,sys; p=json.load(sys.stdin); print(p.get("run_time_ns", 0), p.get("run_cnt", 0))')
+cap_cpu=$(cpu_ns "$CAP_PID")
+kill -INT "$CAP_PID"
+wait "$CAP_PID"
+echo "$old_stats" >/proc/sys/kernel/bpf_stats_enabled
+cap_pkts=$($CAP_BLOCKS "$CAP_TMP/cap.pcapng" | wc -l)
+cap_lost=$($CAP_BLOCKS --blocks "$CAP_TMP/cap.pcapng" | sed -n 's/^isb 0 .*drop=\([0-9]*\).*/\1/p' | tail -n 1)
+
+# tcpdump on the same traffic.
+ip netns exec "$CAP_NS_RX" tcpdump -i axcap-b -s 128 -w "$CAP_TMP/tcpdump.pcap" 2>"$CAP_TMP/tcpdump.log" &
+td=$!
+CAP_PIDS+=("$td")
+for _ in $(seq 1 100); do grep -q "listening on" "$CAP_TMP/tcpdump.log" && break; sleep 0.05; done
+cap_replay axcap-a "$CAP_TMP/bench.pcap" --topspeed
+td_pps=$(sent_pps)
+sleep 0.5
+td_cpu=$(cpu_ns "$td")
+kill -INT "$td"
+wait "$td"
+td_pkts=$(capinfos -Mc "$CAP_TMP/tcpdump.pcap" 2>/dev/null | sed -n 's/^Number of packets: *//p')
+td_drop=$(sed -n 's/^\([0-9]*\) packets dropped by kernel/\1/p' "$CAP_TMP/tcpdump.log")
+
+echo "| capture: XDP program per RoCE packet on live veth traffic (bpf_stats run_time_ns/run_cnt) | $(awk -v t="$run_ns" -v c="$run_cnt" 'BEGIN { printf "%.1f ns (%d runs)", c ? t / c : 0, c }') | target < 50 ns | bash tests/bench/bench_capture.sh |"
+echo "| capture: $N RoCE frames, tcpreplay --topspeed over veth: captured / lost, at the sender's rate | $cap_pkts / ${cap_lost:-?} lost at $cap_pps pps | tcpdump -s 128 -w: $td_pkts / ${td_drop:-?} dropped at $td_pps pps | bash tests/bench/bench_capture.sh |"
+echo "| capture: user-space CPU per captured packet (process utime+stime) | $(awk -v t="$cap_cpu" -v n="$cap_pkts" 'BEGIN { printf "%.0f ns", n ? t / n : 0 }') | tcpdump -s 128 -w: $(awk -v t="$td_cpu" -v n="$td_pkts" 'BEGIN { printf "%.0f ns", n ? t / n : 0 }') | bash tests/bench/bench_capture.sh |"

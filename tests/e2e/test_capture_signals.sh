@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# test_capture_signals.sh: kill -9 leaves no XDP program behind; SIGINT/SIGTERM leave complete
+# pcapng; an interface with someone else's XDP program is refused and keeps it; clear errors.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/capture_lib.sh"
+cap_need_env capture-signals
+cap_add_pair axcap-a axcap-b || { fail capture-signals "cannot create the veth pair"; exit 0; }
+"$CAP_GEN" "$CAP_TMP/mix.pcap" 10000 || { fail capture-signals "gen_roce_pcap failed"; exit 0; }
+
+xdp_id() { ip -n "$CAP_NS_RX" -d link show dev "$1" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p' | head -n 1; }
+
+# kill -9 in the middle of traffic: the bpf_link dies with the process.
+cap_start "$CAP_TMP/kill9.log" -i axcap-b -w "$CAP_TMP/kill9.pcapng"
+if cap_wait_xdp axcap-b; then
+	pass capture-attached-while-running
+	cap_replay axcap-a "$CAP_TMP/mix.pcap" --pps 20000 &
+	replay=$!
+	sleep 0.3
+	kill -9 "$CAP_PID"
+	wait "$CAP_PID" 2>/dev/null
+	wait "$replay"
+	for _ in $(seq 1 40); do cap_has_xdp axcap-b || break; sleep 0.05; done
+	if cap_has_xdp axcap-b; then
+		fail capture-kill9-leaves-no-xdp "$(ip -n "$CAP_NS_RX" link show dev axcap-b | grep xdp)"
+	else
+		pass capture-kill9-leaves-no-xdp
+	fi
+	if ip netns exec "$CAP_NS_RX" bpftool net show dev axcap-b 2>/dev/null | grep -q "roce_capture"; then
+		fail capture-kill9-bpftool-net "bpftool net still lists roce_capture"
+	else
+		pass capture-kill9-bpftool-net
+	fi
+else
+	fail capture-attached-while-running "$(tail -n 2 "$CAP_TMP/kill9.log")"
+fi
+
+# SIGINT and SIGTERM during traffic: exit 0, the whole file reads back.
+for sig in INT TERM; do
+	out="$CAP_TMP/sig$sig.pcapng"
+	cap_start "$CAP_TMP/sig$sig.log" -i axcap-b -w "$out"
+	cap_wait_xdp axcap-b || { fail "capture-sig$sig" "did not attach"; continue; }
+	cap_replay axcap-a "$CAP_TMP/mix.pcap" --pps 20000 &
+	replay=$!
+	sleep 0.4
+	kill -$sig "$CAP_PID"
+	wait "$CAP_PID"
+	rc=$?
+	wait "$replay"
+	expect_eq "capture-sig$sig-exit-0" 0 "$rc"
+	n=$($CAP_BLOCKS "$out" | wc -l)
+	if $CAP_BLOCKS --blocks "$out" >"$CAP_TMP/sig.blocks" && [ "$n" -gt 0 ] && grep -q "^isb 0" "$CAP_TMP/sig.blocks"; then
+		pass "capture-sig$sig-file-whole ($n packets, ends with statistics)"
+	else
+		fail "capture-sig$sig-file-whole" "$n packets; blocks: $(tail -n 1 "$CAP_TMP/sig.blocks")"
+	fi
+	nt=$(tshark -r "$out" 2>"$CAP_TMP/tshark.err" | wc -l)
+	if [ "$nt" = "$n" ] && ! grep -qi "cut short\|error" "$CAP_TMP/tshark.err"; then
+		pass "capture-sig$sig-tshark-reads-all"
+	else
+		fail "capture-sig$sig-tshark-reads-all" "tshark read $nt of $n: $(head -n 1 "$CAP_TMP/tshark.err")"
+	fi
+	cap_has_xdp axcap-b && fail "capture-sig$sig-detached" "XDP still attached" || pass "capture-sig$sig-detached"
+done
+
+# Someone else's program (attached with ip link): refused, named, kept.
+dummy="$TOP/build/tests-bpf/xdp_dummy.bpf.o"
+if ip -n "$CAP_NS_RX" link set dev axcap-b xdpgeneric obj "$dummy" sec xdp 2>"$CAP_TMP/ip.err"; then
+	id=$(xdp_id axcap-b)
+	ip netns exec "$CAP_NS_RX" "$CAP_BIN" -i axcap-b -w "$CAP_TMP/refused.pcapng" -d 1 2>"$CAP_TMP/refused.log"
+	rc=$?
+	expect_eq capture-refuses-foreign-xdp-exit-1 1 "$rc"
+	if grep -q "axcap-b already runs XDP program id $id 'xdp_dummy' (generic mode); not replacing it" "$CAP_TMP/refused.log" &&
+		[ "$(wc -l <"$CAP_TMP/refused.log")" -eq 1 ]; then
+		pass capture-refuses-foreign-xdp-message
+	else
+		fail capture-refuses-foreign-xdp-message "$(cat "$CAP_TMP/refused.log")"
+	fi
+	expect_eq capture-foreign-xdp-kept "$id" "$(xdp_id axcap-b)"
+	ip -n "$CAP_NS_RX" link set dev axcap-b xdpgeneric off
+else
+	fail capture-refuses-foreign-xdp "cannot attach the dummy program: $(head -n 1 "$CAP_TMP/ip.err")"
+fi
+
+# A second capture on an interface the first one holds (through its bpf_link).
+cap_start "$CAP_TMP/first.log" -i axcap-b -w "$CAP_TMP/first.pcapng"
+first=$CAP_PID
+if cap_wait_xdp axcap-b; then
+	id=$(xdp_id axcap-b)
+	ip netns exec "$CAP_NS_RX" "$CAP_BIN" -i axcap-b -w "$CAP_TMP/second.pcapng" -d 1 2>"$CAP_TMP/second.log"
+	expect_eq capture-second-refused-exit-1 1 "$?"
+	grep -q "already runs XDP program id $id 'roce_capture'" "$CAP_TMP/second.log" &&
+		pass capture-second-refused-message || fail capture-second-refused-message "$(cat "$CAP_TMP/second.log")"
+	expect_eq capture-first-still-attached "$id" "$(xdp_id axcap-b)"
+	cap_replay axcap-a "$CAP_TMP/mix.pcap" --topspeed --limit=100
+	sleep 0.3
+	kill -INT "$first"
+	wait "$first"
+	n=$($CAP_BLOCKS "$CAP_TMP/first.pcapng" | wc -l)
+	[ "$n" -gt 0 ] && pass "capture-first-kept-capturing ($n packets)" || fail capture-first-kept-capturing "no packets"
+else
+	fail capture-second-refused "first capture did not attach"
+fi
+
+# One-line errors and exit codes.
+ip netns exec "$CAP_NS_RX" "$CAP_BIN" -i axcap-nope -w "$CAP_TMP/x.pcapng" 2>"$CAP_TMP/err"
+rc=$?
+expect_eq capture-no-such-interface "1 agentxdp-capture: no such interface: axcap-nope" "$rc $(cat "$CAP_TMP/err")"
+if command -v setpriv >/dev/null; then
+	ip netns exec "$CAP_NS_RX" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$CAP_BIN" -i axcap-b -w /tmp/axcap-never.pcapng 2>"$CAP_TMP/err"
+	rc=$?
+	expect_eq capture-no-privileges "1 agentxdp-capture: needs CAP_BPF and CAP_NET_ADMIN to load and attach XDP programs (run as root)" \
+		"$rc $(cat "$CAP_TMP/err")"
+else
+	skip capture-no-privileges "setpriv missing"
+fi
+usage() {
+	"$CAP_BIN" "${@:2}" >/dev/null 2>"$CAP_TMP/err"
+	local rc=$?
+	if [ $rc -eq 2 ] && grep -qF -- "$1" "$CAP_TMP/err"; then pass "capture-usage: $1"; else
+		fail "capture-usage: $1" "exit $rc: $(head -n 1 "$CAP_TMP/err")"
+	fi
+}
+usage "no interface given" -w x.pcapng
+usage "no output file given" -i lo
+usage "invalid -c 'ten'" -i lo -w x -c ten
+usage "invalid -s '9217'" -i lo -w x -s 9217
+usage "invalid --mode 'fast'" -i lo -w x --mode fast
+usage "filter: unexpected 'port'" -i lo -w x --filter 'port 4791'
+usage "interface lo given twice" -i lo -i lo -w x
+usage "-C and -G need a file name" -i lo -w - -C 1
+exit 0
