@@ -45,10 +45,13 @@ Commands:
         firewall rules back exactly as they were (idempotent).
   status
         What is up: backend, addresses, impairments, qdiscs, firewall rules.
-  traffic bw|lat [-D SECONDS] [-q QPS] [-s SIZE] [-t write|read|send] [--bidir]
+  traffic bw|lat [-D SECONDS] [-q QPS] [-s SIZE] [-t write|read|send] [--bidir] [-w DIR]
         Run a test from a to b (--bidir: both ways) and print perftest's tables:
         #bytes, #iterations, BW peak/average, MsgRate; t_min, t_typical, t_avg,
         t_max, t99. Defaults: -D 3, -q 1, -s 65536 (bw) or 64 (lat), -t write.
+        -w DIR also captures the test into DIR: b.pcapng (b's veth, ingress) and
+        a.pcapng (a's veth) with agentxdp-capture, or b.pcap with tcpdump when
+        agentxdp-capture is not built; give them all to agentxdp-analyze.
   impair LINK --rate RATE | --loss P | --delay DELAY | --ce P | --firewall
         Impair one direction of the link. LINK is a-b (packets from a to b) or b-a.
           --rate RATE   token bucket (tc tbf) on the sending veth, e.g. 50mbit
@@ -82,6 +85,7 @@ Examples:
   scripts/testbed.sh up
   scripts/testbed.sh traffic bw -D 5 -q 2 -s 4096
   scripts/testbed.sh traffic lat -s 64
+  scripts/testbed.sh traffic bw --bidir -D 2 -s 4096 -w /tmp/tb && agentxdp-analyze /tmp/tb/*.pcap* -o tb.db
   scripts/testbed.sh impair a-b --loss 1%
   scripts/testbed.sh impair b-a --rate 50mbit
   scripts/testbed.sh impair a-b --firewall && scripts/testbed.sh verify
@@ -126,6 +130,17 @@ on() {
 		if [ "$side" = a ]; then ip netns exec "$NS_A" "$@"; else ip netns exec "$NS_B" "$@"; fi
 	else
 		"$@"
+	fi
+}
+# Same, for a command started in the background (cmd &): the job's pid is the command's own,
+# so it can be stopped by that pid (a function in a subshell would leave the command orphaned).
+on_exec() {
+	local side=$1
+	shift
+	if [ "${BACKEND:-emu}" = emu ]; then
+		if [ "$side" = a ]; then exec ip netns exec "$NS_A" "$@"; else exec ip netns exec "$NS_B" "$@"; fi
+	else
+		exec "$@"
 	fi
 }
 ipt() { # iptables or ip6tables for the testbed's family
@@ -346,7 +361,7 @@ cmd_up() {
 # Ten one-packet RDMA WRITEs from a to b, both ways of the control connection: 0 when they complete.
 probe_emu() {
 	local spid rc
-	on b "$BIN/agentxdp-roce-emu" --server --once -b "$IP_B" --quiet >/dev/null 2>&1 &
+	on_exec b "$BIN/agentxdp-roce-emu" --server --once -b "$IP_B" --quiet >/dev/null 2>&1 &
 	spid=$!
 	on a "$BIN/agentxdp-roce-emu" -b "$IP_A" -c "$IP_B" -m lat -s 64 -n 10 --quiet >"$STATE/probe.out" 2>&1
 	rc=$?
@@ -382,8 +397,9 @@ stop_bg() {
 	local f pid
 	for f in "$STATE"/pids/*; do
 		[ -f "$f" ] || continue
-		pid=$(cat "$f")
-		[ -n "$pid" ] && kill "$pid" 2>/dev/null
+		for pid in $(cat "$f"); do
+			kill "$pid" 2>/dev/null
+		done
 		rm -f "$f"
 	done
 }
@@ -428,6 +444,7 @@ cmd_impair() {
 		*) [ -z "$link" ] || usage_die "impair: one LINK only"; link=$1; shift ;;
 		esac
 	done
+	[ -z "$link" ] || parse_link "$link" # usage errors first
 	need_root
 	is_up || die "testbed is not up (run 'scripts/testbed.sh up')"
 	load_state
@@ -456,8 +473,9 @@ cmd_impair() {
 	fi
 	if [ -n "$rate" ]; then
 		[[ $rate =~ ^[0-9.]+(bit|kbit|mbit|gbit)$ ]] || usage_die "invalid --rate '$rate' (e.g. 50mbit, 1gbit)"
-		# Burst: a few MTUs; queue: at most 20 ms at that rate (tail drop beyond, like a switch).
-		on "$SRC" tc qdisc replace dev "$SRC_DEV" root tbf rate "$rate" burst 16kb latency 20ms ||
+		# Burst: a few MTUs. A deep queue (400 ms at that rate): the senders' socket buffers fill
+		# first and push back, so the link queues and delays (as with PFC) rather than drops.
+		on "$SRC" tc qdisc replace dev "$SRC_DEV" root tbf rate "$rate" burst 16kb latency 400ms ||
 			die "tc tbf failed on $SRC_DEV"
 		echo "$link rate $rate" >>"$STATE/impairments"
 	fi
@@ -590,7 +608,7 @@ run_traffic_emu() {
 	[ "$bidir" = 1 ] && extra+=(--bidir)
 	[ "$mode" = bw ] && extra+=(--tx-depth 32)
 	mkdir -p "$STATE/pids"
-	on b "$BIN/agentxdp-roce-emu" --server --once -b "$IP_B" --quiet >"$STATE/server.out" 2>"$STATE/server.err" &
+	on_exec b "$BIN/agentxdp-roce-emu" --server --once -b "$IP_B" --quiet >"$STATE/server.out" 2>"$STATE/server.err" &
 	spid=$!
 	echo "$spid" >"$STATE/pids/server"
 	on a "$BIN/agentxdp-roce-emu" -b "$IP_A" -c "$IP_B" -m "$mode" -t "$op" -D "$secs" -q "$qps" -s "$size" \
@@ -647,7 +665,7 @@ run_traffic_rxe() {
 }
 
 parse_traffic_opts() { # sets T_MODE T_OP T_SECS T_QPS T_SIZE T_BIDIR
-	T_SECS=3 T_QPS=1 T_SIZE="" T_OP=write T_BIDIR=0
+	T_SECS=3 T_QPS=1 T_SIZE="" T_OP=write T_BIDIR=0 T_CAPTURE=""
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-D | --duration) T_SECS=${2:-}; shift 2 || usage_die "-D needs seconds" ;;
@@ -655,6 +673,7 @@ parse_traffic_opts() { # sets T_MODE T_OP T_SECS T_QPS T_SIZE T_BIDIR
 		-s | --size) T_SIZE=${2:-}; shift 2 || usage_die "-s needs a size" ;;
 		-t | --op) T_OP=${2:-}; shift 2 || usage_die "-t needs write, read or send" ;;
 		--bidir) T_BIDIR=1; shift ;;
+		-w | --write) T_CAPTURE=${2:-}; shift 2 || usage_die "-w needs a directory" ;;
 		*) usage_die "traffic: unknown option '$1'" ;;
 		esac
 	done
@@ -671,7 +690,52 @@ cmd_traffic() {
 	need_root
 	is_up || die "testbed is not up (run 'scripts/testbed.sh up')"
 	load_state
+	if [ -n "$T_CAPTURE" ]; then
+		capture_start "$T_CAPTURE" 3600
+		echo "capture: $CAP_TOOL -> ${CAP_FILES[*]}"
+	fi
 	run_traffic "$T_MODE" "$T_OP" "$T_SECS" "$T_QPS" "$T_SIZE" "$T_BIDIR"
+	local rc=$?
+	[ -n "$T_CAPTURE" ] && capture_stop
+	return $rc
+}
+
+# ---- capture ----
+
+# capture_start DIR SECONDS: capture RoCE where the requests land (b's veth) and where the
+# answers land (a's veth): XDP sees a veth's ingress only. tcpdump on b's veth sees both
+# ways. Sets CAP_TOOL, CAP_FILES and CAP_PIDS.
+capture_start() {
+	local dir=$1 secs=$2
+	CAP_PIDS=()
+	mkdir -p "$dir" "$STATE/pids"
+	if [ -x "$BIN/agentxdp-capture" ]; then
+		CAP_TOOL=agentxdp-capture
+		on_exec b "$BIN/agentxdp-capture" -q -i "$DEV_B" -w "$dir/b.pcapng" -d "$secs" 2>"$dir/capture-b.err" &
+		CAP_PIDS+=($!)
+		on_exec a "$BIN/agentxdp-capture" -q -i "$DEV_A" -w "$dir/a.pcapng" -d "$secs" 2>"$dir/capture-a.err" &
+		CAP_PIDS+=($!)
+		CAP_FILES=("$dir/b.pcapng" "$dir/a.pcapng")
+	else
+		CAP_TOOL=tcpdump
+		on_exec b tcpdump -q -i "$DEV_B" -s 128 -w "$dir/b.pcap" udp port $ROCE_PORT 2>"$dir/capture-b.err" &
+		CAP_PIDS+=($!)
+		CAP_FILES=("$dir/b.pcap")
+	fi
+	printf '%s\n' "${CAP_PIDS[@]}" >"$STATE/pids/capture"
+	# Wait until the capture is attached (XDP link / tcpdump listening), at most 3 s.
+	for _ in $(seq 30); do
+		if [ "$CAP_TOOL" = tcpdump ]; then grep -q listening "$dir/capture-b.err" 2>/dev/null && break
+		else on b ip link show dev "$DEV_B" 2>/dev/null | grep -q xdp && on a ip link show dev "$DEV_A" 2>/dev/null | grep -q xdp && break; fi
+		sleep 0.1
+	done
+}
+
+capture_stop() {
+	sleep 0.3 # the last ACKs
+	kill -INT "${CAP_PIDS[@]}" 2>/dev/null
+	wait "${CAP_PIDS[@]}" 2>/dev/null
+	rm -f "$STATE/pids/capture"
 }
 
 # ---- verify ----
@@ -681,7 +745,7 @@ stat_of() { # KEY [SIDE] -> value from the last traffic's STATS line
 }
 
 cmd_verify() {
-	local secs=2 dir cap_tool pids=() ok_arrive=0 ok_ops=0 ok_pair=0 arrived ops paired files=() drops_pid=""
+	local secs=2 dir cap_tool ok_arrive=0 ok_ops=0 ok_pair=0 arrived ops paired files=() drops_pid=""
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-D | --duration) secs=${2:-}; shift 2 || usage_die "-D needs seconds" ;;
@@ -694,34 +758,17 @@ cmd_verify() {
 	load_state
 	dir=$STATE/verify
 	rm -rf "$dir"
-	mkdir -p "$dir" "$STATE/pids"
-	# Capture where the requests land (b's veth), and where the answers land (a's veth):
-	# XDP sees a veth's ingress only. tcpdump on b's veth sees both ways.
-	if [ -x "$BIN/agentxdp-capture" ]; then
-		cap_tool=agentxdp-capture
-		on b "$BIN/agentxdp-capture" -q -i "$DEV_B" -w "$dir/b.pcapng" -d $((secs + 3)) 2>"$dir/capture-b.err" &
-		pids+=($!)
-		on a "$BIN/agentxdp-capture" -q -i "$DEV_A" -w "$dir/a.pcapng" -d $((secs + 3)) 2>"$dir/capture-a.err" &
-		pids+=($!)
-		files=("$dir/b.pcapng" "$dir/a.pcapng")
-	else
-		cap_tool=tcpdump
-		echo "capture: tcpdump on $DEV_B (bin/agentxdp-capture is not built)"
-		on b tcpdump -q -i "$DEV_B" -s 256 -w "$dir/b.pcap" udp port $ROCE_PORT 2>"$dir/capture-b.err" &
-		pids+=($!)
-		files=("$dir/b.pcap")
-	fi
+	mkdir -p "$dir"
 	if [ -x "$BIN/agentxdp-drops" ]; then
-		"$BIN/agentxdp-drops" --addr "$IP_A" --duration $((secs + 2)) >"$dir/drops.txt" 2>"$dir/drops.err" &
+		"$BIN/agentxdp-drops" --addr "$IP_A" --duration $((secs + 3)) >"$dir/drops.txt" 2>"$dir/drops.err" &
 		drops_pid=$!
 	fi
-	printf '%s\n' "${pids[@]}" >"$STATE/pids/capture"
-	sleep 1 # XDP attach / tcpdump start
+	capture_start "$dir" $((secs + 30))
+	[ "$CAP_TOOL" = tcpdump ] && echo "capture: tcpdump on $DEV_B (bin/agentxdp-capture is not built)"
+	files=("${CAP_FILES[@]}")
+	cap_tool=$CAP_TOOL
 	run_traffic bw write "$secs" 1 4096 0 >"$dir/traffic.txt" 2>&1
-	sleep 0.5
-	if [ "$cap_tool" = tcpdump ]; then kill "${pids[@]}" 2>/dev/null; fi
-	wait "${pids[@]}" 2>/dev/null
-	rm -f "$STATE/pids/capture"
+	capture_stop
 	[ -n "$drops_pid" ] && wait "$drops_pid" 2>/dev/null
 
 	# (1) arrival: RoCE packets from a seen on b's veth.
@@ -770,6 +817,8 @@ cmd_verify() {
 [ $# -gt 0 ] || { usage >&2; exit 2; }
 cmd=$1
 shift
+# Interrupted during traffic or verify: stop what we started, by pid.
+trap 'stop_bg; exit 130' INT TERM
 case $cmd in
 -h | --help | help) usage ;;
 up) cmd_up "$@" ;;
