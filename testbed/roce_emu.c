@@ -64,7 +64,7 @@ static const char usage_text[] =
 	"      --mtu BYTES        IB path MTU: 256, 512, 1024, 2048 or 4096 (default 1024)\n"
 	"      --tx-depth N       operations in flight per QP in bw mode (default 128)\n"
 	"      --bidir            both sides run requesters (like perftest -b)\n"
-	"      --timeout DURATION local ACK timeout (default 16ms: IB timeout 12)\n"
+	"      --timeout DURATION local ACK timeout (default 67ms: IB timeout 14)\n"
 	"      --retry-cnt N      timeouts before the QP fails (0-7, default 7)\n"
 	"      --dscp N           DSCP of every packet (default 26)\n"
 	"      --no-ecn           send Not-ECT instead of ECT(0)\n"
@@ -1256,7 +1256,7 @@ int main(int argc, char **argv)
 		.size_bytes = 65536,
 		.mtu = 1024,
 		.depth = 128,
-		.timeout_ns = 16777216ull, /* 4.096 us * 2^12 */
+		.timeout_ns = 67108864ull, /* 4.096 us * 2^14, as rc_model */
 		.retry_cnt = 7,
 		.dscp = 26,
 		.line_rate_bps = 10000000000ull,
