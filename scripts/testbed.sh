@@ -760,8 +760,15 @@ cmd_verify() {
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	if [ -x "$BIN/agentxdp-drops" ]; then
-		"$BIN/agentxdp-drops" --addr "$IP_A" --duration $((secs + 3)) >"$dir/drops.txt" 2>"$dir/drops.err" &
+		# Runs until SIGINT after the test (then prints its table); attached once it says so.
+		"$BIN/agentxdp-drops" --addr "$IP_A" --duration 300 >"$dir/drops.txt" 2>"$dir/drops.err" &
 		drops_pid=$!
+		echo "$drops_pid" >"$STATE/pids/drops"
+		for _ in $(seq 50); do
+			grep -q counting "$dir/drops.err" 2>/dev/null && break
+			kill -0 "$drops_pid" 2>/dev/null || break
+			sleep 0.1
+		done
 	fi
 	capture_start "$dir" $((secs + 30))
 	[ "$CAP_TOOL" = tcpdump ] && echo "capture: tcpdump on $DEV_B (bin/agentxdp-capture is not built)"
@@ -769,7 +776,11 @@ cmd_verify() {
 	cap_tool=$CAP_TOOL
 	run_traffic bw write "$secs" 1 4096 0 >"$dir/traffic.txt" 2>&1
 	capture_stop
-	[ -n "$drops_pid" ] && wait "$drops_pid" 2>/dev/null
+	if [ -n "$drops_pid" ]; then
+		kill -INT "$drops_pid" 2>/dev/null
+		wait "$drops_pid" 2>/dev/null
+		rm -f "$STATE/pids/drops"
+	fi
 
 	# (1) arrival: RoCE packets from a seen on b's veth.
 	arrived=$(tcpdump -nr "${files[0]}" "udp dst port $ROCE_PORT and src host $IP_A" 2>/dev/null | wc -l)
@@ -803,7 +814,12 @@ cmd_verify() {
 	fi
 	if [ -n "$drops_pid" ]; then
 		echo "  agentxdp-drops (skb:kfree_skb, RoCE to/from $IP_A, during the test):"
-		if grep -q . "$dir/drops.txt"; then sed 's/^/    /' "$dir/drops.txt"; else
+		if grep -q . "$dir/drops.txt"; then
+			sed 's/^/    /' "$dir/drops.txt"
+			if grep -q NETFILTER_DROP "$dir/drops.txt"; then
+				echo "  diagnosis: a firewall rule drops RoCE (NETFILTER_DROP): see iptables-save / nft list ruleset on the receiving host$([ "$BACKEND" = emu ] && echo " (ip netns exec $NS_B iptables-save)")"
+			fi
+		else
 			echo "    no RoCE packet dropped in the kernel$([ -s "$dir/drops.err" ] && echo " ($(head -n 1 "$dir/drops.err"))")"; fi
 	else
 		echo "  who dropped them: unknown, $BIN/agentxdp-drops is not built (run make)"
