@@ -16,15 +16,23 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "emu_rc.h"
+#include "emu_icrc.h"
 #include "log.h"
 #include "parse_num.h"
 #include "roce_pkt.h"
+#include "samples/rc_model.h"
+#include "samples/roce_frame.h"
 
 #ifndef AGENTXDP_VERSION
 #define AGENTXDP_VERSION "0.1.0"
 #endif
 
+/* BTH + RETH + AETH + MTU + pad + ICRC, with room to spare. */
+#define EMU_MAX_PKT (64 + 4096 + 4)
+#define EMU_MAX_MTU 4096
+#define EMU_MAX_DEPTH RC_SQ_DEPTH
+#define EMU_RKEY 0x00a0c0de
+#define EMU_VA_BASE 0x7f0000000000ull
 #define EMU_MAX_QPS 64
 #define EMU_CTL_PORT_DEFAULT 18515
 #define EMU_TX_BURST 32
@@ -62,9 +70,9 @@ static const char usage_text[] =
 	"  -q, --qps N            queue pairs per direction (1-32, default 1)\n"
 	"  -s, --size BYTES       message size (1 to 1M, default 65536; 4k, 64k accepted)\n"
 	"      --mtu BYTES        IB path MTU: 256, 512, 1024, 2048 or 4096 (default 1024)\n"
-	"      --tx-depth N       operations in flight per QP in bw mode (default 128)\n"
+	"      --tx-depth N       operations in flight per QP in bw mode (1-64, default 64)\n"
 	"      --bidir            both sides run requesters (like perftest -b)\n"
-	"      --timeout DURATION local ACK timeout (default 16ms: IB timeout 12)\n"
+	"      --timeout DURATION local ACK timeout (default 67ms: IB timeout 14)\n"
 	"      --retry-cnt N      timeouts before the QP fails (0-7, default 7)\n"
 	"      --dscp N           DSCP of every packet (default 26)\n"
 	"      --no-ecn           send Not-ECT instead of ECT(0)\n"
@@ -88,6 +96,14 @@ static const char usage_text[] =
 	"  agentxdp-roce-emu -b 198.18.0.1 -c 198.18.0.2 -m lat -s 64 -n 10000\n"
 	"  agentxdp-roce-emu -b fd99::1 -c fd99::2 -t read --bidir -D 2s\n";
 
+enum emu_op { EMU_OP_WRITE = 0, EMU_OP_READ = 1, EMU_OP_SEND = 2 };
+
+static const char *emu_op_name(enum emu_op op)
+{
+	static const char *const names[] = { "RDMA_Write", "RDMA_Read", "Send" };
+	return (unsigned)op < 3 ? names[op] : "?";
+}
+
 struct emu_config {
 	const char *bind_addr;
 	const char *peer_addr;
@@ -107,13 +123,27 @@ struct emu_config {
 	uint64_t line_rate_bps;
 };
 
+/*
+ * One QP end: the synthesizer's RC model (samples/rc_model.h) does the transport; this
+ * program owns the socket, the clock and the work requests. Each QP here is used in one
+ * role, requester or responder, so every captured flow carries one kind of packet.
+ */
 struct emu_qp {
 	bool is_requester;
 	int fd;			/* this QP's own UDP socket: its own source port */
 	uint32_t qpn;
+	uint32_t dest_qpn;
 	uint32_t start_psn;	/* requester: first PSN */
-	struct emu_requester *rq;
-	struct emu_responder *rs;
+	struct emu_path path;	/* 5-tuple, for the ICRC */
+	struct rc_qp *rc;
+	/* requester work */
+	bool posting;
+	uint64_t ops_left;	/* UINT64_MAX: until the duration ends */
+	uint64_t ops_posted, ops_completed, bytes_completed, ops_failed;
+	uint64_t read_resp_received;
+	/* responder view */
+	uint32_t last_msn;	/* AETH MSN of the last ACK/READ response sent: messages received */
+	uint64_t ce_received;
 	uint8_t pending[EMU_MAX_PKT]; /* built but not yet accepted by the socket (EAGAIN) */
 	size_t pending_len;
 	bool blocked;
@@ -395,9 +425,8 @@ static void ctl_poll_fin(struct emu_session *s)
 
 /* ---- QPs ---- */
 
-static void lat_record(void *arg, uint64_t latency_ns, uint32_t bytes, uint64_t now_ns)
+static void lat_record(struct emu_lat *lat, uint64_t latency_ns, uint32_t bytes, uint64_t now_ns)
 {
-	struct emu_lat *lat = arg;
 	uint64_t bin;
 
 	if (lat->n < lat->cap)
@@ -435,13 +464,9 @@ static struct emu_qp *add_qp(struct emu_session *s, bool requester, uint16_t *sp
 		return NULL;
 	qp->is_requester = requester;
 	qp->qpn = s->qpn_base + s->nqps;
-	if (requester) {
-		qp->rq = calloc(1, sizeof(*qp->rq));
-		qp->start_psn = random_u32() & 0xffffff;
-	} else {
-		qp->rs = calloc(1, sizeof(*qp->rs));
-	}
-	if (!qp->rq && !qp->rs) {
+	qp->start_psn = random_u32() & 0xffffff;
+	qp->rc = calloc(1, sizeof(*qp->rc)); /* ~30 KB */
+	if (!qp->rc) {
 		pr_err("out of memory\n");
 		close(qp->fd);
 		return NULL;
@@ -459,37 +484,44 @@ static void fill_path(struct emu_session *s, struct emu_path *path, uint16_t spo
 	path->dport = ROCE_V2_UDP_PORT;
 }
 
-static int setup_requester(struct emu_session *s, struct emu_qp *qp, uint16_t sport, uint32_t dest_qpn)
+/* rc_model configuration shared by both roles. */
+static int init_rc(struct emu_session *s, struct emu_qp *qp, uint16_t sport, uint32_t dest_qpn,
+		   uint32_t peer_psn)
 {
 	const struct emu_config *c = s->cfg;
-	struct emu_requester *rq = qp->rq;
+	struct rc_qp_config cfg;
 
-	rq->op = c->op;
-	rq->size_bytes = c->size_bytes;
-	rq->mtu = c->mtu;
-	rq->depth = c->lat_mode ? 1 : c->depth;
-	rq->timeout_ns = c->timeout_ns;
-	rq->retry_cnt = c->retry_cnt;
-	rq->qpn = qp->qpn;
-	rq->dest_qpn = dest_qpn;
-	rq->line_rate_bps = c->line_rate_bps;
-	fill_path(s, &rq->path, sport);
-	rq->on_complete = lat_record;
-	rq->cb_arg = &s->lat;
+	qp->dest_qpn = dest_qpn;
+	fill_path(s, &qp->path, sport);
+	rc_qp_config_default(&cfg);
+	cfg.service = RC_SVC_RC;
+	cfg.local_qpn = qp->qpn;
+	cfg.remote_qpn = dest_qpn;
+	cfg.sq_psn = qp->start_psn;
+	cfg.rq_psn = peer_psn;
+	cfg.mtu_bytes = c->mtu;
+	cfg.line_rate_bps = c->line_rate_bps;
+	cfg.ack_timeout_ns = c->timeout_ns;
+	cfg.retry_cnt = (uint8_t)c->retry_cnt;
+	cfg.cnp_interval_ns = 50000; /* 50 us, the usual NIC default */
+	if (cfg.min_rate_bps > cfg.line_rate_bps / 10)
+		cfg.min_rate_bps = cfg.line_rate_bps / 10;
+	if (rc_qp_init(qp->rc, &cfg) < 0) {
+		pr_err("rc_qp_init failed for QP %#x (bad configuration)\n", qp->qpn);
+		return -1;
+	}
 	return 0;
 }
 
-static void setup_responder(struct emu_session *s, struct emu_qp *qp, uint16_t sport, uint32_t dest_qpn,
-			    uint32_t epsn)
+static int setup_requester(struct emu_session *s, struct emu_qp *qp, uint16_t sport, uint32_t dest_qpn)
 {
-	struct emu_responder *rs = qp->rs;
+	return init_rc(s, qp, sport, dest_qpn, 0);
+}
 
-	rs->mtu = s->cfg->mtu;
-	rs->qpn = qp->qpn;
-	rs->dest_qpn = dest_qpn;
-	rs->cnp_interval_ns = 50000; /* 50 us, the usual NIC default */
-	fill_path(s, &rs->path, sport);
-	emu_responder_init(rs, epsn);
+static int setup_responder(struct emu_session *s, struct emu_qp *qp, uint16_t sport, uint32_t dest_qpn,
+			   uint32_t epsn)
+{
+	return init_rc(s, qp, sport, dest_qpn, epsn);
 }
 
 /* ---- the exchange: client announces, server answers ---- */
@@ -537,10 +569,12 @@ static int client_exchange(struct emu_session *s)
 		if (strcmp(line, "END") == 0)
 			break;
 		if (sscanf(line, "RSP %u", &qpn) == 1 && nreq < c->qps) {
-			setup_requester(s, reqs[nreq], req_sport[nreq], qpn);
+			if (setup_requester(s, reqs[nreq], req_sport[nreq], qpn) < 0)
+				return -1;
 			nreq++;
 		} else if (sscanf(line, "REQ %u %u", &qpn, &psn) == 2 && c->bidir && nrsp < c->qps) {
-			setup_responder(s, rsps[nrsp], rsp_sport[nrsp], qpn, psn);
+			if (setup_responder(s, rsps[nrsp], rsp_sport[nrsp], qpn, psn) < 0)
+				return -1;
 			nrsp++;
 		} else {
 			pr_err("unexpected line from the server: '%s'\n", line);
@@ -634,7 +668,8 @@ static int server_exchange(struct emu_session *s, struct emu_config *c)
 		struct emu_qp *qp = add_qp(s, false, &sport);
 		if (!qp)
 			return -1;
-		setup_responder(s, qp, sport, peer_req_qpn[i], peer_req_psn[i]);
+		if (setup_responder(s, qp, sport, peer_req_qpn[i], peer_req_psn[i]) < 0)
+			return -1;
 		ctl_send(s, "RSP %u\n", qp->qpn);
 	}
 	if (c->bidir) {
@@ -643,7 +678,8 @@ static int server_exchange(struct emu_session *s, struct emu_config *c)
 			struct emu_qp *qp = add_qp(s, true, &sport);
 			if (!qp)
 				return -1;
-			setup_requester(s, qp, sport, peer_rsp_qpn[i]);
+			if (setup_requester(s, qp, sport, peer_rsp_qpn[i]) < 0)
+				return -1;
 			ctl_send(s, "REQ %u %u\n", qp->qpn, qp->start_psn);
 		}
 	}
@@ -659,26 +695,31 @@ static int server_exchange(struct emu_session *s, struct emu_config *c)
 
 static void dispatch(struct emu_session *s, const uint8_t *p, size_t len, uint8_t ecn, uint64_t now)
 {
-	struct emu_hdr h;
+	struct roce_pkt pkt;
 	struct emu_qp *qp;
 	uint32_t idx;
 
-	if (emu_parse(p, len, &h) < 0) {
+	if (roce_frame_parse_transport(p, len, &pkt) < 0) {
 		s->malformed++;
 		return;
 	}
-	h.ecn = ecn;
-	idx = h.dest_qpn - s->qpn_base;
+	pkt.ecn = ecn;
+	idx = pkt.dest_qp - s->qpn_base;
 	if (idx >= s->nqps) {
 		s->unknown_qpn++;
 		return;
 	}
 	qp = &s->qps[idx];
-	pr_debug("rx %s qpn 0x%x psn %u ecn %u\n", emu_opcode_name(h.opcode), h.dest_qpn, h.psn, ecn);
-	if (qp->is_requester)
-		emu_requester_rx(qp->rq, &h, now);
-	else
-		emu_responder_rx(qp->rs, &h, now);
+	pr_debug("rx opcode %#x qpn %#x psn %u ecn %u\n", pkt.opcode, pkt.dest_qp, pkt.psn, ecn);
+	if (qp->is_requester) {
+		uint8_t op = pkt.opcode & 0x1f;
+		if (pkt.opcode != ROCE_OPCODE_CNP && op >= ROCE_OP_READ_RESP_FIRST && op <= ROCE_OP_READ_RESP_ONLY)
+			qp->read_resp_received++;
+	} else if (ecn == 3) {
+		qp->ce_received++;
+	}
+	if (rc_receive(qp->rc, now, &pkt) < 0)
+		s->unknown_qpn++;
 }
 
 static void rx_drain(struct emu_session *s)
@@ -741,6 +782,63 @@ static int qp_send(struct emu_session *s, struct emu_qp *qp, const uint8_t *p, s
 	return 1;
 }
 
+/* Queue new work requests while the requester's send queue has room. */
+static void post_work(struct emu_session *s, struct emu_qp *qp, uint64_t now)
+{
+	const struct emu_config *c = s->cfg;
+	uint32_t depth = c->lat_mode ? 1 : c->depth;
+	static const enum rc_wr_opcode wr_op[] = { RC_WR_WRITE, RC_WR_READ, RC_WR_SEND };
+
+	while (qp->posting && qp->ops_left > 0 && rc_sq_pending(qp->rc) < depth) {
+		struct rc_wr wr = {
+			.wr_id = qp->ops_posted + 1,
+			.opcode = wr_op[c->op],
+			.length_bytes = c->size_bytes,
+			.remote_va = EMU_VA_BASE,
+			.rkey = EMU_RKEY,
+		};
+		if (rc_post_send(qp->rc, now, &wr) < 0)
+			break;
+		qp->ops_posted++;
+		if (qp->ops_left != UINT64_MAX)
+			qp->ops_left--;
+	}
+}
+
+static void poll_completions(struct emu_session *s, struct emu_qp *qp)
+{
+	struct rc_completion wc;
+
+	while (rc_poll_completion(qp->rc, &wc) == 1) {
+		if (wc.is_recv)
+			continue;
+		if (wc.status == RC_WC_SUCCESS) {
+			qp->ops_completed++;
+			qp->bytes_completed += wc.length_bytes;
+			lat_record(&s->lat, wc.completed_ns - wc.posted_ns, wc.length_bytes, wc.completed_ns);
+		} else {
+			qp->ops_failed++;
+		}
+	}
+}
+
+/* The model's packet as UDP payload: BTH .. payload, then the ICRC we compute. */
+static size_t frame_packet(struct emu_qp *qp, const struct roce_pkt *out, uint8_t *buf, size_t cap)
+{
+	size_t len = roce_frame_build_transport(buf, cap, out, NULL);
+	uint32_t icrc;
+
+	if (len < EMU_ICRC_BYTES + 12)
+		return 0;
+	icrc = emu_icrc(&qp->path, buf, len - EMU_ICRC_BYTES);
+	/* Stored as rdma_rxe stores it: the CRC word in little-endian byte order. */
+	buf[len - 4] = icrc & 0xff;
+	buf[len - 3] = (icrc >> 8) & 0xff;
+	buf[len - 2] = (icrc >> 16) & 0xff;
+	buf[len - 1] = (icrc >> 24) & 0xff;
+	return len;
+}
+
 /* Send what the QPs have; returns true when some QP stopped at its burst limit (more to send). */
 static bool tx_round(struct emu_session *s, uint64_t now, uint64_t *wake)
 {
@@ -757,28 +855,47 @@ static bool tx_round(struct emu_session *s, uint64_t now, uint64_t *wake)
 			qp->pending_len = 0;
 			qp->blocked = false;
 		}
+		if (qp->is_requester)
+			post_work(s, qp, now);
 		while (sent < EMU_TX_BURST) {
-			uint64_t w = UINT64_MAX;
-			size_t len = qp->is_requester ? emu_requester_tx(qp->rq, now, buf, sizeof(buf), &w)
-						      : emu_responder_tx(qp->rs, now, buf, sizeof(buf));
-			if (w < *wake)
-				*wake = w;
-			if (len == 0)
+			struct roce_pkt out;
+			size_t len;
+
+			if (rc_next_packet(qp->rc, now, &out, NULL) != 1)
 				break;
+			len = frame_packet(qp, &out, buf, sizeof(buf));
+			if (len == 0) {
+				s->send_errors++;
+				continue;
+			}
+			if (!qp->is_requester && (out.headers & ROCE_H_AETH))
+				qp->last_msn = out.aeth_msn;
 			sent++;
 			if (qp_send(s, qp, buf, len) <= 0)
 				break;
 		}
+		if (qp->is_requester)
+			poll_completions(s, qp);
 		if (sent == EMU_TX_BURST && !qp->blocked)
 			more = true;
+		uint64_t w = rc_next_event_ns(qp->rc);
+		if (w < *wake)
+			*wake = w;
 	}
 	return more;
+}
+
+static bool requester_idle(const struct emu_qp *qp)
+{
+	if (rc_qp_get_stats(qp->rc)->retry_exceeded)
+		return true;
+	return (!qp->posting || qp->ops_left == 0) && rc_sq_pending(qp->rc) == 0;
 }
 
 static bool requesters_idle(struct emu_session *s)
 {
 	for (uint32_t i = 0; i < s->nqps; i++)
-		if (s->qps[i].is_requester && !emu_requester_idle(s->qps[i].rq))
+		if (s->qps[i].is_requester && !requester_idle(&s->qps[i]))
 			return false;
 	return true;
 }
@@ -799,8 +916,8 @@ static int run_loop(struct emu_session *s)
 	for (uint32_t i = 0; i < s->nqps; i++) {
 		struct emu_qp *qp = &s->qps[i];
 		if (qp->is_requester) {
-			emu_requester_init(qp->rq, qp->start_psn, now);
-			qp->rq->ops_left = c->iters ? c->iters : UINT64_MAX;
+			qp->posting = true;
+			qp->ops_left = c->iters ? c->iters : UINT64_MAX;
 		}
 	}
 	for (;;) {
@@ -817,19 +934,11 @@ static int run_loop(struct emu_session *s)
 		if (posting && now >= s->post_end_ns) {
 			posting = false;
 			for (uint32_t i = 0; i < s->nqps; i++)
-				if (s->qps[i].is_requester)
-					s->qps[i].rq->posting = false;
+				s->qps[i].posting = false;
 		}
 		rx_drain(s);
-		now = mono_ns();
-		for (uint32_t i = 0; i < s->nqps; i++) {
-			if (s->qps[i].is_requester) {
-				uint64_t t = emu_requester_timer(s->qps[i].rq, now);
-				if (t < wake)
-					wake = t;
-			}
-		}
-		more = tx_round(s, now, &wake);
+		/* Timers (ACK timeout, DCQCN pacing) fire inside rc_next_packet(). */
+		more = tx_round(s, mono_ns(), &wake);
 		if (!s->sent_fin && requesters_idle(s)) {
 			ctl_send(s, "FIN\n");
 			s->sent_fin = true;
@@ -917,20 +1026,28 @@ static void print_header(struct emu_session *s)
 		const struct emu_qp *qp = &s->qps[i];
 		if (qp->is_requester)
 			printf(" local address: IP %s QPN %#06x PSN %#08x UDP sport %u -> remote IP %s QPN %#06x\n",
-			       la, qp->qpn, qp->start_psn, qp->rq->path.sport, pa, qp->rq->dest_qpn);
+			       la, qp->qpn, qp->start_psn, qp->path.sport, pa, qp->dest_qpn);
 		else
 			printf(" local address: IP %s QPN %#06x (responder) UDP sport %u <- remote IP %s QPN %#06x\n",
-			       la, qp->qpn, qp->rs->path.sport, pa, qp->rs->dest_qpn);
+			       la, qp->qpn, qp->path.sport, pa, qp->dest_qpn);
 	}
 	printf("%s", dash_line);
 	fflush(stdout);
 }
 
+/* What one side did, summed over its QPs (rc_model's counters plus the emulator's). */
+struct emu_totals {
+	uint64_t ops_posted, ops_completed, ops_failed, bytes_completed;
+	uint64_t req_pkts, retransmitted, timeouts, acks_received, naks_received, rnr_naks_received;
+	uint64_t read_resp_received, cnps_received;
+	uint64_t rsp_ops_received, dup_pkts, out_of_seq, acks_sent, naks_sent, resp_pkts_sent;
+	uint64_t ce_received, cnps_sent;
+};
+
 static int print_results(struct emu_session *s, const char *side)
 {
 	const struct emu_config *c = s->cfg;
-	struct emu_req_stats rq = { 0 };
-	struct emu_rsp_stats rs = { 0 };
+	struct emu_totals t = { 0 };
 	uint32_t failed = 0, nreq = 0;
 	struct emu_lat *lat = &s->lat;
 	uint64_t end_ns = lat->last_ns > s->start_ns ? lat->last_ns : mono_ns();
@@ -939,42 +1056,40 @@ static int print_results(struct emu_session *s, const char *side)
 
 	for (uint32_t i = 0; i < s->nqps; i++) {
 		const struct emu_qp *qp = &s->qps[i];
+		const struct rc_qp_stats *x = rc_qp_get_stats(qp->rc);
 		if (qp->is_requester) {
-			const struct emu_req_stats *x = &qp->rq->st;
 			nreq++;
-			rq.ops_posted += x->ops_posted;
-			rq.ops_completed += x->ops_completed;
-			rq.bytes_completed += x->bytes_completed;
-			rq.pkts_sent += x->pkts_sent;
-			rq.pkts_retransmitted += x->pkts_retransmitted;
-			rq.acks_received += x->acks_received;
-			rq.naks_received += x->naks_received;
-			rq.timeouts += x->timeouts;
-			rq.read_resp_received += x->read_resp_received;
-			rq.read_gaps += x->read_gaps;
-			rq.cnps_received += x->cnps_received;
-			if (qp->rq->failed) {
+			t.ops_posted += qp->ops_posted;
+			t.ops_completed += qp->ops_completed;
+			t.ops_failed += qp->ops_failed;
+			t.bytes_completed += qp->bytes_completed;
+			t.req_pkts += x->req_packets;
+			t.retransmitted += x->retransmitted_packets;
+			t.timeouts += x->timeouts;
+			t.acks_received += x->acks_received;
+			t.naks_received += x->naks_seq_received + x->naks_other_received;
+			t.rnr_naks_received += x->rnr_naks_received;
+			t.read_resp_received += qp->read_resp_received;
+			t.cnps_received += x->cnps_received;
+			if (x->retry_exceeded) {
 				failed++;
 				printf(" Completion with error: transport retry counter exceeded (QP %#06x, %llu timeouts)\n",
 				       qp->qpn, (unsigned long long)x->timeouts);
 			}
 		} else {
-			const struct emu_rsp_stats *x = &qp->rs->st;
-			rs.pkts_received += x->pkts_received;
-			rs.ops_received += x->ops_received;
-			rs.bytes_received += x->bytes_received;
-			rs.dup_pkts += x->dup_pkts;
-			rs.out_of_seq += x->out_of_seq;
-			rs.acks_sent += x->acks_sent;
-			rs.naks_sent += x->naks_sent;
-			rs.read_resp_sent += x->read_resp_sent;
-			rs.ce_received += x->ce_received;
-			rs.cnps_sent += x->cnps_sent;
+			t.rsp_ops_received += qp->last_msn;
+			t.dup_pkts += x->duplicates_received;
+			t.out_of_seq += x->out_of_sequence_received;
+			t.acks_sent += x->acks_sent;
+			t.naks_sent += x->naks_seq_sent + x->naks_other_sent + x->rnr_naks_sent;
+			t.resp_pkts_sent += x->resp_packets;
+			t.ce_received += qp->ce_received;
+			t.cnps_sent += x->cnps_sent;
 		}
 	}
 	if (nreq) {
-		avg = secs > 0 ? (double)rq.bytes_completed / secs / 1048576.0 : 0;
-		rate = secs > 0 ? (double)rq.ops_completed / secs / 1e6 : 0;
+		avg = secs > 0 ? (double)t.bytes_completed / secs / 1048576.0 : 0;
+		rate = secs > 0 ? (double)t.ops_completed / secs / 1e6 : 0;
 		/* Peak over the full 100 ms bins (the last one is partial). */
 		full_bins = (end_ns - s->start_ns) / EMU_BIN_NS;
 		for (uint64_t b = 0; b < full_bins && b < EMU_MAX_BINS; b++) {
@@ -986,7 +1101,7 @@ static int print_results(struct emu_session *s, const char *side)
 			peak = avg;
 		printf(" #bytes     #iterations    BW peak[MB/sec]    BW average[MB/sec]   MsgRate[Mpps]\n");
 		printf(" %-10u %-16llu %-18.2f %-20.2f %.6f\n", c->size_bytes,
-		       (unsigned long long)rq.ops_completed, peak, avg, rate);
+		       (unsigned long long)t.ops_completed, peak, avg, rate);
 		printf("%s", dash_line);
 		qsort(lat->samples_ns, lat->n, sizeof(uint64_t), cmp_u64);
 		double n = (double)(lat->n + lat->dropped);
@@ -994,7 +1109,7 @@ static int print_results(struct emu_session *s, const char *side)
 		double var = n > 1 ? (lat->sum_sq_ns - n * mean * mean) / (n - 1) : 0;
 		printf(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    t_stdev[usec]   99%% percentile[usec]   99.9%% percentile[usec]\n");
 		printf(" %-6u %-14llu %-14.2f %-12.2f %-18.2f %-14.2f %-15.2f %-22.2f %.2f\n", c->size_bytes,
-		       (unsigned long long)rq.ops_completed, lat->n ? (double)lat->samples_ns[0] / 1000 : 0,
+		       (unsigned long long)t.ops_completed, lat->n ? (double)lat->samples_ns[0] / 1000 : 0,
 		       lat->n ? (double)lat->samples_ns[lat->n - 1] / 1000 : 0,
 		       pct_us(lat->samples_ns, lat->n, 50), mean / 1000, var > 0 ? sqrt(var) / 1000 : 0,
 		       pct_us(lat->samples_ns, lat->n, 99), pct_us(lat->samples_ns, lat->n, 99.9));
@@ -1003,27 +1118,27 @@ static int print_results(struct emu_session *s, const char *side)
 			printf(" note: %llu latency samples beyond the first %zu were counted but not stored\n",
 			       (unsigned long long)lat->dropped, lat->n);
 	}
-	printf("STATS side=%s op=%s mode=%s size_bytes=%u qps=%u requesters=%u seconds=%.3f "
-	       "ops_posted=%llu ops_completed=%llu bytes_completed=%llu pkts_sent=%llu "
-	       "retransmitted_pkts=%llu acks_received=%llu naks_received=%llu timeouts=%llu "
-	       "read_resp_received=%llu read_gaps=%llu cnps_received=%llu failed_qps=%u "
+	printf("STATS side=%s engine=rc_model op=%s mode=%s size_bytes=%u qps=%u requesters=%u seconds=%.3f "
+	       "ops_posted=%llu ops_completed=%llu ops_failed=%llu bytes_completed=%llu req_pkts_sent=%llu "
+	       "retransmitted_pkts=%llu timeouts=%llu acks_received=%llu naks_received=%llu "
+	       "rnr_naks_received=%llu read_resp_received=%llu cnps_received=%llu failed_qps=%u "
 	       "t_p50_us=%.2f t_p99_us=%.2f t_max_us=%.2f "
-	       "rsp_pkts_received=%llu rsp_ops_received=%llu rsp_bytes_received=%llu dup_pkts=%llu "
-	       "out_of_seq=%llu acks_sent=%llu naks_sent=%llu read_resp_sent=%llu ce_received=%llu "
-	       "cnps_sent=%llu malformed=%llu unknown_qpn=%llu local_drops=%llu send_errors=%llu\n",
+	       "rsp_ops_received=%llu dup_pkts=%llu out_of_seq=%llu acks_sent=%llu naks_sent=%llu "
+	       "resp_pkts_sent=%llu ce_received=%llu cnps_sent=%llu "
+	       "malformed=%llu unknown_qpn=%llu local_drops=%llu send_errors=%llu\n",
 	       side, emu_op_name(c->op), c->lat_mode ? "lat" : "bw", c->size_bytes, c->qps, nreq, secs,
-	       (unsigned long long)rq.ops_posted, (unsigned long long)rq.ops_completed,
-	       (unsigned long long)rq.bytes_completed, (unsigned long long)rq.pkts_sent,
-	       (unsigned long long)rq.pkts_retransmitted, (unsigned long long)rq.acks_received,
-	       (unsigned long long)rq.naks_received, (unsigned long long)rq.timeouts,
-	       (unsigned long long)rq.read_resp_received, (unsigned long long)rq.read_gaps,
-	       (unsigned long long)rq.cnps_received, failed, pct_us(lat->samples_ns, lat->n, 50),
-	       pct_us(lat->samples_ns, lat->n, 99), lat->n ? (double)lat->samples_ns[lat->n - 1] / 1000 : 0,
-	       (unsigned long long)rs.pkts_received, (unsigned long long)rs.ops_received,
-	       (unsigned long long)rs.bytes_received, (unsigned long long)rs.dup_pkts,
-	       (unsigned long long)rs.out_of_seq, (unsigned long long)rs.acks_sent,
-	       (unsigned long long)rs.naks_sent, (unsigned long long)rs.read_resp_sent,
-	       (unsigned long long)rs.ce_received, (unsigned long long)rs.cnps_sent,
+	       (unsigned long long)t.ops_posted, (unsigned long long)t.ops_completed,
+	       (unsigned long long)t.ops_failed, (unsigned long long)t.bytes_completed,
+	       (unsigned long long)t.req_pkts, (unsigned long long)t.retransmitted,
+	       (unsigned long long)t.timeouts, (unsigned long long)t.acks_received,
+	       (unsigned long long)t.naks_received, (unsigned long long)t.rnr_naks_received,
+	       (unsigned long long)t.read_resp_received, (unsigned long long)t.cnps_received, failed,
+	       pct_us(lat->samples_ns, lat->n, 50), pct_us(lat->samples_ns, lat->n, 99),
+	       lat->n ? (double)lat->samples_ns[lat->n - 1] / 1000 : 0,
+	       (unsigned long long)t.rsp_ops_received, (unsigned long long)t.dup_pkts,
+	       (unsigned long long)t.out_of_seq, (unsigned long long)t.acks_sent,
+	       (unsigned long long)t.naks_sent, (unsigned long long)t.resp_pkts_sent,
+	       (unsigned long long)t.ce_received, (unsigned long long)t.cnps_sent,
 	       (unsigned long long)s->malformed, (unsigned long long)s->unknown_qpn,
 	       (unsigned long long)s->local_drops, (unsigned long long)s->send_errors);
 	fflush(stdout);
@@ -1034,8 +1149,7 @@ static void session_close(struct emu_session *s)
 {
 	for (uint32_t i = 0; i < s->nqps; i++) {
 		close(s->qps[i].fd);
-		free(s->qps[i].rq);
-		free(s->qps[i].rs);
+		free(s->qps[i].rc);
 	}
 	s->nqps = 0;
 	if (s->ctl_fd >= 0)
@@ -1255,8 +1369,8 @@ int main(int argc, char **argv)
 		.qps = 1,
 		.size_bytes = 65536,
 		.mtu = 1024,
-		.depth = 128,
-		.timeout_ns = 16777216ull, /* 4.096 us * 2^12 */
+		.depth = 64,
+		.timeout_ns = 67108864ull, /* 4.096 us * 2^14, as rc_model */
 		.retry_cnt = 7,
 		.dscp = 26,
 		.line_rate_bps = 10000000000ull,
