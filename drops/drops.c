@@ -116,6 +116,7 @@ struct drop_row {
 struct drop_group {
 	size_t first, n; /* rows[first .. first + n), sorted by packets, descending */
 	uint64_t packets, bytes, interval_packets;
+	uint64_t rx_sk_packets; /* ... of which the tracepoint named the receiving socket */
 };
 
 struct snapshot {
@@ -805,6 +806,7 @@ static int take_snapshot(struct drops_ctx *ctx, struct snapshot *s)
 		g->packets += r->value.packets;
 		g->bytes += r->value.bytes;
 		g->interval_packets += r->interval_packets;
+		g->rx_sk_packets += r->value.rx_sk_pkts;
 	}
 	rows_sorted = s->rows;
 	if (s->n_groups)
@@ -918,8 +920,14 @@ static void print_json(const struct drops_ctx *ctx, const struct snapshot *s, ui
 		printf(",\"location\":\"0x%" PRIx64 "\",\"reason\":", (uint64_t)k->location);
 		json_string(reason);
 		printf(",\"reason_code\":%u,\"count\":%" PRIu64 ",\"interval_count\":%" PRIu64
-		       ",\"bytes\":%" PRIu64 ",\"flows\":[",
+		       ",\"bytes\":%" PRIu64,
 		       k->reason, grp->packets, grp->interval_packets, grp->bytes);
+		/* rx_sk exists from 6.12: drops the kernel charged to a receiving socket. */
+		if (ctx->tp_has_rx_sk)
+			printf(",\"socket_count\":%" PRIu64, grp->rx_sk_packets);
+		else
+			printf(",\"socket_count\":null");
+		printf(",\"flows\":[");
 		for (size_t i = 0; i < grp->n; i++) {
 			const struct drop_row *r = &s->rows[grp->first + i];
 			const char *l4 = l4_base_name(r->key.l4_proto);
