@@ -5,7 +5,7 @@ IO_SRCS   += analyze/otlp_push.c analyze/export_file.c
 UNIT_LIBS += -lcurl -lmicrohttpd -lpthread
 
 CORE_SRCS += nicstat/nic_rates.c
-IO_SRCS   += nicstat/sysfs_counters.c nicstat/nic_db.c
+IO_SRCS   += nicstat/sysfs_counters.c nicstat/nic_sensor.c nicstat/nic_db.c
 
 NICSTAT_SRCS := nicstat/nicstat.c
 NICSTAT_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(NICSTAT_SRCS))

@@ -17,6 +17,7 @@
 #include "metrics.h"
 #include "nicstat/nic_db.h"
 #include "nicstat/nic_rates.h"
+#include "nicstat/nic_sensor.h"
 #include "otlp_json.h"
 #include "otlp_push.h"
 #include "parse_num.h"
@@ -386,26 +387,24 @@ static uint64_t mono_ns(void)
 
 static int run(const struct nicstat_opts *o)
 {
-	struct nic_snapshot prev = { 0 }, cur;
-	struct nic_detector detector;
+	struct nic_sensor sensor;
 	struct metric_set set;
 	struct text_buf t = { 0 };
 	struct otlp_pusher *pusher = NULL;
 	struct nic_db *db = NULL;
 	struct finding *findings = NULL;
 	size_t n_findings = 0;
-	uint64_t reads = 0, read_errors_total = 0, next_mono;
+	uint64_t next_mono;
 	char hostname[256] = "unknown";
 	struct metric_label res_attrs[2] = {
 		{ "service.name", "agentxdp-nicstat" }, { "host.name", hostname },
 	};
 	struct otlp_resource res = { res_attrs, 2, "agentxdp", AGENTXDP_VERSION };
-	bool have_prev = false;
 	int rc = 0, err;
 
 	gethostname(hostname, sizeof(hostname) - 1);
 	metric_set_init(&set, realtime_ns(), 0);
-	nic_detector_init(&detector, &o->detector);
+	nic_sensor_init(&sensor, o->sysfs_root, &o->detector);
 	if (o->db_path && !(db = nic_db_open(o->db_path))) {
 		rc = 1;
 		goto cleanup;
@@ -422,7 +421,9 @@ static int run(const struct nicstat_opts *o)
 	}
 	next_mono = mono_ns();
 	while (!stop_requested) {
-		err = nic_snapshot_read(o->sysfs_root, realtime_ns(), &cur);
+		const struct nic_snapshot *cur;
+
+		err = nic_sensor_poll(&sensor, realtime_ns(), &findings, &n_findings);
 		if (err == -ENOENT) {
 			pr_err("no sysfs at %s (no %s/class folder)\n", o->sysfs_root, o->sysfs_root);
 			rc = 1;
@@ -433,56 +434,42 @@ static int run(const struct nicstat_opts *o)
 			rc = 1;
 			break;
 		}
-		reads++;
-		read_errors_total += cur.read_errors;
-		if (!cur.n_devices && !have_prev) {
+		cur = &sensor.cur;
+		if (!cur->n_devices && !sensor.have_prev) {
 			if (o->require)
 				pr_err("no RDMA device under %s/class/infiniband (no RDMA driver loaded?)\n",
 				       o->sysfs_root);
 			else
 				pr_info("no RDMA device under %s/class/infiniband (no RDMA driver loaded?): nothing to report\n",
 					o->sysfs_root);
-			nic_snapshot_free(&cur);
 			rc = o->require ? 1 : 0;
 			break;
 		}
-		nic_rates_compute(have_prev ? &prev : NULL, &cur);
-		if (have_prev)
-			report_port_changes(o, &prev, &cur);
-		err = nic_detect(&detector, &cur, &findings, &n_findings);
-		if (err < 0) {
-			pr_err("detector: %s\n", strerror(-err));
-			nic_snapshot_free(&cur);
-			rc = 1;
-			break;
-		}
+		if (sensor.have_prev)
+			report_port_changes(o, &sensor.prev, cur);
 		if (o->json)
-			print_json_counters(&cur, &t);
+			print_json_counters(cur, &t);
 		else
-			print_text(o, &cur, !have_prev);
-		print_findings(o, cur.ts_ns, findings, n_findings, &t);
+			print_text(o, cur, !sensor.have_prev);
+		print_findings(o, cur->ts_ns, findings, n_findings, &t);
 		if (o->json)
-			print_json_read(&cur, n_findings);
+			print_json_read(cur, n_findings);
 		nic_findings_free(findings, n_findings);
 		findings = NULL;
 		n_findings = 0;
 		fflush(stdout);
-		if (export_metrics(o, &cur, read_errors_total, &set, pusher, &res, &t) ||
-		    (db && nic_db_write(db, &cur))) {
-			nic_snapshot_free(&cur);
+		if (export_metrics(o, cur, sensor.read_errors_total, &set, pusher, &res, &t) ||
+		    (db && nic_db_write(db, cur))) {
 			rc = 1;
 			break;
 		}
-		if (have_prev)
-			nic_snapshot_free(&prev);
-		prev = cur;
-		have_prev = true;
-		if (o->count && reads >= o->count)
+		if (o->count && sensor.reads >= o->count)
 			break;
 		next_mono += o->interval_ns;
 		sleep_until(next_mono);
 	}
 cleanup:
+	nic_findings_free(findings, n_findings);
 	if (pusher) {
 		struct otlp_push_stats st;
 
@@ -494,9 +481,7 @@ cleanup:
 			pr_debug("OTLP: %" PRIu64 " bodies sent\n", st.sent);
 	}
 	nic_db_close(db);
-	if (have_prev)
-		nic_snapshot_free(&prev);
-	nic_detector_free(&detector);
+	nic_sensor_free(&sensor);
 	metric_set_free(&set);
 	text_buf_free(&t);
 	return rc;
