@@ -33,4 +33,4 @@ MAN_PAGES += docs/agentxdp-capture.8
 $(CAPTURE_OBJS): $(BUILD)/roce_capture.skel.h
 $(BIN)/agentxdp-capture: $(CAPTURE_OBJS) $(AGENTXDP_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) $(CAPTURE_OBJS) $(AGENTXDP_LIBS) -lbpf -lelf -lz $(LDLIBS) -o $@
+	$(CC) $(LDFLAGS) $(CAPTURE_OBJS) $(AGENTXDP_LIBS) -lbpf -lelf -lz -lcsv -lmicrohttpd -lcurl -lpthread $(LDLIBS) -o $@

@@ -12,6 +12,7 @@
 
 #include "capture/capture.h"
 #include "capture/pcapng_writer.h"
+#include "live_agent.h"
 #include "log.h"
 #include "parse_num.h"
 
@@ -55,6 +56,17 @@ static const char usage_text[] =
 	"                          joined by 'and'; repeated --filter options are and-ed\n"
 	"      --mode MODE         XDP mode: native, generic or auto (default: auto =\n"
 	"                          native where the driver supports it)\n"
+	"      --analyze           agent mode: run the analysis (the same code as\n"
+	"                          agentxdp-analyze) on the live packets; -w is then optional\n"
+	"      --metrics ADDR:PORT serve Prometheus /metrics (with --analyze; default\n"
+	"                          127.0.0.1:9476, loopback unless told otherwise; 'off' = none)\n"
+	"      --textfile DIR      also write DIR/agentxdp.prom for node_exporter's textfile\n"
+	"                          collector every interval (atomically)\n"
+	"      --otlp URL          also push the metrics with OTLP/HTTP JSON to URL/v1/metrics\n"
+	"                          (bounded queue, retries: a slow collector never stalls capture)\n"
+	"      --topology FILE     links.csv for localization (with --analyze)\n"
+	"      --paths FILE        paths.csv for localization (with --analyze)\n"
+	"      --interval DURATION how often the agent localizes and exports (default 1s)\n"
 	"  -q, --quiet             no status line, no summary; only errors\n"
 	"  -v, --verbose           more detail on standard error (repeat for libbpf debug)\n"
 	"  -h, --help              show this help and exit\n"
@@ -75,11 +87,20 @@ static const char usage_text[] =
 	"  agentxdp-capture -i eth0 -i eth1 -w both.pcapng -d 30s\n"
 	"  agentxdp-capture -i eth0 -w - --filter 'host 198.18.0.1 and qpn 0x12' | tshark -r -\n"
 	"  agentxdp-capture -i eth0 -w roce.pcapng -C 100 -c 1000000 -s 128\n"
-	"  agentxdp-capture -i eth0 -w 'roce-%Y%m%d-%H%M%S.pcapng' -G 60 --mode generic\n";
+	"  agentxdp-capture -i eth0 -w 'roce-%Y%m%d-%H%M%S.pcapng' -G 60 --mode generic\n"
+	"  agentxdp-capture -i eth0 --analyze --metrics 127.0.0.1:9476\n"
+	"  agentxdp-capture -i eth0 --analyze --otlp http://127.0.0.1:4318 --textfile /var/lib/node_exporter\n";
 
 enum {
 	OPT_FILTER = 256,
 	OPT_MODE,
+	OPT_ANALYZE,
+	OPT_METRICS,
+	OPT_TEXTFILE,
+	OPT_OTLP,
+	OPT_TOPOLOGY,
+	OPT_PATHS,
+	OPT_INTERVAL,
 };
 
 static const struct option long_options[] = {
@@ -93,6 +114,13 @@ static const struct option long_options[] = {
 	{ "buffer-size", required_argument, NULL, 'B' },
 	{ "filter", required_argument, NULL, OPT_FILTER },
 	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "analyze", no_argument, NULL, OPT_ANALYZE },
+	{ "metrics", required_argument, NULL, OPT_METRICS },
+	{ "textfile", required_argument, NULL, OPT_TEXTFILE },
+	{ "otlp", required_argument, NULL, OPT_OTLP },
+	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
+	{ "paths", required_argument, NULL, OPT_PATHS },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -108,6 +136,10 @@ struct capture_opts {
 	uint64_t rotate_bytes;		/* -C, 0 = never */
 	uint64_t rotate_ns;		/* -G, 0 = never */
 	bool quiet;
+	bool analyze;			/* --analyze: agent mode */
+	bool metrics_set;		/* --metrics given (else the default endpoint) */
+	struct live_agent_opts agent;	/* --metrics, --textfile, --otlp, --topology, --paths */
+	uint64_t agent_interval_ns;	/* --interval */
 };
 
 /* Everything the record callback and the main loop share. */
@@ -126,6 +158,8 @@ struct capture_run {
 	int write_errno;		/* first write error; stops the capture */
 	bool done;			/* -c reached, or a write failed */
 	bool failed;			/* a new file could not be opened */
+	struct live_agent *agent;	/* --analyze */
+	uint64_t agent_oom;		/* frames the agent could not track (no memory) */
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -212,6 +246,30 @@ static int parse_options(int argc, char **argv, struct capture_opts *o)
 			else
 				return usage_error("invalid --mode '%s' (native, generic or auto)", optarg);
 			break;
+		case OPT_ANALYZE:
+			o->analyze = true;
+			break;
+		case OPT_METRICS:
+			o->agent.metrics_listen = strcmp(optarg, "off") ? optarg : NULL;
+			o->metrics_set = true;
+			break;
+		case OPT_TEXTFILE:
+			o->agent.textfile_dir = optarg;
+			break;
+		case OPT_OTLP:
+			o->agent.otlp_url = optarg;
+			break;
+		case OPT_TOPOLOGY:
+			o->agent.topology_csv = optarg;
+			break;
+		case OPT_PATHS:
+			o->agent.paths_csv = optarg;
+			break;
+		case OPT_INTERVAL:
+			if (parse_duration_ns(optarg, 1000000000ull, 100000000ull, 3600000000000ull, &v))
+				return usage_error("invalid --interval '%s' (100ms to 1h, e.g. 1s)", optarg);
+			o->agent_interval_ns = v;
+			break;
 		case 'q':
 			o->quiet = true;
 			agentxdp_log_level = LOG_ERR;
@@ -234,8 +292,17 @@ static int parse_options(int argc, char **argv, struct capture_opts *o)
 		return usage_error("unexpected argument '%s' (filters go in --filter)", argv[optind]);
 	if (!o->cfg.n_ifaces)
 		return usage_error("%s", "no interface given (-i IFACE)");
+	if (!o->analyze && (o->metrics_set || o->agent.textfile_dir || o->agent.otlp_url || o->agent.topology_csv ||
+			    o->agent.paths_csv))
+		return usage_error("%s", "--metrics, --textfile, --otlp, --topology and --paths need --analyze");
+	if (o->analyze && !o->metrics_set)
+		o->agent.metrics_listen = "127.0.0.1:9476";
+	if (!o->agent_interval_ns)
+		o->agent_interval_ns = 1000000000ull;
+	if (!o->out_pattern && !o->analyze)
+		return usage_error("%s", "no output file given (-w FILE, '-' for standard output; or --analyze)");
 	if (!o->out_pattern)
-		return usage_error("%s", "no output file given (-w FILE, '-' for standard output)");
+		return 0;
 	if (!strcmp(o->out_pattern, "-") && (o->rotate_bytes || o->rotate_ns))
 		return usage_error("%s", "-C and -G need a file name, not '-'");
 	if (!strcmp(o->out_pattern, "-") && isatty(STDOUT_FILENO))
@@ -285,6 +352,8 @@ static int next_path(struct capture_run *run, uint64_t now_ns)
 
 static void write_stats(struct capture_run *run, uint64_t now_ns)
 {
+	if (!run->writer)
+		return;
 	for (unsigned i = 0; i < run->opts->cfg.n_ifaces; i++) {
 		struct capture_if_counters c;
 		struct pcapng_if_stats st = { .if_id = i, .ts_ns = now_ns, .start_ns = run->start_ns,
@@ -306,6 +375,8 @@ static int open_output(struct capture_run *run, uint64_t now_ns)
 	char app[64], desc[640], filter[512];
 	struct pcapng_shb_info shb = { 0 };
 
+	if (!o->out_pattern)
+		return 0; /* --analyze without -w: nothing to write */
 	uname(&uts);
 	snprintf(app, sizeof(app), "agentxdp-capture %s", AGENTXDP_VERSION);
 	shb.hardware = uts.machine;
@@ -389,6 +460,21 @@ static int on_record(void *ctx, const struct capture_record *rec)
 
 	if (run->done)
 		return -ECANCELED;
+	if (run->agent && live_agent_frame(run->agent, rec->frame, rec->cap_len, rec->orig_len, rec->ts_ns))
+		run->agent_oom++;
+	if (!run->writer) {
+		/* --analyze without -w: the agent is the only consumer. */
+		run->pkts++;
+		run->bytes += rec->orig_len;
+		run->lost += rec->lost_before;
+		if (rec->if_id < ROCE_CAP_MAX_IFACES)
+			run->if_pkts[rec->if_id]++;
+		if (run->opts->max_pkts && run->pkts >= run->opts->max_pkts) {
+			run->done = true;
+			return -ECANCELED;
+		}
+		return 0;
+	}
 	/* -C: checked before each packet, so no file grows past the limit by a whole batch. */
 	if (run->opts->rotate_bytes && pcapng_writer_bytes(run->writer) >= run->opts->rotate_bytes &&
 	    rotate_output(run, rec->ts_ns)) {
@@ -459,14 +545,36 @@ static void print_summary(struct capture_run *run)
 	}
 }
 
+/* Agent mode: localize and export, with the capture's own health per interface. */
+static void agent_tick(struct capture_run *run, uint64_t now_ns)
+{
+	struct agent_capture_stats caps[ROCE_CAP_MAX_IFACES];
+	unsigned n = 0;
+	int found;
+
+	for (unsigned i = 0; i < run->opts->cfg.n_ifaces; i++) {
+		struct capture_if_counters c;
+
+		if (capture_session_counters(run->session, i, &c))
+			continue;
+		caps[n].interface = run->opts->cfg.ifnames[i];
+		caps[n].packets = run->if_pkts[i];
+		caps[n].lost = c.lost_pkts;
+		n++;
+	}
+	found = live_agent_tick(run->agent, now_ns, caps, n);
+	if (found < 0)
+		pr_warn("analysis: %s\n", strerror(-found));
+}
+
 static int capture_loop(struct capture_run *run)
 {
 	const struct capture_opts *o = run->opts;
 	bool status = !o->quiet && isatty(STDERR_FILENO);
-	uint64_t last_status_ns = 0, last_stats_ns;
+	uint64_t last_status_ns = 0, last_stats_ns, last_tick_ns;
 	int n;
 
-	run->start_ns = last_stats_ns = capture_session_now_ns(run->session);
+	run->start_ns = last_stats_ns = last_tick_ns = capture_session_now_ns(run->session);
 	while (!run->done && !stop_requested) {
 		uint64_t now;
 
@@ -486,6 +594,10 @@ static int capture_loop(struct capture_run *run)
 			write_stats(run, now);
 			last_stats_ns = now;
 		}
+		if (run->agent && now - last_tick_ns >= o->agent_interval_ns) {
+			agent_tick(run, now);
+			last_tick_ns = now;
+		}
 		if (status && now - last_status_ns >= STATUS_EVERY_NS) {
 			char bytes[32];
 
@@ -498,6 +610,8 @@ static int capture_loop(struct capture_run *run)
 	/* Stopped by a signal or -d: take what is already in the ring (up to -c). */
 	if (!run->done)
 		capture_session_drain(run->session);
+	if (run->agent)
+		agent_tick(run, capture_session_now_ns(run->session));
 	if (status)
 		fprintf(stderr, "\r\033[K");
 	return run->failed ? -1 : 0;
@@ -526,13 +640,26 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (opts.analyze) {
+		char agent_err[512];
+
+		opts.agent.print_findings = !opts.quiet;
+		run.agent = live_agent_new(&opts.agent, agent_err, sizeof(agent_err));
+		if (!run.agent) {
+			pr_err("%s\n", agent_err);
+			return 1;
+		}
+	}
 	if (capture_session_open(&opts.cfg, &run.session))
-		return 1;
+		goto cleanup;
 	if (open_output(&run, capture_session_now_ns(run.session)))
 		goto cleanup;
 	for (unsigned i = 0; i < opts.cfg.n_ifaces; i++)
-		pr_info("capturing RoCE on %s (XDP %s mode), writing %s\n", opts.cfg.ifnames[i],
-			capture_session_mode_name(run.session, i), run.path);
+		pr_info("capturing RoCE on %s (XDP %s mode), %s%s\n", opts.cfg.ifnames[i],
+			capture_session_mode_name(run.session, i), run.writer ? "writing " : "analyzing live",
+			run.writer ? run.path : "");
+	if (run.agent && opts.agent.metrics_listen)
+		pr_info("metrics: http://%s/metrics\n", opts.agent.metrics_listen);
 	if (capture_loop(&run))
 		goto cleanup;
 	status = 0;
@@ -550,6 +677,9 @@ cleanup:
 	}
 	if (!opts.quiet && run.session)
 		print_summary(&run);
+	if (run.agent_oom)
+		pr_warn("analysis: %llu packets not tracked (out of memory)\n", (unsigned long long)run.agent_oom);
 	capture_session_close(run.session);
+	live_agent_free(run.agent);
 	return status;
 }
