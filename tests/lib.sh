@@ -31,4 +31,4 @@ have_shared() { [ -d "$SHARED_CAPTURES" ] && ls "$SHARED_CAPTURES"/*.pcap >/dev/
 need_root() { [ "$(id -u)" -eq 0 ]; }
 tmpdir() { mktemp -d /tmp/agentxdp-test.XXXXXX; }
 # tshark with the traps of ../shared/captures/README.md disabled.
-tshark_roce() { tshark -o "infiniband.dissect_eoib:FALSE" --disable-protocol rpcordma --disable-protocol nvme-rdma "$@" 2>/dev/null; }
+tshark_roce() { tshark --disable-protocol rpcordma --disable-protocol nvme-rdma "$@" 2>/dev/null; }
