@@ -110,7 +110,7 @@ static void store_run_meta(struct store *st, const struct analyze_opts *opts, do
 
 static int mkdir_p_dir(const char *dir)
 {
-	return mkdir(dir, 0755) && errno != EEXIST ? -1 : 0;
+	return mkdir(dir, 0750) && errno != EEXIST ? -1 : 0;
 }
 
 static double now_s(void)

@@ -63,7 +63,7 @@ int export_csv(const char *db_path, const char *dir, char *err, size_t errlen)
 	sqlite3 *db = NULL;
 	int rc = -1;
 
-	if (mkdir(dir, 0755) && errno != EEXIST) {
+	if (mkdir(dir, 0750) && errno != EEXIST) {
 		snprintf(err, errlen, "--csv %s: %s", dir, strerror(errno));
 		return -1;
 	}

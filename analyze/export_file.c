@@ -16,7 +16,7 @@ int write_file_atomic(const char *path, const void *data, size_t len)
 
 	if (asprintf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0)
 		return -ENOMEM;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
 	if (fd < 0) {
 		err = -errno;
 		goto cleanup;

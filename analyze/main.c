@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analyze_opts.h"
 #include "log.h"
@@ -105,6 +106,7 @@ int main(int argc, char **argv)
 	int c;
 
 	agentxdp_prog = "agentxdp-analyze";
+	umask(027); /* outputs 0640, folders 0750: traces and counters can be sensitive */
 	while ((c = getopt_long(argc, argv, "o:w:qvhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'o':

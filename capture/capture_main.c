@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -628,6 +629,7 @@ int main(int argc, char **argv)
 	int status = 1, err;
 
 	agentxdp_prog = "agentxdp-capture";
+	umask(027); /* outputs 0640, folders 0750: traces and counters can be sensitive */
 	err = parse_options(argc, argv, &opts);
 	if (err)
 		return err;

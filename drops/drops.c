@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -1185,6 +1186,7 @@ int main(int argc, char **argv)
 	int rc, err;
 
 	agentxdp_prog = "agentxdp-drops";
+	umask(027); /* outputs 0640, folders 0750: traces and counters can be sensitive */
 	rc = parse_args(argc, argv, &opts);
 	if (rc >= 0)
 		return rc;

@@ -501,6 +501,7 @@ int main(int argc, char **argv)
 	int c, rc;
 
 	agentxdp_prog = "agentxdp-nicstat";
+	umask(027); /* outputs 0640, folders 0750: traces and counters can be sensitive */
 	opterr = 0;	/* our own one-line messages below */
 	while ((c = getopt_long(argc, argv, ":i:c:aqvhV", long_options, NULL)) != -1) {
 		switch (c) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analyze/log.h"
 #include "analyze/parse_num.h"
@@ -466,6 +467,7 @@ int main(int argc, char **argv)
 	int c, rc;
 
 	agentxdp_prog = "agentxdp-synth";
+	umask(027); /* outputs 0640, folders 0750: traces and counters can be sensitive */
 	synth_opts_default(&o);
 	for (size_t i = 0; i < N_OPTS; i++)
 		longopts[i] = (struct option){opt_defs[i].name, opt_defs[i].has_arg, NULL, opt_defs[i].id};

@@ -274,11 +274,11 @@ static int mkdir_p(const char *path)
 		if (*p != '/')
 			continue;
 		*p = 0;
-		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+		if (mkdir(tmp, 0750) < 0 && errno != EEXIST)
 			return -1;
 		*p = '/';
 	}
-	if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+	if (mkdir(tmp, 0750) < 0 && errno != EEXIST)
 		return -1;
 	return 0;
 }
