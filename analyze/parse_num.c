@@ -80,13 +80,19 @@ int parse_duration_ns(const char *s, uint64_t default_unit_ns, uint64_t min_ns, 
 		{ "m", 60e9 },	   { "min", 60e9 }, { "h", 3600e9 }, { NULL, 0 },
 	};
 	double ns;
+	uint64_t v;
 	int err = parse_with_unit(s, units, (double)default_unit_ns, &ns);
 
 	if (err)
 		return err;
-	if (ns < (double)min_ns || ns > (double)max_ns || ns > 1.8e19)
+	/* 2^64 and up do not fit; llround() would overflow past 2^63. Bounds are checked
+	 * on the integer, as (double)max can round up past max. */
+	if (ns + 0.5 >= 18446744073709551616.0)
 		return -ERANGE;
-	*out = (uint64_t)llround(ns);
+	v = (uint64_t)(ns + 0.5);
+	if (v < min_ns || v > max_ns)
+		return -ERANGE;
+	*out = v;
 	return 0;
 }
 
@@ -104,7 +110,8 @@ int parse_size_bytes(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 		return err;
 	if (bytes != floor(bytes))
 		return -EINVAL;
-	if (bytes < (double)min || bytes > (double)max || bytes > 1.8e19)
+	/* Bounds on the integer: (double)max can round up past max. */
+	if (bytes >= 18446744073709551616.0 || (uint64_t)bytes < min || (uint64_t)bytes > max)
 		return -ERANGE;
 	*out = (uint64_t)bytes;
 	return 0;
