@@ -7,6 +7,19 @@ cap_need_env capture-signals
 cap_add_pair axcap-a axcap-b || { fail capture-signals "cannot create the veth pair"; exit 0; }
 "$CAP_GEN" "$CAP_TMP/mix.pcap" 10000 || { fail capture-signals "gen_roce_pcap failed"; exit 0; }
 
+# rx_pkts DEV: packets DEV has received (the veth counts what XDP passed up).
+rx_pkts() { ip -n "$CAP_NS_RX" -s link show dev "$1" | awk '/RX:/ { getline; print $2; exit }'; }
+# wait_traffic DEV: until 200 more packets arrived, so a signal lands during traffic, even under load.
+wait_traffic() {
+	local start
+	start=$(rx_pkts "$1")
+	for _ in $(seq 1 200); do
+		[ $(($(rx_pkts "$1") - start)) -ge 200 ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 xdp_id() { ip -n "$CAP_NS_RX" -d link show dev "$1" | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p' | head -n 1; }
 
 # kill -9 in the middle of traffic: the bpf_link dies with the process.
@@ -15,11 +28,11 @@ if cap_wait_xdp axcap-b; then
 	pass capture-attached-while-running
 	cap_replay axcap-a "$CAP_TMP/mix.pcap" --pps 20000 &
 	replay=$!
-	sleep 0.3
+	wait_traffic axcap-b
 	kill -9 "$CAP_PID"
 	wait "$CAP_PID" 2>/dev/null
 	wait "$replay"
-	for _ in $(seq 1 40); do cap_has_xdp axcap-b || break; sleep 0.05; done
+	for _ in $(seq 1 200); do cap_has_xdp axcap-b || break; sleep 0.05; done
 	if cap_has_xdp axcap-b; then
 		fail capture-kill9-leaves-no-xdp "$(ip -n "$CAP_NS_RX" link show dev axcap-b | grep xdp)"
 	else
@@ -41,7 +54,7 @@ for sig in INT TERM; do
 	cap_wait_xdp axcap-b || { fail "capture-sig$sig" "did not attach"; continue; }
 	cap_replay axcap-a "$CAP_TMP/mix.pcap" --pps 20000 &
 	replay=$!
-	sleep 0.4
+	wait_traffic axcap-b
 	kill -$sig "$CAP_PID"
 	wait "$CAP_PID"
 	rc=$?
