@@ -473,6 +473,7 @@ int main(int argc, char **argv)
 		longopts[i] = (struct option){opt_defs[i].name, opt_defs[i].has_arg, NULL, opt_defs[i].id};
 	longopts[N_OPTS] = (struct option){NULL, 0, NULL, 0};
 	join_command(&o, argc, argv);
+	opterr = 0;	/* our own one message below, not getopt's as well */
 
 	while ((c = getopt_long(argc, argv, "o:qvhV", longopts, NULL)) != -1) {
 		rc = 0;
@@ -630,7 +631,7 @@ int main(int argc, char **argv)
 			printf("agentxdp-synth %s\n", AGENTXDP_VERSION);
 			return 0;
 		default:
-			return usage_error("unknown option");
+			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 		if (rc)
 			return rc;

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# test_hardening_noshell.sh: no C source hands text to a shell (system, popen, exec of
+# "sh -c"); every tool's --help exits 0 and a bogus option exits 2 with a short message
+# on stderr: the option named once, then the GNU-style "Try '... --help'" line.
+. "$(dirname "$0")/../lib.sh"
+
+T=$(tmpdir)
+trap 'rm -rf "$T"' EXIT
+
+# shell_calls DIR...: the lines that would run a shell. Comments are not code: drop
+# // lines and lines inside /* */ blocks' leading " * ".
+shell_calls() {
+	grep -rnE --include='*.c' --include='*.h' \
+		'(^|[^_[:alnum:]])(system|popen)[[:space:]]*\(|(^|[^_[:alnum:]])exec(l|lp|le|v|vp|vpe)[[:space:]]*\(.*"(/bin/)?(ba)?sh"|"/bin/(ba)?sh"[[:space:]]*,[[:space:]]*"-c"|"-c"[[:space:]]*,.*\b(sh|bash)\b' \
+		"$@" 2>/dev/null | grep -vE '^[^:]+:[0-9]+:[[:space:]]*(//|\*|/\*)'
+}
+
+# The check must see a real call: plant one in a scratch tree.
+mkdir -p "$T/src"
+printf 'int f(const char *c)\n{\n\treturn system(c);\n}\n' >"$T/src/a.c"
+printf 'void g(void)\n{\n\texeclp("sh", "sh", "-c", "x", (char *)0);\n}\n' >"$T/src/b.c"
+printf '/* system(3) is not used here */\nint popen_count;\n' >"$T/src/c.c"
+expect_eq noshell-check-detects 2 "$(shell_calls "$T/src" | wc -l)"
+
+dirs=()
+for d in analyze capture drops nicstat report samples testbed bpf; do
+	[ -d "$TOP/$d" ] && dirs+=("$TOP/$d")
+done
+hits=$(shell_calls "${dirs[@]}")
+if [ -z "$hits" ]; then pass noshell-sources; else
+	fail noshell-sources "$(echo "$hits" | head -n 3 | tr '\n' ' ')"; fi
+
+# --help and bogus options, for every tool.
+n=0
+for tool in "$BIN"/agentxdp-*; do
+	[ -x "$tool" ] || continue
+	n=$((n + 1))
+	name=$(basename "$tool")
+	"$tool" --help >"$T/help.out" 2>"$T/help.err"
+	rc=$?
+	if [ "$rc" -eq 0 ] && [ -s "$T/help.out" ]; then pass "help-exit0-$name"; else
+		fail "help-exit0-$name" "exit $rc, $(wc -c <"$T/help.out") bytes on stdout"; fi
+
+	"$tool" --no-such-option-xyz >"$T/bad.out" 2>"$T/bad.err" </dev/null
+	rc=$?
+	lines=$(wc -l <"$T/bad.err")
+	if [ "$rc" -eq 2 ] && [ "$lines" -le 2 ] && grep -q -- '--help' "$T/bad.err" &&
+		[ "$(grep -c -- '--no-such-option-xyz' "$T/bad.err")" -eq 1 ] && [ ! -s "$T/bad.out" ]; then
+		pass "bogus-option-$name"
+	else
+		fail "bogus-option-$name" "exit $rc, $lines stderr lines: $(head -n 2 "$T/bad.err" | tr '\n' ' ')"
+	fi
+done
+[ "$n" -ge 5 ] && pass noshell-tools-found || fail noshell-tools-found "only $n tools in $BIN"
+exit "$T_FAILED"
