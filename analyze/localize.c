@@ -1037,6 +1037,10 @@ static bool judge(struct ctx *c, struct candidate *cand, const double *resid, bo
 	if ((s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION) &&
 	    (v->kind == VAR_HOST_LINK || v->kind == VAR_HOST) && 2 * n_hurt < n_touch)
 		return false;
+	/* Likewise a host pair: a fault between two hosts slows most of their QPs. */
+	if ((s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION) && v->kind == VAR_PATH &&
+	    n_touch > 1 && 2 * n_hurt <= n_touch)
+		return false;
 
 	if (s == SIG_LOSS || s == SIG_ECN) {
 		double min_rate = s == SIG_LOSS ? cfg->loss_min_rate : cfg->ecn_min_rate;
@@ -1222,6 +1226,17 @@ static int pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t
 			continue;
 		}
 		find_onset(c, &cand, hurt);
+		/* A latency finding whose flows' p99 is no worse than their peers', or a shift
+		 * whose flows show no change point together, is a transient, not a fault. */
+		if ((s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION) &&
+		    cand.severity < 1.0) {
+			free(cand.resid);
+			continue;
+		}
+		if (s == SIG_SHIFT && !cand.onset_change_point) {
+			free(cand.resid);
+			continue;
+		}
 		if (*n_cands == *cap_cands) {
 			size_t cap = *cap_cands ? *cap_cands * 2 : 16;
 			struct candidate *bigger = realloc(*cands, cap * sizeof(*bigger));
