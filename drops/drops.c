@@ -684,6 +684,13 @@ static int open_and_attach(struct drops_ctx *ctx)
 		pr_err("cannot attach to tracepoint skb:kfree_skb (tp_btf): %s\n", strerror(-err));
 		return err;
 	}
+	/* The id lets bpftool show this program's run time (tests/bench/bench_drops.sh). */
+	struct bpf_prog_info info = {};
+	__u32 info_len = sizeof(info);
+
+	if (!bpf_obj_get_info_by_fd(bpf_program__fd(skel->progs.handle_kfree_skb), &info,
+				    &info_len))
+		pr_debug("BPF program id %u attached to skb:kfree_skb\n", info.id);
 	return 0;
 }
 
