@@ -22,6 +22,7 @@ struct analyze_opts {
 	uint16_t extra_ports[MAX_EXTRA_PORTS]; /* --port: more UDP ports decoded as RoCE v2 */
 	int n_extra_ports;
 	uint32_t max_samples_per_window; /* --sample-rows: latency rows kept per flow/kind/window, 0 = all */
+	uint64_t dedup_ns;		/* --dedup: identical packets this close are mirror copies */
 };
 
 /* Entry points of the two modes; each returns the process exit status. */

@@ -280,6 +280,7 @@ int analyze_traces(const struct analyze_opts *opts)
 
 	qp_tracker_cfg_default(&cfg);
 	cfg.window_ns = opts->window_ns;
+	cfg.dup_window_ns = opts->dedup_ns;
 	if (db_path) {
 		struct store_opts sopts = { .max_samples_per_window = opts->max_samples_per_window };
 

@@ -7,6 +7,7 @@ UNIT_LIBS += -lpcap -lsqlite3 -lcsv
 ANALYZE_SRCS := analyze/main.c analyze/dump.c analyze/analyze_run.c
 ANALYZE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(ANALYZE_SRCS))
 TOOLS += $(BIN)/agentxdp-analyze
+MAN_PAGES += docs/agentxdp-analyze.8
 
 $(BIN)/agentxdp-analyze: $(ANALYZE_OBJS) $(AGENTXDP_LIBS)
 	@mkdir -p $(dir $@)

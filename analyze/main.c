@@ -35,8 +35,11 @@ static const char usage_text[] =
 	"      --paths FILE       paths.csv: src, dst, UDP source port, links in order\n"
 	"  -w, --window DURATION  time window for throughput series (default 1s)\n"
 	"      --sample-rows N    keep at most N latency sample rows per flow, kind and\n"
-	"                         window in the database (default: all; 0 = all);\n"
+	"                         window in the database (default 1000; 0 = all);\n"
 	"                         percentiles always use every sample\n"
+	"      --dedup DURATION   a packet identical to its flow's previous one within\n"
+	"                         DURATION is a mirror's copy, not a retransmission\n"
+	"                         (default 0: only identical timestamps)\n"
 	"      --port PORT        also decode UDP destination PORT as RoCE v2 (repeatable)\n"
 	"  -q, --quiet            only errors on standard error\n"
 	"  -v, --verbose          more detail on standard error (repeat for debug)\n"
@@ -64,6 +67,7 @@ enum {
 	OPT_PATHS,
 	OPT_PORT,
 	OPT_SAMPLE_ROWS,
+	OPT_DEDUP,
 };
 
 static const struct option long_options[] = {
@@ -78,6 +82,7 @@ static const struct option long_options[] = {
 	{ "window", required_argument, NULL, 'w' },
 	{ "port", required_argument, NULL, OPT_PORT },
 	{ "sample-rows", required_argument, NULL, OPT_SAMPLE_ROWS },
+	{ "dedup", required_argument, NULL, OPT_DEDUP },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -101,6 +106,7 @@ int main(int argc, char **argv)
 {
 	struct analyze_opts opts = {
 		.window_ns = 1000000000ull,
+		.max_samples_per_window = 1000,
 	};
 	uint64_t v;
 	int c;
@@ -150,6 +156,11 @@ int main(int argc, char **argv)
 			if (parse_u64(optarg, 0, UINT32_MAX, &v))
 				return usage_error("invalid --sample-rows '%s' (0 to 4294967295)", optarg);
 			opts.max_samples_per_window = (uint32_t)v;
+			break;
+		case OPT_DEDUP:
+			if (parse_duration_ns(optarg, 1, 0, 1000000000ull, &v))
+				return usage_error("invalid --dedup '%s' (0 to 1s, e.g. 500ns)", optarg);
+			opts.dedup_ns = v;
 			break;
 		case 'q':
 			agentxdp_log_level = LOG_ERR;

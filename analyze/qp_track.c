@@ -815,8 +815,13 @@ static struct qp_flow *pair_by_psn(struct qp_tracker *t, struct qp_flow *b, uint
 				continue;
 			dist = (uint32_t)ahead;
 		}
-		/* closest window first; the same UDP source port (one per QP) breaks ties */
-		dist = dist * 2 + (r->st.udp_sport != b->st.udp_sport);
+		/*
+		 * Both directions of a QP usually share the UDP source port (mlx5, Linux derive it
+		 * from the QPN pair): a candidate with the same port wins over a closer window.
+		 */
+		if (dist > (1u << 30))
+			dist = 1u << 30;
+		dist += (r->st.udp_sport != b->st.udp_sport) ? (1u << 31) : 0;
 		if (dist < best_dist) {
 			best = r;
 			best_dist = dist;
@@ -938,8 +943,10 @@ static void retransmission(struct qp_tracker *t, struct qp_flow *f, const struct
 		cause = QP_RETX_READ_GAP;
 		e.trigger_ns = f->last_activity_ns;
 		f->read_gap_pending = 0; /* the next out-of-sequence response re-arms it */
-	} else if (f->in_episode && psn == f->episode_next_psn) {
-		cause = f->episode_cause; /* go-back-N continues */
+	} else if (f->in_episode && (psn == f->episode_next_psn ||
+				      (psn_diff(psn, f->episode_next_psn) > 0 && psn_diff(psn, f->snd_una) <= 0))) {
+		/* go-back-N continues (past PSNs an ACK covered meanwhile) */
+		cause = f->episode_cause;
 	} else if (psn_diff(psn, f->snd_una) <= 0) {
 		/* Restart at the oldest unacknowledged PSN with no NAK: the requester timed out. */
 		cause = QP_RETX_TIMEOUT;
@@ -1151,8 +1158,9 @@ static void on_nak(struct qp_tracker *t, struct qp_flow *b, struct qp_flow *r, c
 }
 
 /*
- * The first READ (or PSN a READ consumed) from snd_una up to psn that is still unanswered:
- * a response for a later PSN means the responses before it were lost. Bounded scan.
+ * The first READ (or PSN a READ consumed) or atomic from snd_una up to psn that is still
+ * unanswered: they need their own responses, so a response for a later PSN means those were
+ * lost and the requester will ask again. Bounded scan.
  */
 static int first_unanswered_read(struct qp_flow *r, uint32_t psn, uint32_t *out)
 {
@@ -1163,7 +1171,7 @@ static int first_unanswered_read(struct qp_flow *r, uint32_t psn, uint32_t *out)
 	for (uint32_t i = 0; i < n; i++, p = psn_add(p, 1)) {
 		struct psn_slot *s = slot_find(r, p);
 
-		if (s && (s->flags & (SLOT_READ | SLOT_READ_SPAN)) && !(s->flags & SLOT_ACKED)) {
+		if (s && (s->flags & (SLOT_READ | SLOT_READ_SPAN | SLOT_ATOMIC)) && !(s->flags & SLOT_ACKED)) {
 			*out = p;
 			return 1;
 		}
@@ -1219,6 +1227,14 @@ static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct ro
 		if (psn_diff(psn, r->snd_una) < 0) {
 			r->st.dup_acks++;
 			return;
+		}
+		{
+			uint32_t gap;
+
+			if (first_unanswered_read(r, psn, &gap)) {
+				read_gap(r, psn); /* a READ or atomic response before it is missing */
+				return;
+			}
 		}
 		ack_through(t, r, psn, ts);
 		return;
@@ -1674,7 +1690,7 @@ const char *qp_sample_kind_name(uint8_t kind)
 
 const char *qp_retx_cause_name(uint8_t cause)
 {
-	static const char *const names[] = { "nak", "rnr", "timeout", "unknown", "read_gap" };
+	static const char *const names[] = { "nak", "rnr", "timeout", "unknown", "response_gap" };
 	return cause < 5 ? names[cause] : "unknown";
 }
 

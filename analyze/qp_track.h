@@ -30,8 +30,8 @@
  *    CE-marked packets. packets/bytes count a flow's own packets.
  *  - A retransmission is a request whose PSN was already sent on the flow. Its cause: "nak"
  *    (a NAK PSN sequence error named a PSN at or before it), "rnr" (an RNR NAK did),
- *    "timeout" (no NAK; the episode restarts at the oldest unacknowledged PSN), "read_gap"
- *    (a READ re-issued for the part after a gap in its responses), "unknown".
+ *    "timeout" (no NAK; the episode restarts at the oldest unacknowledged PSN), "response_gap"
+ *    (a READ or atomic sent again after a later response showed its response missing), "unknown".
  *    A go-back-N episode (consecutive PSNs) has one cause; `timeouts` counts episodes.
  *  - A copy of a request seen again within cfg.dup_window_ns with nothing in between that
  *    asked for it (a mirror that duplicates) is a duplicate, not a retransmission.
@@ -68,7 +68,7 @@ enum qp_retx_cause {
 	QP_RETX_RNR = 1,
 	QP_RETX_TIMEOUT = 2,
 	QP_RETX_UNKNOWN = 3,
-	QP_RETX_READ_GAP = 4,	/* READ re-issued for responses missing from a gap */
+	QP_RETX_READ_GAP = 4,	/* READ/atomic sent again: a later response showed its response lost */
 };
 
 enum qp_nak_kind {
@@ -204,7 +204,7 @@ void qp_tracker_free(struct qp_tracker *t);
 
 /* Helpers, exposed for tests and other consumers. */
 const char *qp_sample_kind_name(uint8_t kind);	/* "ack", "read_first", ... */
-const char *qp_retx_cause_name(uint8_t cause);	/* "nak", "rnr", "timeout", "unknown", "read_gap" */
+const char *qp_retx_cause_name(uint8_t cause);	/* "nak", "rnr", "timeout", "unknown", "response_gap" */
 const char *qp_nak_kind_name(uint8_t kind);	/* "psn_seq", "rnr", "other" */
 const char *flow_role_name(uint8_t role);	/* "requester", "responder", "datagram", "unknown" */
 /* RNR NAK timer field (AETH low five bits, IBA table 45) in ns. */

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# bench_analyze.sh: agentxdp-analyze end to end (pcapng -> decode -> per-QP reconstruction ->
+# localization -> SQLite) against a tshark pass extracting the same per-packet fields, on one
+# 10M-packet trace made by agentxdp-synth, in the same run. tshark runs on a 1M-packet prefix
+# (editcap) and is scaled to 10M, which the row says. Prints markdown rows:
+#   | figure | measured | peer / target | command |
+# BENCH_ANALYZE_PACKETS sets the trace size (default 10000000); the trace is cached in
+# build/bench/ between runs (same command, same bytes).
+set -u
+cd "$(dirname "$0")/../.."
+A=bin/agentxdp-analyze
+S=bin/agentxdp-synth
+N=${BENCH_ANALYZE_PACKETS:-10000000}
+PREFIX=$((N < 1000000 ? N : 1000000))
+
+for tool in "$A" "$S"; do
+	[ -x "$tool" ] || { echo "bench_analyze: $tool not built (make all)" >&2; exit 1; }
+done
+for tool in tshark editcap /usr/bin/time; do
+	command -v "$tool" >/dev/null || { echo "bench_analyze: $tool not installed" >&2; exit 1; }
+done
+
+mkdir -p build/bench
+trace=build/bench/analyze-$N.pcapng
+synth_cmd="$S -q -o $trace --hosts 16 --qps-per-pair 4 --workload mixed --load 60% --duration 10s --max-packets $N --snaplen 128 --seed 42 --fault link=leaf0-spine1,kind=loss,size=0.1%"
+if [ ! -s "$trace" ]; then
+	$synth_cmd || { echo "bench_analyze: agentxdp-synth failed" >&2; exit 1; }
+fi
+work=$(mktemp -d /tmp/agentxdp-bench-analyze.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cat "$trace" >/dev/null # page cache
+
+# measure OUT CMD...: wall seconds, user+sys seconds, peak RSS kB of one run, into OUT.
+measure() {
+	local out=$1
+	shift
+	/usr/bin/time -f '%e %U %S %M' -o "$work/time" "$@" >/dev/null 2>"$work/stderr"
+	local rc=$?
+	awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$work/time" >"$out"
+	return $rc
+}
+
+measure "$work/a" "$A" -q "$trace" -o "$work/out.db" || {
+	echo "bench_analyze: agentxdp-analyze failed: $(head -n 1 "$work/stderr")" >&2
+	exit 1
+}
+read -r a_wall a_cpu a_rss <"$work/a"
+pkts=$(sqlite3 "$work/out.db" "SELECT sum(roce_packets) FROM capture")
+rows=$(sqlite3 "$work/out.db" "SELECT (SELECT count(*) FROM latency_sample) || ' sample rows, ' || (SELECT count(*) FROM qp) || ' flows'")
+db_mb=$(($(stat -c %s "$work/out.db") / 1048576))
+
+# tshark: the same per-packet fields the analyzer reads, on the first PREFIX packets.
+editcap -r "$trace" "$work/prefix.pcapng" 1-$PREFIX >/dev/null 2>&1
+measure "$work/t" tshark -r "$work/prefix.pcapng" --disable-protocol rpcordma --disable-protocol nvme-rdma \
+	-T fields -e frame.time_epoch -e ip.src -e ip.dst -e udp.srcport -e ip.dsfield.ecn \
+	-e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn \
+	-e infiniband.aeth.syndrome -e infiniband.aeth.msn -e infiniband.reth.dmalen
+read -r t_wall t_cpu t_rss <"$work/t"
+scale=$(awk -v n="$pkts" -v p="$PREFIX" 'BEGIN { printf "%.3f", n / p }')
+t_scaled=$(awk -v w="$t_wall" -v s="$scale" 'BEGIN { printf "%.1f", w * s }')
+
+pps=$(awk -v n="$pkts" -v w="$a_wall" 'BEGIN { printf "%.2fM", n / w / 1e6 }')
+pps_cpu=$(awk -v n="$pkts" -v c="$a_cpu" 'BEGIN { printf "%.2fM", n / c / 1e6 }')
+ratio=$(awk -v t="$t_scaled" -v a="$a_wall" 'BEGIN { printf "%.0fx", t / a }')
+cmd="$A -q $trace -o out.db"
+echo "| agentxdp-analyze end to end, $pkts packets ($rows, ${db_mb} MB db) | ${a_wall} s wall, ${a_cpu} s CPU | tshark -T fields same fields: ${t_wall} s for $PREFIX packets, scaled x$scale = ${t_scaled} s | \`$cmd\` |"
+echo "| agentxdp-analyze vs tshark | $ratio faster (wall) | target >= 50x | trace: \`$synth_cmd\` |"
+echo "| agentxdp-analyze packets/s end to end (SQLite, one core) | $pps/s wall, $pps_cpu/s CPU | target >= 3M/s | \`$cmd\` |"
+echo "| agentxdp-analyze peak RSS | $((a_rss / 1024)) MB | tshark on $PREFIX packets: $((t_rss / 1024)) MB | /usr/bin/time -f %M |"
