@@ -9,3 +9,4 @@ UNIT_LIBS += -lz
 $(BIN)/agentxdp-roce-emu: $(EMU_OBJS) $(AGENTXDP_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(EMU_OBJS) $(AGENTXDP_LIBS) -lz $(LDLIBS) -o $@
+MAN_PAGES += docs/agentxdp-roce-emu.8

@@ -14,6 +14,15 @@ if grep -q '^Examples:' "$OUT/help" && grep -q 'testbed.sh impair a-b --loss' "$
 rc=$?
 [ $rc -eq 2 ] && pass testbed-usage-error || fail testbed-usage-error "exit $rc: $(head -n 1 "$OUT/bad")"
 
+# The emulator documents itself and rejects bad options with exit 2.
+"$BIN/agentxdp-roce-emu" --help >"$OUT/emu-help" 2>&1
+grep -q '^Examples:' "$OUT/emu-help" && grep -q 'agentxdp-roce-emu --server --once' "$OUT/emu-help" &&
+	pass roce-emu-help || fail roce-emu-help "no Examples block"
+"$BIN/agentxdp-roce-emu" -b 198.18.0.1 -c 198.18.0.2 --mtu 1000 >"$OUT/emu-bad" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q 'invalid --mtu' "$OUT/emu-bad" && pass roce-emu-usage-error ||
+	fail roce-emu-usage-error "exit $rc: $(head -n 1 "$OUT/emu-bad")"
+
 "$TB" down >/dev/null 2>&1 # a clean start
 tb_snapshot >"$OUT/before"
 
@@ -80,6 +89,11 @@ sops=$(tb_stat ops_completed server)
 "$TB" verify -D 2 >"$OUT/verify" 2>&1
 vrc=$?
 cat "$OUT/verify"
+# The ICRC assumes the kernel sends IP ID 0 with DF: check it on the wire.
+first=$(tcpdump -nv -r "$TB_STATE/verify/b.pcap" -c 1 "udp dst port 4791" 2>/dev/null | head -n 1)
+[ -f "$TB_STATE/verify/b.pcapng" ] && first=$(tcpdump -nv -r "$TB_STATE/verify/b.pcapng" -c 1 "udp dst port 4791" 2>/dev/null | head -n 1)
+echo "$first" | grep -q 'id 0, .*flags \[DF\]' && pass testbed-wire-ip-id-0-df ||
+	fail testbed-wire-ip-id-0-df "first captured packet: $first"
 grep -q 'PASS arrival' "$OUT/verify" && pass testbed-verify-arrival || fail testbed-verify-arrival "$(grep arrival "$OUT/verify")"
 grep -q 'PASS delivery' "$OUT/verify" && pass testbed-verify-delivery || fail testbed-verify-delivery "$(grep delivery "$OUT/verify")"
 if tb_analyzer_ready; then

@@ -69,7 +69,7 @@ fi
 
 # --- rate limit on a->b: a queue on a's veth; the link is named, or at least latency grows ---
 "$TB" impair a-b --rate 20mbit >"$OUT/impair-rate" 2>&1 || fail testbed-impair-rate "$(cat "$OUT/impair-rate")"
-"$TB" traffic bw --bidir -D 2 -s 4096 -w "$OUT/rate" >"$OUT/rate.txt" 2>&1
+"$TB" traffic bw --bidir -D 2 -s 4096 >"$OUT/rate.txt" 2>&1
 rate_mbs=$(sed -n '/BW peak/{n;p}' "$OUT/rate.txt" | head -n 1 | awk '{print $4}')
 rate_p50=$(tb_stat t_p50_us)
 # 20 mbit/s is 2.38 MB/s (2^20): a's average must not exceed it (a's ACKs share the link too).
@@ -85,24 +85,40 @@ if awk -v b="$base_p50" -v r="$rate_p50" 'BEGIN{exit !(r > 2 * b && r > 20000)}'
 else
 	fail testbed-rate-latency-increase "a's completion p50 $base_p50 -> $rate_p50 us"
 fi
-if [ $ANALYZER = 1 ] && analyze_dir "$OUT/rate"; then
-	nf=$(sqlite3 "$OUT/rate/out.db" "SELECT count(*) FROM finding" 2>/dev/null)
-	if [ "${nf:-0}" -gt 0 ]; then
-		sqlite3 -separator ' | ' "$OUT/rate/out.db" "SELECT rank, kind, subject_kind, subject, direction, severity_text FROM finding ORDER BY rank LIMIT 3" >"$OUT/rate/findings"
-		# The impaired direction: a's host link, or a path/link/direction from a to b.
-		if head -n 1 "$OUT/rate/findings" | grep -q -E "$IP_A( |\$|.*->.*$IP_B)"; then
-			pass "testbed-rate-localized ($(head -n 1 "$OUT/rate/findings"))"
+"$TB" impair --clear >/dev/null 2>&1
+
+# Localization needs a before and an after: one capture, healthy for 2 s, then the bucket
+# goes on a->b for 2 s more (a gray failure with an onset), analysed in 250 ms windows.
+if [ $ANALYZER = 1 ]; then
+	"$TB" traffic bw --bidir -D 4 -s 4096 -w "$OUT/onset" >"$OUT/onset.txt" 2>&1 &
+	tpid=$!
+	sleep 3 # set-up (~1 s) + 2 s of healthy traffic
+	"$TB" impair a-b --rate 20mbit >/dev/null 2>&1
+	wait $tpid
+	"$TB" impair --clear >/dev/null 2>&1
+	"$BIN/agentxdp-analyze" -q -w 250ms "$OUT/onset"/*.pcap* -o "$OUT/onset/out.db" >"$OUT/onset/analyze.out" 2>&1
+	arc=$?
+	nf=$(sqlite3 "$OUT/onset/out.db" "SELECT count(*) FROM finding" 2>/dev/null)
+	if [ $arc -ge 128 ]; then
+		# A crash is the analyzer's bug, not the testbed's; red under CI, reported here.
+		cp "$OUT/onset"/*.pcap* /tmp/ 2>/dev/null
+		skip_or_fail_in_ci testbed-rate-localized "agentxdp-analyze crashed (exit $arc: $(head -n 1 "$OUT/onset/analyze.out")) on the capture (copied to /tmp/$(basename "$(ls "$OUT/onset"/*.pcap* | head -n 1)")); checked the latency increase instead"
+	elif [ "${nf:-0}" -gt 0 ]; then
+		sqlite3 -separator ' | ' "$OUT/onset/out.db" "SELECT rank, kind, subject_kind, subject, direction, severity_text FROM finding ORDER BY rank LIMIT 3" >"$OUT/onset/findings"
+		# The impaired direction: a's host link, or a path or direction from a to b.
+		top=$(sqlite3 -separator '|' "$OUT/onset/out.db" "SELECT subject_kind, subject, direction FROM finding ORDER BY rank LIMIT 1")
+		if echo "$top" | awk -F'|' -v a="$IP_A" -v b="$IP_B" '
+			{ ok = ($2 == a) || ($2 == a " -> " b) || (index($3, a " -> " b) == 1) } END { exit !ok }'; then
+			pass "testbed-rate-localized ($(head -n 1 "$OUT/onset/findings"))"
 		else
-			fail testbed-rate-localized "top finding does not name a->b: $(head -n 3 "$OUT/rate/findings" | tr '\n' ';')"
+			fail testbed-rate-localized "top finding does not name a->b: $(head -n 3 "$OUT/onset/findings" | tr '\n' ';')"
 		fi
 	else
-		# Localization not in this tree yet: the latency check above stands in for it.
-		skip_or_fail_in_ci testbed-rate-localized "agentxdp-analyze wrote no finding (localization not landed?); checked the latency increase instead"
+		skip_or_fail_in_ci testbed-rate-localized "agentxdp-analyze wrote no finding for a 20mbit bucket switched on mid-capture; checked the latency increase instead"
 	fi
 else
 	skip_or_fail_in_ci testbed-rate-localized "agentxdp-analyze's analysis is not implemented in this tree; checked the latency increase instead"
 fi
-"$TB" impair --clear >/dev/null 2>&1
 
 # --- CE marks on b->a: a's responder sees CE on b's requests and sends CNPs to b ---
 "$TB" impair b-a --ce 0.05 >/dev/null 2>&1
