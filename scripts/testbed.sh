@@ -5,15 +5,23 @@ set -u
 PROG=testbed.sh
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=${AXTB_BIN:-$TOP/bin}
-STATE=${AXTB_STATE_DIR:-/run/agentxdp-testbed}
-NS_A=axtb-a
-NS_B=axtb-b
-DEV_A=axtb-a0
-DEV_B=axtb-b0
-RXE_A=axtb-rxe-a
-RXE_B=axtb-rxe-b
-CHAIN=axtb-impair
-RXE_CHAIN=axtb-input
+# AXTB_ID (a few letters/digits) names a separate testbed: test suites running at the same
+# time each use their own (axtbID-a, axtbID-b, ...).
+AXTB_ID=${AXTB_ID:-}
+if ! [[ $AXTB_ID =~ ^[a-z0-9]{0,6}$ ]]; then
+	echo "$PROG: invalid AXTB_ID '$AXTB_ID' (up to 6 lower-case letters or digits)" >&2
+	exit 2
+fi
+P=axtb$AXTB_ID
+STATE=${AXTB_STATE_DIR:-/run/agentxdp-testbed${AXTB_ID:+-$AXTB_ID}}
+NS_A=$P-a
+NS_B=$P-b
+DEV_A=$P-a0
+DEV_B=$P-b0
+RXE_A=$P-rxe-a
+RXE_B=$P-rxe-b
+CHAIN=$P-impair
+RXE_CHAIN=$P-input
 RXE_TABLE_A=47910
 RXE_TABLE_B=47911
 RXE_RULE_PREF=100          # our source-based rules: before the local table
@@ -76,8 +84,10 @@ Commands:
         failed and shows what agentxdp-drops (skb:kfree_skb) saw dropping the packets.
         Exit status 0 when all three pass, 1 otherwise.
 
-Environment: AXTB_STATE_DIR (default /run/agentxdp-testbed; nothing is kept anywhere
-else), AXTB_BIN (the tools, default bin/ of this tree).
+Environment: AXTB_ID (up to 6 letters/digits: a separate testbed named axtbID-a,
+axtbID-b, ..., state in /run/agentxdp-testbed-ID), AXTB_STATE_DIR (default
+/run/agentxdp-testbed; nothing is kept anywhere else), AXTB_BIN (the tools, default bin/
+of this tree).
 
 Exit status: 0 on success, 1 on failure, 2 on a usage error.
 
@@ -166,7 +176,7 @@ if b.ip not in a.network or a.ip not in b.network:
 out = subprocess.run(["ip", "-br", "addr"], capture_output=True, text=True).stdout
 for line in out.splitlines():
     f = line.split()
-    if not f or f[0].startswith("axtb-"):
+    if not f or f[0].startswith("axtb"):
         continue
     for text in f[2:]:
         try:
@@ -254,7 +264,7 @@ up_rxe() {
 	iptables -w -N $RXE_CHAIN || return 1
 	iptables -w -A $RXE_CHAIN -p udp --dport $ROCE_PORT -j ACCEPT
 	iptables -w -A $RXE_CHAIN -p tcp --dport 18515 -j ACCEPT
-	iptables -w -I INPUT 1 -i axtb-+ -j $RXE_CHAIN
+	iptables -w -I INPUT 1 -i "$P-+" -j $RXE_CHAIN
 	rdma link add $RXE_A type rxe netdev "$DEV_A" || return 1
 	rdma link add $RXE_B type rxe netdev "$DEV_B" || return 1
 }
@@ -263,7 +273,7 @@ down_rxe() {
 	local line
 	rdma link del $RXE_A 2>/dev/null
 	rdma link del $RXE_B 2>/dev/null
-	while iptables -w -D INPUT -i axtb-+ -j $RXE_CHAIN 2>/dev/null; do :; done
+	while iptables -w -D INPUT -i "$P-+" -j $RXE_CHAIN 2>/dev/null; do :; done
 	iptables -w -F $RXE_CHAIN 2>/dev/null && iptables -w -X $RXE_CHAIN 2>/dev/null
 	clear_impairments ""
 	# The local table back at 0 first, then our rules go.
@@ -572,7 +582,7 @@ cmd_status() {
 	echo "  a: $ADDR_A  b: $ADDR_B  (link a-b: packets from a to b)"
 	if [ "$BACKEND" = emu ]; then
 		for side in a b; do
-			echo "  $side: $(on $side ip -br addr show dev axtb-${side}0 2>&1 | tr -s ' ')  (netns axtb-$side)"
+			echo "  $side: $(on $side ip -br addr show dev "$P-${side}0" 2>&1 | tr -s ' ')  (netns $P-$side)"
 		done
 	else
 		ip -br addr show dev "$DEV_A" 2>&1 | sed 's/^/  /'
@@ -586,7 +596,7 @@ cmd_status() {
 		echo "  impairments: none"
 	fi
 	for side in a b; do
-		on $side tc qdisc show dev "axtb-${side}0" 2>/dev/null | grep -v -E 'noqueue|pfifo_fast' | sed "s/^/  $side qdisc: /"
+		on $side tc qdisc show dev "$P-${side}0" 2>/dev/null | grep -v -E 'noqueue|pfifo_fast' | sed "s/^/  $side qdisc: /"
 		on $side "$(ipt_cmd)" -w -S "$CHAIN" 2>/dev/null | grep -- '^-A' | sed "s/^/  $side filter: /"
 		on $side "$(ipt_cmd)" -w -t mangle -S "$CHAIN" 2>/dev/null | grep -- '^-A' | sed "s/^/  $side mangle: /"
 	done

@@ -42,16 +42,16 @@ else
 	skip testbed-up-refuses-host-address "the host has no IPv4 address besides lo"
 fi
 
-if "$TB" up --backend emu >"$OUT/up" 2>&1 && grep -q 'backend emu' "$OUT/up"; then pass testbed-up-emu; else
+if "$TB" up --backend emu "${TB_UP_ARGS[@]}" >"$OUT/up" 2>&1 && grep -q 'backend emu' "$OUT/up"; then pass testbed-up-emu; else
 	fail testbed-up-emu "$(tr '\n' ' ' <"$OUT/up")"
 	exit 1
 fi
 # The probe inside `up` must have worked (no warning about RDMA WRITEs not completing).
 grep -q warning "$OUT/up" && fail testbed-up-probe "$(grep warning "$OUT/up")" || pass testbed-up-probe
-"$TB" up >"$OUT/up2" 2>&1 && grep -q 'already up' "$OUT/up2" && pass testbed-up-idempotent ||
+"$TB" up "${TB_UP_ARGS[@]}" >"$OUT/up2" 2>&1 && grep -q 'already up' "$OUT/up2" && pass testbed-up-idempotent ||
 	fail testbed-up-idempotent "$(head -n 1 "$OUT/up2")"
 "$TB" status >"$OUT/status" 2>&1
-grep -q 'backend emu' "$OUT/status" && grep -q '198.18.0.2' "$OUT/status" && pass testbed-status ||
+grep -q 'backend emu' "$OUT/status" && grep -q "$IP_B" "$OUT/status" && pass testbed-status ||
 	fail testbed-status "$(head -n 3 "$OUT/status" | tr '\n' ' ')"
 
 # bw: perftest's table, and the count of completed operations agrees with the responder's.

@@ -8,12 +8,10 @@ OUT=$(tmpdir)
 trap '"$TB" down >/dev/null 2>&1; rm -rf "$OUT"' EXIT
 "$TB" down >/dev/null 2>&1
 tb_snapshot >"$OUT/before"
-if ! "$TB" up --backend emu >"$OUT/up" 2>&1; then
+if ! "$TB" up --backend emu "${TB_UP_ARGS[@]}" >"$OUT/up" 2>&1; then
 	fail testbed-impair-up "$(tr '\n' ' ' <"$OUT/up")"
 	exit 1
 fi
-IP_A=198.18.0.1
-IP_B=198.18.0.2
 ANALYZER=0
 tb_analyzer_ready && ANALYZER=1
 

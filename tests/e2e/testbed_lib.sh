@@ -1,6 +1,12 @@
 # tests/e2e/testbed_lib.sh: helpers the testbed tests share (sourced after tests/lib.sh).
 TB="$TOP/scripts/testbed.sh"
-TB_STATE=/run/agentxdp-testbed
+# Other suites may run these tests at the same time: a testbed and a /30 of our own.
+export AXTB_ID=t$(printf '%04x' $((RANDOM % 65536)))
+TB_STATE=/run/agentxdp-testbed-$AXTB_ID
+TB_NET=$((RANDOM % 256)).$(((RANDOM % 64) * 4))
+IP_A=198.19.${TB_NET%.*}.$((${TB_NET#*.} + 1))
+IP_B=198.19.${TB_NET%.*}.$((${TB_NET#*.} + 2))
+TB_UP_ARGS=(--addr-a "$IP_A/30" --addr-b "$IP_B/30")
 
 # Everything `down` must put back: rules, routes, the sysctls either backend touches, firewall.
 tb_snapshot() {
@@ -16,7 +22,7 @@ tb_snapshot() {
 	# Packet counters move with unrelated traffic; the rules themselves must not.
 	iptables-save 2>/dev/null | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//'
 	ip6tables-save 2>/dev/null | grep -v '^#' | sed 's/\[[0-9]*:[0-9]*\]//'
-	ip netns list | grep axtb || true
+	ip netns list | grep "axtb$AXTB_ID-" || true
 }
 
 # STATS value of the last traffic run: tb_stat KEY [client|server]
