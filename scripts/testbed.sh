@@ -801,7 +801,15 @@ cmd_verify() {
 	# (3) the analyzer pairs request and ACK flows.
 	paired=""
 	if [ -x "$BIN/agentxdp-analyze" ]; then
-		if "$BIN/agentxdp-analyze" -q "${files[@]}" -o "$dir/verify.db" >"$dir/analyze.out" 2>&1 || [ -f "$dir/verify.db" ]; then
+		# Each veth's capture holds one direction (XDP sees ingress only). Merged into one
+		# file they are one vantage point that sees each packet once, like a mirror port, so
+		# the analyzer can pair requests with their ACKs.
+		an_files=("${files[@]}")
+		if [ ${#files[@]} -gt 1 ] && command -v mergecap >/dev/null &&
+			mergecap -F pcapng -w "$dir/merged.pcapng" "${files[@]}" 2>"$dir/mergecap.err"; then
+			an_files=("$dir/merged.pcapng")
+		fi
+		if "$BIN/agentxdp-analyze" -q "${an_files[@]}" -o "$dir/verify.db" >"$dir/analyze.out" 2>&1 || [ -f "$dir/verify.db" ]; then
 			paired=$(sqlite3 "$dir/verify.db" "SELECT count(*) FROM qp WHERE peer_qp_id IS NOT NULL AND peer_qp_id != 0" 2>"$dir/sqlite.err")
 		fi
 		[ "${paired:-0}" -gt 0 ] 2>/dev/null && ok_pair=1
