@@ -323,6 +323,7 @@ struct qp_tracker {
 
 	struct cm_req cm_reqs[CM_REQS];
 	uint32_t cm_next;
+	uint32_t n_vantages;		/* highest vantage seen + 1 */
 
 	struct flow_stats *snap;
 	struct qp_flow_extra *snap_extra;
@@ -787,9 +788,9 @@ static void pair_flows(struct qp_tracker *t, struct qp_flow *a, struct qp_flow *
  * b->dst_ip -> b->src_ip. Without CM or DETH, find the one whose outstanding PSN window
  * holds the response PSN; ambiguity leaves b unpaired until a later response decides.
  */
-static struct qp_flow *pair_by_psn(struct qp_tracker *t, struct qp_flow *b, uint32_t psn)
+static struct qp_flow *pair_by_psn_at(struct qp_tracker *t, struct qp_flow *b, uint32_t psn, uint32_t vantage)
 {
-	uint32_t *hs = hp_slot(t, b->dst_ip, b->src_ip, b->vantage), v;
+	uint32_t *hs = hp_slot(t, b->dst_ip, b->src_ip, vantage), v;
 	struct qp_flow *best = NULL;
 	uint32_t best_dist = UINT32_MAX;
 	int ties = 0;
@@ -835,6 +836,20 @@ static struct qp_flow *pair_by_psn(struct qp_tracker *t, struct qp_flow *b, uint
 		return best;
 	}
 	return NULL;
+}
+
+/*
+ * The requester flow is looked for at the response's own vantage first; a trace that holds
+ * only one direction (an ingress-only capture on each host) pairs with another trace's flow.
+ */
+static struct qp_flow *pair_by_psn(struct qp_tracker *t, struct qp_flow *b, uint32_t psn)
+{
+	struct qp_flow *r = pair_by_psn_at(t, b, psn, b->vantage);
+
+	for (uint32_t v = 0; !r && v < t->n_vantages; v++)
+		if (v != b->vantage)
+			r = pair_by_psn_at(t, b, psn, v);
+	return r;
 }
 
 /* ---- requests ---- */
@@ -1468,6 +1483,8 @@ int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t va
 	f = flow_get(t, pkt->src_ip, pkt->dst_ip, qpn, v, 1);
 	if (!f)
 		return -ENOMEM;
+	if (v >= t->n_vantages)
+		t->n_vantages = v + 1;
 	if (!f->st.id) {
 		uint32_t idx = flow_index(t, f);
 
