@@ -58,8 +58,9 @@ Commands:
         #bytes, #iterations, BW peak/average, MsgRate; t_min, t_typical, t_avg,
         t_max, t99. Defaults: -D 3, -q 1, -s 65536 (bw) or 64 (lat), -t write.
         -w DIR also captures the test into DIR: b.pcapng (b's veth, ingress) and
-        a.pcapng (a's veth) with agentxdp-capture, or b.pcap with tcpdump when
-        agentxdp-capture is not built; give them all to agentxdp-analyze.
+        a.pcapng (a's veth) with agentxdp-capture, merged into both.pcapng (both
+        directions, for agentxdp-analyze), or b.pcap with tcpdump when
+        agentxdp-capture is not built.
   impair LINK --rate RATE | --loss P | --delay DELAY | --ce P | --firewall
         Impair one direction of the link. LINK is a-b (packets from a to b) or b-a.
           --rate RATE   token bucket (tc tbf) on the sending veth, e.g. 50mbit
@@ -95,7 +96,7 @@ Examples:
   scripts/testbed.sh up
   scripts/testbed.sh traffic bw -D 5 -q 2 -s 4096
   scripts/testbed.sh traffic lat -s 64
-  scripts/testbed.sh traffic bw --bidir -D 2 -s 4096 -w /tmp/tb && agentxdp-analyze /tmp/tb/*.pcap* -o tb.db
+  scripts/testbed.sh traffic bw --bidir -D 2 -s 4096 -w /tmp/tb && agentxdp-analyze /tmp/tb/both.pcapng -o tb.db
   scripts/testbed.sh impair a-b --loss 1%
   scripts/testbed.sh impair b-a --rate 50mbit
   scripts/testbed.sh impair a-b --firewall && scripts/testbed.sh verify
@@ -718,6 +719,7 @@ cmd_traffic() {
 capture_start() {
 	local dir=$1 secs=$2
 	CAP_PIDS=()
+	CAP_DIR=$dir
 	mkdir -p "$dir" "$STATE/pids"
 	if [ -x "$BIN/agentxdp-capture" ]; then
 		CAP_TOOL=agentxdp-capture
@@ -746,6 +748,12 @@ capture_stop() {
 	kill -INT "${CAP_PIDS[@]}" 2>/dev/null
 	wait "${CAP_PIDS[@]}" 2>/dev/null
 	rm -f "$STATE/pids/capture"
+	# One file with both directions (one vantage) for agentxdp-analyze to pair flows in.
+	CAP_ANALYZE=("${CAP_FILES[@]}")
+	if [ "$CAP_TOOL" = agentxdp-capture ] && command -v mergecap >/dev/null 2>&1 &&
+		mergecap -w "$CAP_DIR/both.pcapng" "${CAP_FILES[@]}" 2>/dev/null; then
+		CAP_ANALYZE=("$CAP_DIR/both.pcapng")
+	fi
 }
 
 # ---- verify ----
@@ -768,7 +776,7 @@ cmd_verify() {
 	load_state
 	dir=$STATE/verify
 	rm -rf "$dir"
-	mkdir -p "$dir"
+	mkdir -p "$dir" "$STATE/pids"
 	if [ -x "$BIN/agentxdp-drops" ]; then
 		# Runs until SIGINT after the test (then prints its table); attached once it says so.
 		"$BIN/agentxdp-drops" --addr "$IP_A" --duration 300 >"$dir/drops.txt" 2>"$dir/drops.err" &
@@ -801,15 +809,7 @@ cmd_verify() {
 	# (3) the analyzer pairs request and ACK flows.
 	paired=""
 	if [ -x "$BIN/agentxdp-analyze" ]; then
-		# Each veth's capture holds one direction (XDP sees ingress only). Merged into one
-		# file they are one vantage point that sees each packet once, like a mirror port, so
-		# the analyzer can pair requests with their ACKs.
-		an_files=("${files[@]}")
-		if [ ${#files[@]} -gt 1 ] && command -v mergecap >/dev/null &&
-			mergecap -F pcapng -w "$dir/merged.pcapng" "${files[@]}" 2>"$dir/mergecap.err"; then
-			an_files=("$dir/merged.pcapng")
-		fi
-		if "$BIN/agentxdp-analyze" -q "${an_files[@]}" -o "$dir/verify.db" >"$dir/analyze.out" 2>&1 || [ -f "$dir/verify.db" ]; then
+		if "$BIN/agentxdp-analyze" -q "${CAP_ANALYZE[@]}" -o "$dir/verify.db" >"$dir/analyze.out" 2>&1 || [ -f "$dir/verify.db" ]; then
 			paired=$(sqlite3 "$dir/verify.db" "SELECT count(*) FROM qp WHERE peer_qp_id IS NOT NULL AND peer_qp_id != 0" 2>"$dir/sqlite.err")
 		fi
 		[ "${paired:-0}" -gt 0 ] 2>/dev/null && ok_pair=1

@@ -16,8 +16,11 @@ ANALYZER=0
 tb_analyzer_ready && ANALYZER=1
 
 # Analyze a traffic capture DIR into DIR/out.db; 0 when the database was written.
+cap_of() { # the capture to analyse: both directions merged, or tcpdump's
+	if [ -f "$1/both.pcapng" ]; then echo "$1/both.pcapng"; else echo "$1/b.pcap"; fi
+}
 analyze_dir() {
-	"$BIN/agentxdp-analyze" -q "$1"/*.pcap* -o "$1/out.db" >"$1/analyze.out" 2>&1
+	"$BIN/agentxdp-analyze" -q "$(cap_of "$1")" -o "$1/out.db" >"$1/analyze.out" 2>&1
 	[ -s "$1/out.db" ]
 }
 # Retransmitted packets of requester flows from SRC: sum over the qp table.
@@ -94,13 +97,13 @@ if [ $ANALYZER = 1 ]; then
 	"$TB" impair a-b --rate 20mbit >/dev/null 2>&1
 	wait $tpid
 	"$TB" impair --clear >/dev/null 2>&1
-	"$BIN/agentxdp-analyze" -q -w 250ms "$OUT/onset"/*.pcap* -o "$OUT/onset/out.db" >"$OUT/onset/analyze.out" 2>&1
+	"$BIN/agentxdp-analyze" -q -w 250ms "$(cap_of "$OUT/onset")" -o "$OUT/onset/out.db" >"$OUT/onset/analyze.out" 2>&1
 	arc=$?
 	nf=$(sqlite3 "$OUT/onset/out.db" "SELECT count(*) FROM finding" 2>/dev/null)
 	if [ $arc -ge 128 ]; then
 		# A crash is the analyzer's bug, not the testbed's; red under CI, reported here.
-		cp "$OUT/onset"/*.pcap* /tmp/ 2>/dev/null
-		skip_or_fail_in_ci testbed-rate-localized "agentxdp-analyze crashed (exit $arc: $(head -n 1 "$OUT/onset/analyze.out")) on the capture (copied to /tmp/$(basename "$(ls "$OUT/onset"/*.pcap* | head -n 1)")); checked the latency increase instead"
+		cp "$(cap_of "$OUT/onset")" /tmp/axtb-onset-crash.pcap 2>/dev/null
+		skip_or_fail_in_ci testbed-rate-localized "agentxdp-analyze crashed (exit $arc: $(head -n 1 "$OUT/onset/analyze.out")) on the capture (copied to /tmp/axtb-onset-crash.pcap); checked the latency increase instead"
 	elif [ "${nf:-0}" -gt 0 ]; then
 		sqlite3 -separator ' | ' "$OUT/onset/out.db" "SELECT rank, kind, subject_kind, subject, direction, severity_text FROM finding ORDER BY rank LIMIT 3" >"$OUT/onset/findings"
 		# The impaired direction: a's host link, or a path or direction from a to b.
