@@ -110,7 +110,8 @@ struct ctx {
 	size_t n_vars, cap_vars;
 	struct incidence *inc;
 	size_t n_inc, cap_inc;
-	double *scratch, *scratch2;	/* n_conns doubles each */
+	double *scratch, *scratch2;	/* scratch_len doubles each */
+	size_t scratch_len;		/* max(n_flows, the most windows of a flow) */
 	/* ECMP cache: per (src node, dst node) */
 	struct ecmp_entry {
 		uint32_t s, d;
@@ -751,11 +752,10 @@ static void build_signals(struct ctx *c)
 		if (!cn->has_lat || !cn->inc_len || cn->lat_kind != LAT_ACK ||
 		    cn->turnaround_us >= 0 || !f)
 			continue;
-		for (size_t i = 0; i < f->n_windows; i++)
+		/* Bounded by the scratch size: a flow can have more windows than there are flows. */
+		for (size_t i = 0; i < f->n_windows && m < c->scratch_len; i++)
 			if (f->windows[i].ack_samples > 0)
 				v[m++] = f->windows[i].ack_latency_p50_ns / 1000.0;
-		if (m > n) /* scratch holds n_flows values */
-			m = n;
 		if (rs_change_point(v, m, 2, &cp))
 			continue;
 		cn->y[SIG_SHIFT] = cp.mean_after - cp.mean_before;
@@ -1508,8 +1508,12 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 	c.flows = flows;
 	c.n_flows = n_flows;
 	err = -ENOMEM;
-	c.scratch = malloc((n_flows ? n_flows : 1) * sizeof(double));
-	c.scratch2 = malloc((n_flows ? n_flows : 1) * sizeof(double));
+	c.scratch_len = n_flows ? n_flows : 1;
+	for (size_t i = 0; i < n_flows; i++)
+		if (flows[i].n_windows > c.scratch_len)
+			c.scratch_len = flows[i].n_windows;
+	c.scratch = malloc(c.scratch_len * sizeof(double));
+	c.scratch2 = malloc(c.scratch_len * sizeof(double));
 	if (!c.scratch || !c.scratch2)
 		goto cleanup;
 	err = build_conns(&c);
