@@ -463,29 +463,19 @@ static int on_record(void *ctx, const struct capture_record *rec)
 		return -ECANCELED;
 	if (run->agent && live_agent_frame(run->agent, rec->frame, rec->cap_len, rec->orig_len, rec->ts_ns))
 		run->agent_oom++;
-	if (!run->writer) {
-		/* --analyze without -w: the agent is the only consumer. */
-		run->pkts++;
-		run->bytes += rec->orig_len;
-		run->lost += rec->lost_before;
-		if (rec->if_id < ROCE_CAP_MAX_IFACES)
-			run->if_pkts[rec->if_id]++;
-		if (run->opts->max_pkts && run->pkts >= run->opts->max_pkts) {
+	/* --analyze without -w: the agent is the only consumer; nothing to write. */
+	if (run->writer) {
+		/* -C: checked before each packet, so no file grows past the limit by a whole batch. */
+		if (run->opts->rotate_bytes && pcapng_writer_bytes(run->writer) >= run->opts->rotate_bytes &&
+		    rotate_output(run, rec->ts_ns)) {
+			run->failed = run->done = true;
+			return -ECANCELED;
+		}
+		if (pcapng_writer_write_packet(run->writer, &pkt)) {
+			run->write_errno = errno;
 			run->done = true;
 			return -ECANCELED;
 		}
-		return 0;
-	}
-	/* -C: checked before each packet, so no file grows past the limit by a whole batch. */
-	if (run->opts->rotate_bytes && pcapng_writer_bytes(run->writer) >= run->opts->rotate_bytes &&
-	    rotate_output(run, rec->ts_ns)) {
-		run->failed = run->done = true;
-		return -ECANCELED;
-	}
-	if (pcapng_writer_write_packet(run->writer, &pkt)) {
-		run->write_errno = errno;
-		run->done = true;
-		return -ECANCELED;
 	}
 	run->pkts++;
 	run->bytes += rec->orig_len;
