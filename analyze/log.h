@@ -21,4 +21,20 @@ extern const char *agentxdp_prog;
 #define pr_info(fmt, ...) pr_log(LOG_INFO, fmt, ##__VA_ARGS__)
 #define pr_debug(fmt, ...) pr_log(LOG_DEBUG, fmt, ##__VA_ARGS__)
 
+/* Exit status of every tool for a bad command line. */
+#define EXIT_USAGE 2
+
+/*
+ * usage_error: one line on stderr, "agentxdp-X: <message> (see --help)", and returns
+ * EXIT_USAGE so option parsers can `return usage_error(...)`.
+ */
+__attribute__((format(printf, 1, 2))) int usage_error(const char *fmt, ...);
+
+/*
+ * usage_error_getopt: the one line for getopt_long's '?' (unknown option, or a value
+ * given to an option that takes none) and ':' (missing value) returns. Callers set
+ * opterr = 0 and start the optstring with ':' so getopt prints nothing itself.
+ */
+int usage_error_getopt(int getopt_rc, char *const argv[]);
+
 #endif

@@ -90,18 +90,6 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "agentxdp-analyze: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'agentxdp-analyze --help' for more information.\n");
-	return 2;
-}
-
 int main(int argc, char **argv)
 {
 	struct analyze_opts opts = {
@@ -113,7 +101,8 @@ int main(int argc, char **argv)
 
 	agentxdp_prog = "agentxdp-analyze";
 	umask(027); /* outputs 0640, folders 0750: traces and counters can be sensitive */
-	while ((c = getopt_long(argc, argv, "o:w:qvhV", long_options, NULL)) != -1) {
+	opterr = 0; /* usage_error_getopt() prints the one line */
+	while ((c = getopt_long(argc, argv, ":o:w:qvhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			opts.db_path = optarg;
@@ -175,8 +164,7 @@ int main(int argc, char **argv)
 			printf("agentxdp-analyze %s\n", AGENTXDP_VERSION);
 			return 0;
 		default:
-			fprintf(stderr, "Try 'agentxdp-analyze --help' for more information.\n");
-			return 2;
+			return usage_error_getopt(c, argv);
 		}
 	}
 	if (optind >= argc)

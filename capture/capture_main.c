@@ -171,25 +171,14 @@ static void on_stop_signal(int sig)
 	stop_requested = 1;
 }
 
-__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "agentxdp-capture: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'agentxdp-capture --help' for more information.\n");
-	return 2;
-}
-
 static int parse_options(int argc, char **argv, struct capture_opts *o)
 {
 	uint64_t v;
 	char err[256];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "i:w:c:d:C:G:s:B:qvhV", long_options, NULL)) != -1) {
+	opterr = 0; /* usage_error_getopt() prints the one line */
+	while ((c = getopt_long(argc, argv, ":i:w:c:d:C:G:s:B:qvhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (o->cfg.n_ifaces == ROCE_CAP_MAX_IFACES)
@@ -285,8 +274,7 @@ static int parse_options(int argc, char **argv, struct capture_opts *o)
 			printf("agentxdp-capture %s\n", AGENTXDP_VERSION);
 			exit(0);
 		default:
-			fprintf(stderr, "Try 'agentxdp-capture --help' for more information.\n");
-			return 2;
+			return usage_error_getopt(c, argv);
 		}
 	}
 	if (optind < argc)

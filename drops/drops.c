@@ -152,18 +152,6 @@ static void on_stop_signal(int sig)
 	stop_requested = 1;
 }
 
-__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "agentxdp-drops: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'agentxdp-drops --help' for more information.\n");
-	return 2;
-}
-
 static uint64_t now_ns(clockid_t clock)
 {
 	struct timespec ts;
@@ -369,12 +357,8 @@ static int parse_args(int argc, char **argv, struct drops_opts *o)
 		case 'V':
 			printf("agentxdp-drops %s\n", AGENTXDP_VERSION);
 			return 0;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			if (optopt)
-				return usage_error("unknown option '-%c'", optopt);
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return usage_error_getopt(c, argv);
 		}
 	}
 	if (optind < argc)

@@ -129,18 +129,6 @@ static void on_signal(int sig)
 	stop_requested = 1;
 }
 
-__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "agentxdp-nicstat: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'agentxdp-nicstat --help' for more information.\n");
-	return 2;
-}
-
 static uint64_t realtime_ns(void)
 {
 	struct timespec ts;
@@ -563,12 +551,8 @@ int main(int argc, char **argv)
 		case 'V':
 			printf("agentxdp-nicstat %s\n", AGENTXDP_VERSION);
 			return 0;
-		case ':':
-			return usage_error("option '%s' needs a value", argv[optind - 1]);
 		default:
-			if (optopt)
-				return usage_error("unknown option '-%c'", optopt);
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return usage_error_getopt(c, argv);
 		}
 	}
 	if (optind < argc)

@@ -65,18 +65,6 @@ struct report_opts {
 	uint64_t top_n;
 };
 
-__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "agentxdp-report: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'agentxdp-report --help' for more information.\n");
-	return 2;
-}
-
 int main(int argc, char **argv)
 {
 	struct report_opts o = { .format = REPORT_TEXT, .top_n = 10 };
@@ -87,7 +75,8 @@ int main(int argc, char **argv)
 
 	agentxdp_prog = "agentxdp-report";
 	umask(027); /* report files 0640, folders 0750: traces can be sensitive */
-	while ((c = getopt_long(argc, argv, "o:f:n:qhV", long_options, NULL)) != -1) {
+	opterr = 0; /* usage_error_getopt() prints the one line */
+	while ((c = getopt_long(argc, argv, ":o:f:n:qhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o.out_dir = optarg;
@@ -119,8 +108,7 @@ int main(int argc, char **argv)
 			printf("agentxdp-report %s\n", AGENTXDP_VERSION);
 			return 0;
 		default:
-			fprintf(stderr, "Try 'agentxdp-report --help' for more information.\n");
-			return 2;
+			return usage_error_getopt(c, argv);
 		}
 	}
 	if (optind >= argc)

@@ -154,18 +154,6 @@ static void print_help(void)
 	fputs(help_tail, stdout);
 }
 
-__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "agentxdp-synth: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'agentxdp-synth --help' for more information.\n");
-	return 2;
-}
-
 void synth_opts_default(struct synth_opts *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -475,7 +463,7 @@ int main(int argc, char **argv)
 	join_command(&o, argc, argv);
 	opterr = 0;	/* our own one message below, not getopt's as well */
 
-	while ((c = getopt_long(argc, argv, "o:qvhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:qvhV", longopts, NULL)) != -1) {
 		rc = 0;
 		switch (c) {
 		case 'o':
@@ -631,7 +619,7 @@ int main(int argc, char **argv)
 			printf("agentxdp-synth %s\n", AGENTXDP_VERSION);
 			return 0;
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return usage_error_getopt(c, argv);
 		}
 		if (rc)
 			return rc;

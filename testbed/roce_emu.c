@@ -195,18 +195,6 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "agentxdp-roce-emu: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'agentxdp-roce-emu --help' for more information.\n");
-	return 2;
-}
-
 /* ---- addresses and sockets ---- */
 
 static int parse_addr(const char *text, uint16_t port, struct sockaddr_storage *ss, socklen_t *len)
@@ -1381,7 +1369,8 @@ int main(int argc, char **argv)
 	int c;
 
 	agentxdp_prog = "agentxdp-roce-emu";
-	while ((c = getopt_long(argc, argv, "b:c:p:t:m:D:n:q:s:vhV", long_options, NULL)) != -1) {
+	opterr = 0; /* usage_error_getopt() prints the one line */
+	while ((c = getopt_long(argc, argv, ":b:c:p:t:m:D:n:q:s:vhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			cfg.bind_addr = optarg;
@@ -1486,8 +1475,7 @@ int main(int argc, char **argv)
 			printf("agentxdp-roce-emu %s\n", AGENTXDP_VERSION);
 			return 0;
 		default:
-			fprintf(stderr, "Try 'agentxdp-roce-emu --help' for more information.\n");
-			return 2;
+			return usage_error_getopt(c, argv);
 		}
 	}
 	if (optind < argc)

@@ -16,14 +16,14 @@ if [ ! -x "$TOOL" ]; then
 	exit 1
 fi
 
-# usage_error NAME ARGS...: exit status 2, one message line naming the problem, then "Try".
+# usage_error NAME ARGS...: exit status 2, one message line naming the problem and --help.
 usage_error() {
 	local name=$1 rc
 	shift
 	"$TOOL" "$@" >"$WORK/out" 2>"$WORK/err"
 	rc=$?
-	if [ $rc -eq 2 ] && [ "$(wc -l <"$WORK/err")" -eq 2 ] && grep -q '^agentxdp-drops: ' "$WORK/err" &&
-		grep -q "^Try 'agentxdp-drops --help'" "$WORK/err" && [ ! -s "$WORK/out" ]; then
+	if [ $rc -eq 2 ] && [ "$(wc -l <"$WORK/err")" -eq 1 ] && grep -q '^agentxdp-drops: .*see --help' "$WORK/err" &&
+		[ ! -s "$WORK/out" ]; then
 		pass "$name"
 	else
 		fail "$name" "exit $rc, stderr: $(tr '\n' ' ' <"$WORK/err")"

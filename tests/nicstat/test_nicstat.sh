@@ -92,13 +92,13 @@ expect_eq no-device-require-exit-1 1 $?
 expect_eq no-sysfs-exit-1 1 $?
 expect_eq no-sysfs-one-line 1 "$(wc -l <"$T/nosys.err")"
 
-# --- usage errors: exit 2, one line saying what, one line pointing to --help ---
+# --- usage errors: exit 2, one line saying what and pointing to --help ---
 usage_case() { # NAME EXPECTED-SUBSTRING ARGS...
 	local name=$1 want=$2
 	shift 2
 	"$NICSTAT" --sysfs "$SYS" "$@" >/dev/null 2>"$T/usage.err"
 	local rc=$?
-	if [ $rc -eq 2 ] && grep -q -- "$want" "$T/usage.err" && [ "$(wc -l <"$T/usage.err")" -eq 2 ]; then
+	if [ $rc -eq 2 ] && grep -q -- "$want" "$T/usage.err" && [ "$(wc -l <"$T/usage.err")" -eq 1 ]; then
 		pass "usage-$name"
 	else
 		fail "usage-$name" "rc=$rc: $(head -1 "$T/usage.err")"
