@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "robust_stats.h"
 
 void localize_config_default(struct localize_config *cfg)
@@ -77,6 +78,9 @@ struct incidence {
 	float rtt;			/* P(round trip crosses it): latency */
 	float fwd;			/* P(data direction crosses it): loss, ECN */
 	float fwd_ab;			/* P(data crosses it from a to b) */
+	float rev;			/* P(ACK direction crosses it) */
+	float rev_ab;			/* P(ACKs cross it from a to b) */
+	bool ack_only;			/* the connection's latency covers only the ACKs' way */
 };
 
 struct conn {
@@ -88,6 +92,10 @@ struct conn {
 	enum lat_kind lat_kind;
 	double lat_p50_us, lat_p99_us;
 	double turnaround_us;		/* responder turnaround from a second vantage, or -1 */
+	/* Data seen at one vantage and its ACKs at another (an ingress-only capture on each
+	 * host): each packet is stamped where it arrives, so the ACK latency is the
+	 * responder's turnaround plus the ACKs' way back, and the data's way is not in it. */
+	bool ack_only;
 	int klass;			/* baseline group: hop count * 4 + latency kind */
 	double baseline_us, y[N_SIGNALS], w[N_SIGNALS];
 	double shift_before_us;		/* SIG_SHIFT: window p50 before the flow's change point */
@@ -225,7 +233,8 @@ static long add_var(struct ctx *c, enum var_kind kind, uint32_t link, const uint
 	return (long)c->n_vars++;
 }
 
-static int add_inc(struct ctx *c, long var, double rtt, double fwd, double fwd_ab)
+static int add_inc(struct ctx *c, const struct conn *k, long var, double rtt, double fwd,
+		   double fwd_ab, double rev, double rev_ab)
 {
 	if (var < 0)
 		return (int)var;
@@ -240,7 +249,10 @@ static int add_inc(struct ctx *c, long var, double rtt, double fwd, double fwd_a
 	c->inc[c->n_inc++] = (struct incidence){ .var = (uint32_t)var,
 						 .rtt = (float)rtt,
 						 .fwd = (float)fwd,
-						 .fwd_ab = (float)fwd_ab };
+						 .fwd_ab = (float)fwd_ab,
+						 .rev = (float)rev,
+						 .rev_ab = (float)rev_ab,
+						 .ack_only = k->ack_only };
 	return 0;
 }
 
@@ -457,6 +469,8 @@ static int build_conns(struct ctx *c)
 			k->sport_fwd = f->udp_sport;
 			k->sport_rev = peer ? peer->udp_sport : 0;
 		}
+		k->ack_only = k->req && k->resp && k->req->vantage != k->resp->vantage &&
+			      k->turnaround_us < 0;
 		if (k->req && flow_latency(c->cfg, k->req, &k->lat_kind, &k->lat_p50_us,
 					   &k->lat_p99_us)) {
 			k->has_lat = true;
@@ -468,6 +482,12 @@ static int build_conns(struct ctx *c)
 			k->has_comp = true;
 			k->comp_p50_us = k->req->completion_p50_us;
 			k->comp_p99_us = k->req->completion_p99_us;
+			/* Stamped at arrival, completion beyond the ACK latency is the spread of
+			 * the data's arrival: keep only that, the latency signal has the rest. */
+			if (k->ack_only && k->has_lat) {
+				k->comp_p50_us = fmax(k->comp_p50_us - k->lat_p50_us, 0);
+				k->comp_p99_us = fmax(k->comp_p99_us - k->lat_p50_us, 0);
+			}
 		}
 		fill_conn_counts(k);
 	}
@@ -572,21 +592,23 @@ static int build_incidence_topology(struct ctx *c, struct conn *k, double *pf, d
 			rev_kind = -ENOENT;
 		}
 	}
-	if (rev_kind < 0)
-		memcpy(pr, pf, nl * sizeof(*pr));
+	for (size_t l = 0; rev_kind < 0 && l < nl; l++) {
+		pr[l] = pf[l]; /* the ACKs take the data's path back */
+		scratch_ab[l] = pf[l] - ab[l];
+	}
 	for (size_t l = 0; l < nl; l++) {
 		double rtt = 1 - (1 - fmin(pf[l], 1)) * (1 - fmin(pr[l], 1));
 		if (rtt <= 0)
 			continue;
-		err = add_inc(c, (long)l, rtt, pf[l], ab[l]);
+		err = add_inc(c, k, (long)l, rtt, pf[l], ab[l], pr[l], scratch_ab[l]);
 		if (err)
 			return err;
 	}
 	k->klass = hops * 4 + (int)k->lat_kind;
 	k->hops = hops;
 	/* The responder's turnaround is in the round trip unless a second vantage split it. */
-	return add_inc(c, add_var(c, VAR_HOST, 0, k->dst, NULL), k->turnaround_us < 0 ? 1 : 0,
-		       0, 0);
+	double t = k->turnaround_us < 0 ? 1 : 0;
+	return add_inc(c, k, add_var(c, VAR_HOST, 0, k->dst, NULL), t, 0, 0, t, 0);
 }
 
 static int build_incidence_hosts(struct ctx *c, struct conn *k)
@@ -595,15 +617,17 @@ static int build_incidence_hosts(struct ctx *c, struct conn *k)
 	const uint8_t *hi = lo == k->src ? k->dst : k->src;
 	int err;
 
-	/* Host link vars: a = the host; "a -> b" means leaving the host. */
-	err = add_inc(c, add_var(c, VAR_HOST_LINK, 0, k->src, NULL), 1, 1, 1);
+	double t = k->turnaround_us < 0 ? 1 : 0;
+	/* Host link vars: a = the host; "a -> b" means leaving the host. The data leaves the
+	 * requester and enters the responder; the ACKs the other way round. */
+	err = add_inc(c, k, add_var(c, VAR_HOST_LINK, 0, k->src, NULL), 1, 1, 1, 1, 0);
 	if (!err)
-		err = add_inc(c, add_var(c, VAR_HOST_LINK, 0, k->dst, NULL), 1, 1, 0);
+		err = add_inc(c, k, add_var(c, VAR_HOST_LINK, 0, k->dst, NULL), 1, 1, 0, 1, 1);
 	if (!err)
-		err = add_inc(c, add_var(c, VAR_PATH, 0, lo, hi), 1, 1, lo == k->src ? 1 : 0);
+		err = add_inc(c, k, add_var(c, VAR_PATH, 0, lo, hi), 1, 1, lo == k->src ? 1 : 0,
+			      1, lo == k->src ? 0 : 1);
 	if (!err)
-		err = add_inc(c, add_var(c, VAR_HOST, 0, k->dst, NULL),
-			      k->turnaround_us < 0 ? 1 : 0, 0, 0);
+		err = add_inc(c, k, add_var(c, VAR_HOST, 0, k->dst, NULL), t, 0, 0, t, 0);
 	k->klass = (int)k->lat_kind;
 	return err;
 }
@@ -797,6 +821,17 @@ static double coef(const struct ctx *c, const struct incidence *e, enum signal s
 			return 0;
 		/* fall through */
 	case SIG_SHIFT:
+		if (e->ack_only && s != SIG_COMPLETION) {
+			/* Each packet stamped where it arrives: an ACK latency holds the
+			 * responder's turnaround and the ACKs' way back, not the data's way. */
+			return !variant ? e->rev : variant == 1 ? e->rev_ab : e->rev - e->rev_ab;
+		}
+		if (e->ack_only) {
+			/* A message's completion (first data packet in at the responder, last
+			 * ACK in at the requester) grows beyond its ACK latency only when its
+			 * data arrive spread out: the data's way. */
+			return !variant ? e->fwd : variant == 1 ? e->fwd_ab : e->fwd - e->fwd_ab;
+		}
 		/* A fixed delay slows every round trip that crosses the subject either way; a
 		 * slow serializer mostly hurts the big data packets of one direction. */
 		if (!variant)
@@ -1131,6 +1166,14 @@ static bool judge(struct ctx *c, struct candidate *cand, const double *resid, bo
 
 /* ------------------------------------------------------------------ pursuit */
 
+static const char *signal_name(enum signal s);
+
+/* Tie-break order of a (variable, variant) slot: a host link's "H -> fabric" first. */
+static int egress_rank(const struct ctx *c, size_t slot)
+{
+	return c->vars[slot / 3].kind == VAR_HOST_LINK && slot % 3 == 1;
+}
+
 static int pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n_cands,
 		  size_t *cap_cands)
 {
@@ -1173,7 +1216,12 @@ static int pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t
 			if (den[v] <= 0 || num[v] <= 0 || picked[v / 3])
 				continue;
 			score = num[v] * num[v] / den[v] / c->vars[v / 3].penalty;
-			if (score > best_score) {
+			/* An exact tie (the same connections, e.g. the egress of one host and
+			 * the ingress of its only peer) goes to a host's egress: where its own
+			 * traffic queues (NIC, shaper, pause frames). */
+			if (score > best_score * (1 + 1e-9) ||
+			    (score >= best_score * (1 - 1e-9) && best >= 0 &&
+			     egress_rank(c, v) > egress_rank(c, (size_t)best))) {
 				best = (long)v;
 				best_score = score;
 			}
@@ -1205,6 +1253,16 @@ static int pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t
 			cand.alt_score_ratio = second_score / best_score;
 		}
 		bool report = judge(c, &cand, resid, hurt);
+		if (agentxdp_log_level >= LOG_DEBUG) {
+			char subj[128];
+			var_subject(c, &c->vars[cand.var], subj, sizeof(subj));
+			pr_debug("localize: %s pick %u: %s variant %d effect %.4g z %.3g baseline %.4g "
+				 "sigma %.3g n_eff %.3g hurt %u spec %.2f rate %.3g/%.3g -> %s\n",
+				 signal_name(s), iter, subj, cand.variant, cand.effect, cand.z,
+				 cand.baseline_us, cand.sigma_us, cand.n_eff, cand.flows_hurt,
+				 cand.specificity, cand.in_rate, cand.out_rate,
+				 report ? "reported" : "rejected");
+		}
 		if (report) {
 			cand.resid = malloc(c->n_conns * sizeof(*cand.resid));
 			if (!cand.resid)
