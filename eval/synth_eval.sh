@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # eval/synth_eval.sh: localization accuracy on agentxdp-synth traces through agentxdp-analyze.
-#   SEEDS=N (default 100) seeds per row, JOBS=N (default 2) runs at a time,
-#   EVAL_DURATION (default 10ms) and EVAL_LOAD (default 5%) per run.
+#   SEEDS=N (default 100) seeds per row starting at FIRST_SEED (default 1; tune the
+#   thresholds on another range, e.g. FIRST_SEED=1001), JOBS=N (default 2) runs at a time,
+#   EVAL_DURATION (default 20ms) and EVAL_LOAD (default 10%) per run.
 # Rows: each fault kind on one random link direction (random onset 0-4 ms), analyzed with
 # links.csv + paths.csv; the same kinds on a random host link analyzed without topology;
 # healthy fabrics both ways. The raw lines go to ${EVAL_OUT:-build/eval/synth_eval.txt}.
 set -u
 cd "$(dirname "$0")/.."
 seeds=${SEEDS:-100}
+first=${FIRST_SEED:-1}
 jobs=${JOBS:-2}
 out=${EVAL_OUT:-build/eval/synth_eval.txt}
 mkdir -p "$(dirname "$out")"
@@ -17,14 +19,14 @@ kinds="slow2x slow5x slow20x loss0.1 loss1 ecn"
 start=$(date +%s)
 # Seed-major order, so an interrupted run still has every row (SUMMARY_ONLY=1 re-tabulates).
 if [ -z "${SUMMARY_ONLY:-}" ]; then
-	for ((s = 1; s <= seeds; s++)); do
+	for ((s = first; s < first + seeds; s++)); do
 		for k in $kinds healthy; do echo "topo $k $s"; echo "hosts $k $s"; done
 	done | xargs -P "$jobs" -L 1 bash eval/synth_one.sh >"$out"
 fi
 end=$(date +%s)
 
-echo "16 hosts, 4 leaves, 2 spines (ECMP), 2 peers x 2 QPs per host, ${EVAL_DURATION:-10ms} at"
-echo "${EVAL_LOAD:-5%} load per host, 1 ms windows; one faulty link (both directions) per seed,"
+echo "16 hosts, 4 leaves, 2 spines (ECMP), 2 peers x 2 QPs per host, ${EVAL_DURATION:-20ms} at"
+echo "${EVAL_LOAD:-10%} load per host, 1 ms windows; one faulty link (both directions) per seed,"
 echo "onset 0-4 ms. Top-1: the first finding names the faulty link (with topology) or the"
 echo "faulty host link's host (without). Each cell: percent (hits/runs)."
 echo
