@@ -28,6 +28,20 @@
 #define AGENTXDP_VERSION "0.1.0"
 #endif
 
+/*
+ * The last windows of one flow (a ring), for localization. The tracker itself keeps none:
+ * a live agent runs for months, and a shift must be judged against the recent past.
+ */
+struct window_ring {
+	struct flow_window *w;		/* cap entries, allocated on first use */
+	size_t head, n;			/* oldest at head */
+	uint64_t closed;		/* windows this flow closed so far */
+};
+
+/* A flow's first window is skipped: it starts mid-window, and its queues are still filling. */
+#define AGENT_WARMUP_WINDOWS 1
+#define AGENT_MIN_HISTORY_WINDOWS 8
+
 struct live_agent {
 	struct live_agent_opts o;
 	struct roce_decode_opts dopts;
@@ -41,7 +55,14 @@ struct live_agent {
 	struct otlp_pusher *otlp;
 	uint64_t start_ns;
 	uint64_t roce, other, malformed;
-	int latency_failed;
+	uint64_t oom;			/* samples or windows not kept (no memory) */
+	bool oom_warned;
+	struct window_ring *rings;	/* indexed by flow id */
+	size_t n_rings, history_windows;
+	struct flow_stats *view;	/* the snapshot with each flow's recent windows */
+	size_t cap_view;
+	struct flow_window *view_windows;
+	size_t cap_view_windows;
 	/* Findings of the previous tick, to print only what changed. */
 	char last_findings[4096];
 	char hostname[HOST_NAME_MAX + 1];
@@ -52,7 +73,80 @@ static void on_latency(void *ctx, const struct qp_latency_sample *s)
 	struct live_agent *a = ctx;
 
 	if (s->kind == QP_SAMPLE_ACK && agent_latency_observe(&a->latency, s->flow_id, s->latency_ns))
-		a->latency_failed = 1;
+		a->oom++;
+}
+
+static void on_window(void *ctx, uint64_t flow_id, const struct flow_window *w)
+{
+	struct live_agent *a = ctx;
+	struct window_ring *r;
+
+	if (flow_id >= a->n_rings) {
+		size_t n = a->n_rings ? a->n_rings : 64;
+		while (n <= flow_id)
+			n *= 2;
+		struct window_ring *bigger = realloc(a->rings, n * sizeof(*bigger));
+		if (!bigger) {
+			a->oom++;
+			return;
+		}
+		memset(bigger + a->n_rings, 0, (n - a->n_rings) * sizeof(*bigger));
+		a->rings = bigger;
+		a->n_rings = n;
+	}
+	r = &a->rings[flow_id];
+	if (++r->closed <= AGENT_WARMUP_WINDOWS)
+		return;
+	if (!r->w) {
+		r->w = malloc(a->history_windows * sizeof(*r->w));
+		if (!r->w) {
+			a->oom++;
+			return;
+		}
+	}
+	if (r->n < a->history_windows) {
+		r->w[(r->head + r->n) % a->history_windows] = *w;
+		r->n++;
+	} else {
+		r->w[r->head] = *w;
+		r->head = (r->head + 1) % a->history_windows;
+	}
+}
+
+/*
+ * The snapshot as localization sees it: each flow with its recent windows, oldest first.
+ * Points into agent memory valid until the next call. NULL on allocation failure.
+ */
+static const struct flow_stats *recent_view(struct live_agent *a, const struct flow_stats *flows, size_t n)
+{
+	size_t total = 0, off = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (flows[i].id < a->n_rings)
+			total += a->rings[flows[i].id].n;
+	if (n > a->cap_view) {
+		struct flow_stats *v = realloc(a->view, n * sizeof(*v));
+		if (!v)
+			return NULL;
+		a->view = v;
+		a->cap_view = n;
+	}
+	if (total > a->cap_view_windows) {
+		struct flow_window *w = realloc(a->view_windows, total * sizeof(*w));
+		if (!w)
+			return NULL;
+		a->view_windows = w;
+		a->cap_view_windows = total;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct window_ring *r = flows[i].id < a->n_rings ? &a->rings[flows[i].id] : NULL;
+		a->view[i] = flows[i];
+		a->view[i].windows = a->view_windows + off;
+		a->view[i].n_windows = r ? r->n : 0;
+		for (size_t k = 0; r && k < r->n; k++)
+			a->view_windows[off++] = r->w[(r->head + k) % a->history_windows];
+	}
+	return a->view;
 }
 
 struct live_agent *live_agent_new(const struct live_agent_opts *o, char *err, size_t errlen)
@@ -67,6 +161,11 @@ struct live_agent *live_agent_new(const struct live_agent_opts *o, char *err, si
 	a->o = *o;
 	if (!a->o.window_ns)
 		a->o.window_ns = 1000000000ull;
+	if (!a->o.history_ns)
+		a->o.history_ns = 300000000000ull;
+	a->history_windows = a->o.history_ns / a->o.window_ns;
+	if (a->history_windows < AGENT_MIN_HISTORY_WINDOWS)
+		a->history_windows = AGENT_MIN_HISTORY_WINDOWS;
 	if (!a->o.service_name)
 		a->o.service_name = "agentxdp-agent";
 	if (gethostname(a->hostname, sizeof(a->hostname)))
@@ -82,9 +181,10 @@ struct live_agent *live_agent_new(const struct live_agent_opts *o, char *err, si
 		snprintf(err, errlen, "--paths needs --topology (the links its paths name)");
 		goto fail;
 	}
-	a->sink = (struct qp_event_sink){ .ctx = a, .latency = on_latency };
+	a->sink = (struct qp_event_sink){ .ctx = a, .latency = on_latency, .window = on_window };
 	qp_tracker_cfg_default(&cfg);
 	cfg.window_ns = a->o.window_ns;
+	cfg.max_windows = 0; /* the agent keeps its own recent windows (on_window) */
 	cfg.sink = &a->sink;
 	a->tracker = qp_tracker_new(&cfg);
 	if (!a->tracker) {
@@ -172,6 +272,9 @@ int live_agent_tick(struct live_agent *a, uint64_t now_ns, const struct agent_ca
 	n_flows = qp_tracker_snapshot(a->tracker, &flows);
 	if (n_flows < 0)
 		return (int)n_flows;
+	flows = recent_view(a, flows, (size_t)n_flows);
+	if (!flows)
+		return -ENOMEM;
 	err = localize(flows, (size_t)n_flows, a->have_topo ? &a->topo : NULL, &a->lcfg, &findings, &n_findings);
 	if (err) {
 		pr_warn("localization failed: %s\n", strerror(-err));
@@ -218,6 +321,10 @@ int live_agent_tick(struct live_agent *a, uint64_t now_ns, const struct agent_ca
 	}
 	if (err)
 		pr_warn("metrics: %s\n", strerror(-err));
+	if (a->oom && !a->oom_warned) {
+		pr_warn("analysis: out of memory: %" PRIu64 " latency samples or windows not kept\n", a->oom);
+		a->oom_warned = true;
+	}
 	text_buf_free(&out);
 	metric_set_free(&set);
 	findings_free(findings, n_findings);
@@ -238,6 +345,11 @@ void live_agent_free(struct live_agent *a)
 	metrics_http_stop(a->http);
 	qp_tracker_free(a->tracker);
 	agent_latency_free(&a->latency);
+	for (size_t i = 0; i < a->n_rings; i++)
+		free(a->rings[i].w);
+	free(a->rings);
+	free(a->view);
+	free(a->view_windows);
 	if (a->have_topo)
 		topology_free(&a->topo);
 	free(a);

@@ -18,7 +18,10 @@ struct live_agent_opts {
 	const char *otlp_url;		/* OTLP/HTTP collector base URL; NULL: none */
 	const char *topology_csv;	/* links.csv, may be NULL */
 	const char *paths_csv;		/* paths.csv, may be NULL */
-	uint64_t window_ns;		/* throughput window (default 1 s) */
+	uint64_t window_ns;		/* per-flow time window of the series localization reads (default 1 s) */
+	uint64_t history_ns;		/* windows localization looks back over (default 300 s): a
+					   shift is judged against the recent past, and memory and
+					   work per interval stay bounded however long the agent runs */
 	size_t max_pairs, top_qps;	/* label cardinality bounds (defaults 200, 20) */
 	bool print_findings;		/* print findings on stderr as they appear and clear */
 	const char *service_name;	/* OTLP service.name (default "agentxdp-agent") */

@@ -54,9 +54,11 @@ Commands:
   status
         What is up: backend, addresses, impairments, qdiscs, firewall rules.
   traffic bw|lat [-D SECONDS] [-q QPS] [-s SIZE] [-t write|read|send] [--bidir] [-w DIR]
+          [--line-rate RATE]
         Run a test from a to b (--bidir: both ways) and print perftest's tables:
         #bytes, #iterations, BW peak/average, MsgRate; t_min, t_typical, t_avg,
         t_max, t99. Defaults: -D 3, -q 1, -s 65536 (bw) or 64 (lat), -t write.
+        --line-rate caps each QP's sending rate (emu backend; e.g. 200mbit).
         -w DIR also captures the test into DIR: b.pcapng (b's veth, ingress) and
         a.pcapng (a's veth) with agentxdp-capture, merged into both.pcapng (both
         directions, for agentxdp-analyze), or b.pcap with tcpdump when
@@ -77,6 +79,14 @@ Commands:
         previous qdisc of that direction.
   impair --clear [LINK]
         Remove every impairment (of LINK only, when given).
+  mirror a|b [--off]
+        A monitoring port (SPAN) for one endpoint: every frame its veth receives or
+        sends is copied (tc clsact, u32, mirred) to a veth pair in that endpoint's
+        namespace, axtb-ma0 -> axtb-ma1 (a) or axtb-mb0 -> axtb-mb1 (b). Prints the
+        interface to capture on (axtb-ma1 / axtb-mb1): XDP sees a device's ingress
+        only, the mirror shows both directions from one vantage, as a switch's SPAN
+        port does. --off removes it (so does down). Copies of packets a --rate
+        impairment queues on that veth are taken before the queue.
   verify [-D SECONDS]
         Pass only if (1) RoCE packets from a arrive on b's veth (agentxdp-capture
         there, tcpdump when it is not built), (2) RDMA operations completed (the
@@ -101,6 +111,7 @@ Examples:
   scripts/testbed.sh impair b-a --rate 50mbit
   scripts/testbed.sh impair a-b --firewall && scripts/testbed.sh verify
   scripts/testbed.sh impair --clear
+  scripts/testbed.sh mirror b   # then: ip netns exec axtb-b agentxdp-capture -i axtb-mb1 --analyze
   scripts/testbed.sh status
   scripts/testbed.sh down
 EOF
@@ -290,6 +301,8 @@ down_rxe() {
 			sysctl -qw "$line" >/dev/null
 		done <"$STATE/saved/sysctl"
 	fi
+	ip link del "$P-ma0" 2>/dev/null
+	ip link del "$P-mb0" 2>/dev/null
 	ip link del "$DEV_A" 2>/dev/null
 	if [ -f "$STATE/saved/ip-rule" ] && ! diff -q "$STATE/saved/ip-rule" <(ip -4 rule show) >/dev/null; then
 		note "warning: ip rule differs from before 'up':"
@@ -618,13 +631,19 @@ run_traffic_emu() {
 	local mode=$1 op=$2 secs=$3 qps=$4 size=$5 bidir=$6 spid rc srv_rc extra=()
 	[ "$bidir" = 1 ] && extra+=(--bidir)
 	[ "$mode" = bw ] && extra+=(--tx-depth 32)
+	[ -n "${T_LINE_RATE:-}" ] && extra+=(--line-rate "$T_LINE_RATE")
 	mkdir -p "$STATE/pids"
 	on_exec b "$BIN/agentxdp-roce-emu" --server --once -b "$IP_B" --quiet >"$STATE/server.out" 2>"$STATE/server.err" &
 	spid=$!
 	echo "$spid" >"$STATE/pids/server"
-	on a "$BIN/agentxdp-roce-emu" -b "$IP_A" -c "$IP_B" -m "$mode" -t "$op" -D "$secs" -q "$qps" -s "$size" \
-		"${extra[@]}" --quiet >"$STATE/client.out" 2>"$STATE/client.err"
+	# In the background and waited for, so SIGINT/SIGTERM stop it at once (stop_bg, by pid):
+	# bash runs a trap only after the foreground command ends.
+	on_exec a "$BIN/agentxdp-roce-emu" -b "$IP_A" -c "$IP_B" -m "$mode" -t "$op" -D "$secs" -q "$qps" -s "$size" \
+		"${extra[@]}" --quiet >"$STATE/client.out" 2>"$STATE/client.err" &
+	echo "$!" >"$STATE/pids/client"
+	wait "$!"
 	rc=$?
+	rm -f "$STATE/pids/client"
 	# The server ends with the client (FIN); if the client never reached it, stop it.
 	for _ in $(seq 50); do kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
 	kill "$spid" 2>/dev/null
@@ -676,7 +695,7 @@ run_traffic_rxe() {
 }
 
 parse_traffic_opts() { # sets T_MODE T_OP T_SECS T_QPS T_SIZE T_BIDIR
-	T_SECS=3 T_QPS=1 T_SIZE="" T_OP=write T_BIDIR=0 T_CAPTURE=""
+	T_SECS=3 T_QPS=1 T_SIZE="" T_OP=write T_BIDIR=0 T_CAPTURE="" T_LINE_RATE=""
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-D | --duration) T_SECS=${2:-}; shift 2 || usage_die "-D needs seconds" ;;
@@ -685,12 +704,15 @@ parse_traffic_opts() { # sets T_MODE T_OP T_SECS T_QPS T_SIZE T_BIDIR
 		-t | --op) T_OP=${2:-}; shift 2 || usage_die "-t needs write, read or send" ;;
 		--bidir) T_BIDIR=1; shift ;;
 		-w | --write) T_CAPTURE=${2:-}; shift 2 || usage_die "-w needs a directory" ;;
+		--line-rate) T_LINE_RATE=${2:-}; shift 2 || usage_die "--line-rate needs a rate, e.g. 200mbit" ;;
 		*) usage_die "traffic: unknown option '$1'" ;;
 		esac
 	done
 	[[ $T_SECS =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage_die "invalid -D '$T_SECS' (seconds)"
 	[[ $T_QPS =~ ^[0-9]+$ ]] && [ "$T_QPS" -ge 1 ] && [ "$T_QPS" -le 32 ] || usage_die "invalid -q '$T_QPS' (1 to 32)"
 	case $T_OP in write | read | send) ;; *) usage_die "invalid -t '$T_OP' (write, read or send)" ;; esac
+	[ -z "$T_LINE_RATE" ] || [[ $T_LINE_RATE =~ ^[0-9.]+(bit|kbit|mbit|gbit)$ ]] ||
+		usage_die "invalid --line-rate '$T_LINE_RATE' (e.g. 200mbit, 10gbit)"
 	[ -n "$T_SIZE" ] || { [ "$T_MODE" = lat ] && T_SIZE=64 || T_SIZE=65536; }
 }
 
@@ -754,6 +776,47 @@ capture_stop() {
 		mergecap -w "$CAP_DIR/both.pcapng" "${CAP_FILES[@]}" 2>/dev/null; then
 		CAP_ANALYZE=("$CAP_DIR/both.pcapng")
 	fi
+}
+
+# ---- mirror (SPAN port) ----
+
+cmd_mirror() {
+	local side="" off=0 dev mon peer mtu dir
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--off) off=1; shift ;;
+		a | b) [ -z "$side" ] || usage_die "mirror: one side only"; side=$1; shift ;;
+		*) usage_die "mirror: unknown argument '$1' (a or b, and --off)" ;;
+		esac
+	done
+	[ -n "$side" ] || usage_die "mirror: which side? a or b"
+	need_root
+	is_up || die "testbed is not up (run 'scripts/testbed.sh up')"
+	load_state
+	[ "$side" = a ] && dev=$DEV_A || dev=$DEV_B
+	mon=$P-m${side}0
+	peer=$P-m${side}1
+	if [ $off = 1 ]; then
+		on "$side" tc qdisc del dev "$dev" clsact 2>/dev/null
+		on "$side" ip link del "$mon" 2>/dev/null
+		echo "mirror of $dev removed"
+		return 0
+	fi
+	mtu=$(state_get mtu)
+	if ! on "$side" ip link show dev "$peer" >/dev/null 2>&1; then
+		on "$side" ip link add "$mon" mtu "${mtu:-1500}" type veth peer name "$peer" mtu "${mtu:-1500}" ||
+			die "cannot create the mirror veth pair $mon/$peer"
+		on "$side" ip link set "$mon" up && on "$side" ip link set "$peer" up || die "cannot bring up $mon/$peer"
+	fi
+	# Both directions of the endpoint's veth, every frame (u32 match-all), copied out of $mon.
+	on "$side" tc qdisc del dev "$dev" clsact 2>/dev/null
+	on "$side" tc qdisc add dev "$dev" clsact || die "tc clsact failed on $dev"
+	for dir in ingress egress; do
+		on "$side" tc filter add dev "$dev" "$dir" pref 1 protocol all u32 match u32 0 0 \
+			action mirred egress mirror dev "$mon" >/dev/null ||
+			die "tc mirred ($dir) failed on $dev: does the kernel have act_mirred and cls_u32?"
+	done
+	echo "$peer"
 }
 
 # ---- verify ----
@@ -860,6 +923,7 @@ down) cmd_down "$@" ;;
 status) cmd_status "$@" ;;
 traffic) cmd_traffic "$@" ;;
 impair) cmd_impair "$@" ;;
+mirror) cmd_mirror "$@" ;;
 verify) cmd_verify "$@" ;;
 *) usage_die "unknown command '$cmd'" ;;
 esac
