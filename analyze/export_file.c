@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "export_file.h"
@@ -14,9 +15,21 @@ int write_file_atomic(const char *path, const void *data, size_t len)
 	char *tmp = NULL;
 	int fd = -1, err = 0;
 
-	if (asprintf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0)
-		return -ENOMEM;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	struct stat st;
+
+	/* A device, FIFO or socket (/dev/stdout, /dev/null, a pipe) is written in place:
+	 * renaming a temporary file over it would replace the device node itself. */
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
+			return -EISDIR;
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+	} else {
+		if (asprintf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0)
+			return -ENOMEM;
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	}
 	if (fd < 0) {
 		err = -errno;
 		goto cleanup;
@@ -33,7 +46,7 @@ int write_file_atomic(const char *path, const void *data, size_t len)
 		p += n;
 		len -= (size_t)n;
 	}
-	if (fsync(fd) < 0 && errno != EINVAL) {
+	if (fsync(fd) < 0 && errno != EINVAL && errno != EROFS) {
 		err = -errno;
 		goto cleanup;
 	}
@@ -43,12 +56,12 @@ int write_file_atomic(const char *path, const void *data, size_t len)
 		goto cleanup;
 	}
 	fd = -1;
-	if (rename(tmp, path) < 0)
+	if (tmp && rename(tmp, path) < 0)
 		err = -errno;
 cleanup:
 	if (fd >= 0)
 		close(fd);
-	if (err)
+	if (err && tmp)
 		unlink(tmp);
 	free(tmp);
 	return err;

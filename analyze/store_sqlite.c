@@ -336,6 +336,18 @@ int store_open(struct store **out, const char *path, const struct store_opts *op
 		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
 		goto fail;
 	}
+	/* The database is renamed into place at the end: that would replace a device node
+	 * (/dev/null) or a FIFO with a regular file, so only a file or a new name will do. */
+	{
+		struct stat st;
+
+		if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+			snprintf(err, errlen, "%s: not a regular file (the database must be a file)", path);
+			free(s->tmp_path);
+			s->tmp_path = NULL;
+			goto fail;
+		}
+	}
 	/* Same directory as the final name, so the rename is atomic. */
 	snprintf(s->tmp_path, n, "%s.tmp-XXXXXX", path);
 	fd = mkstemp(s->tmp_path);

@@ -177,7 +177,23 @@ static int input_open(struct trace_input *in, const char *path, char *err, size_
 			return -1;
 		}
 	}
-	in->pcap = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, pcap_err);
+	if (is_stdin) {
+		/* libpcap 1.10 words an empty standard input differently from run to run
+		 * ("truncated dump file" or "unknown file format"): look for a first byte. */
+		int first = getc(stdin);
+
+		if (first == EOF) {
+			snprintf(err, errlen, "standard input: %s",
+				 ferror(stdin) ? strerror(errno) : "empty input, not a pcap or pcapng file");
+			return -1;
+		}
+		ungetc(first, stdin);
+		in->pcap = pcap_fopen_offline_with_tstamp_precision(stdin, PCAP_TSTAMP_PRECISION_NANO,
+								    pcap_err);
+	} else {
+		in->pcap = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO,
+								   pcap_err);
+	}
 	if (!in->pcap) {
 		const char *name = is_stdin ? "standard input" : path;
 		if (strstr(pcap_err, "unknown file format") || strstr(pcap_err, "file header bytes"))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_decode_vs_tshark.sh: for every RoCE packet of every trace, the decoder's opcode, dest QP,
 # PSN, ack-request bit, AETH syndrome and MSN, RETH DMA length and UDP source port must equal
-# tshark's (-T fields), and the CM fields of every CM MAD too. Traces: samples/*.pcap*,
+# tshark's (-T fields), and the CM fields of every CM MAD too. Traces: samples/*/*.pcap*,
 # ../shared/captures (skipped when absent), agentxdp-synth traces (NAK, RNR, CNP, ECN, IPv6,
 # VLAN, snaplen) and crafted traces built by tests/fuzz/gen_seeds.py.
 # Where tshark is not the reference (its own bugs, a link type it cannot read, frames the IBA
@@ -126,12 +126,12 @@ check_trace() {
 }
 
 found=0
-for f in "$TOP"/samples/*.pcap "$TOP"/samples/*.pcapng; do
+for f in "$TOP"/samples/*/*.pcap "$TOP"/samples/*/*.pcapng; do
 	[ -f "$f" ] || continue
 	found=1
 	check_trace "$f"
 done
-[ $found -eq 1 ] || echo "note: no samples/*.pcap* yet; the shared and crafted traces still run"
+[ $found -eq 1 ] || echo "note: no samples/*/*.pcap* yet; the shared and crafted traces still run"
 
 if have_shared; then
 	for f in "$SHARED_CAPTURES"/*.pcap "$SHARED_CAPTURES"/*.dump; do
