@@ -107,6 +107,17 @@ static __always_inline __u32 iface_slot(__u32 ifindex)
 	return ROCE_CAP_MAX_IFACES;
 }
 
+/* Copy n_words 8-byte words; the caller checked that the source and destination hold them. */
+static __always_inline void copy_words(void *dst, const void *src, const int n_words)
+{
+	__u64 *d = dst;
+	const __u64 *s = src;
+
+#pragma unroll
+	for (int i = 0; i < n_words; i++)
+		d[i] = s[i];
+}
+
 static __always_inline bool addr16_eq(const volatile __u8 *want, const struct in6_addr *a)
 {
 	const volatile __u32 *w = (const volatile __u32 *)want;
@@ -162,6 +173,7 @@ int roce_capture(struct xdp_md *ctx)
 	struct ethhdr *eth;
 	void *pos = data;
 	__u64 hdr_len, frame_len, want, cap_len; /* 64-bit so the verifier keeps the bounds */
+	__u64 lost_before;
 	__u32 slot, dest_qp;
 	__u8 flags = 0, opcode;
 	bool wake;
@@ -270,38 +282,73 @@ int roce_capture(struct xdp_md *ctx)
 	if (cap_len < 1)
 		return XDP_PASS;
 
-	rec = bpf_ringbuf_reserve(&records, sizeof(*rec) + cfg_data_cap, 0);
-	if (!rec) {
-		cnt->lost_pkts++;
-		return XDP_PASS;
+	/*
+	 * Reserve the smallest size class that holds cap_len (a reservation's size must be a
+	 * constant) and, when the frame's linear part covers the class, copy it with 8-byte
+	 * loads and stores instead of a helper call; otherwise bpf_xdp_load_bytes() copies
+	 * exactly cap_len (short frames, multi-buffer frames, -s).
+	 */
+	if (cap_len <= ROCE_CAP_CLASS_S_BYTES) {
+		rec = bpf_ringbuf_reserve(&records, sizeof(*rec) + ROCE_CAP_CLASS_S_BYTES, 0);
+		if (!rec)
+			goto lost;
+		if (data + ROCE_CAP_CLASS_S_BYTES <= data_end) {
+			copy_words(rec->data, data, ROCE_CAP_CLASS_S_BYTES / 8);
+			goto fill;
+		}
+	} else if (cap_len <= ROCE_CAP_CLASS_M_BYTES) {
+		rec = bpf_ringbuf_reserve(&records, sizeof(*rec) + ROCE_CAP_CLASS_M_BYTES, 0);
+		if (!rec)
+			goto lost;
+		if (data + ROCE_CAP_CLASS_M_BYTES <= data_end) {
+			copy_words(rec->data, data, ROCE_CAP_CLASS_M_BYTES / 8);
+			goto fill;
+		}
+	} else if (cap_len <= ROCE_CAP_CLASS_L_BYTES) {
+		rec = bpf_ringbuf_reserve(&records, sizeof(*rec) + ROCE_CAP_CLASS_L_BYTES, 0);
+		if (!rec)
+			goto lost;
+		if (data + ROCE_CAP_CLASS_L_BYTES <= data_end) {
+			copy_words(rec->data, data, ROCE_CAP_CLASS_L_BYTES / 8);
+			goto fill;
+		}
+	} else {
+		rec = bpf_ringbuf_reserve(&records, sizeof(*rec) + cfg_data_cap, 0);
+		if (!rec)
+			goto lost;
 	}
 	if (bpf_xdp_load_bytes(ctx, 0, rec->data, cap_len)) {
-		bpf_ringbuf_discard(rec, 0);
+		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
 		cnt->malformed_pkts++;
 		return XDP_PASS;
 	}
+fill:
 	rec->version = ROCE_CAP_REC_VERSION;
 	rec->flags = flags;
 	rec->opcode = opcode;
-	rec->reserved = 0;
+	rec->if_slot = slot;
 	rec->cap_len = cap_len;
-	rec->orig_len = frame_len;
-	rec->ifindex = ctx->ingress_ifindex;
 	rec->rx_queue = ctx->rx_queue_index;
-	rec->dest_qp = dest_qp;
-	rec->ts_ns = bpf_ktime_get_ns();
-	rec->lost_before = cnt->lost_pkts - cnt->lost_reported;
+	rec->orig_len = frame_len;
+	lost_before = cnt->lost_pkts - cnt->lost_reported;
+	rec->lost_before = lost_before < 0xffffffffu ? lost_before : 0xffffffffu;
 	cnt->lost_reported = cnt->lost_pkts;
+	rec->ts_ns = bpf_ktime_get_ns();
 	/*
 	 * Wake the reader once per batch, not per record: a wake-up per record costs it a
-	 * system call per packet (and this CPU a self-IPI per packet in a VM). Above the
-	 * threshold, every 64th record of this CPU wakes it; its poll timeout drains the rest.
+	 * system call per packet (and this CPU a self-IPI per packet in a VM). Every 64th
+	 * record of this CPU checks the fill level and wakes it above the threshold; its
+	 * poll timeout drains the rest.
 	 */
-	wake = bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) >= cfg_wakeup_bytes &&
-	       (cnt->captured_pkts & 63) == 0;
+	wake = (cnt->captured_pkts & 63) == 0 &&
+	       bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) >= cfg_wakeup_bytes;
 	bpf_ringbuf_submit(rec, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	cnt->captured_pkts++;
 	cnt->captured_bytes += frame_len;
+	return XDP_PASS;
+
+lost:
+	cnt->lost_pkts++;
 	return XDP_PASS;
 }
 

@@ -11,7 +11,7 @@
 #endif
 
 /* Bump when struct roce_cap_rec or struct roce_cap_counters change shape. */
-#define ROCE_CAP_REC_VERSION 1
+#define ROCE_CAP_REC_VERSION 2
 
 /* Interfaces one capture can watch (-i repeated); counters keep one slot more for "other". */
 #define ROCE_CAP_MAX_IFACES 8
@@ -35,22 +35,30 @@
 
 /*
  * One captured RoCE packet in the ring buffer. data[] holds cap_len bytes of the frame
- * from its first byte (Ethernet header); the record itself is header + data capacity.
+ * from its first byte (Ethernet header). A record's data capacity is the smallest size
+ * class (ROCE_CAP_CLASS_*_BYTES, or the -s capacity) that holds cap_len: the program's
+ * cost is mostly the ring buffer memory it writes, so records stay small (24-byte header,
+ * 8-byte ring header: 96 bytes for a RoCE v2 ACK). Bytes of data[] past cap_len are not
+ * part of the capture.
  */
 struct roce_cap_rec {
 	__u8 version;		/* ROCE_CAP_REC_VERSION */
 	__u8 flags;		/* ROCE_CAP_F_* */
 	__u8 opcode;		/* BTH opcode, for quick per-record checks */
-	__u8 reserved;
-	__u32 cap_len;		/* bytes in data[] */
+	__u8 if_slot;		/* receiving interface: its position in -i (cfg_ifindex[]) */
+	__u16 cap_len;		/* bytes in data[] */
+	__u16 rx_queue;		/* receive queue index */
 	__u32 orig_len;		/* bytes of the frame on the wire (all XDP fragments) */
-	__u32 ifindex;		/* receiving interface */
-	__u32 rx_queue;		/* receive queue index */
-	__u32 dest_qp;		/* BTH destination QP, 24 bits */
+	__u32 lost_before;	/* records this CPU failed to reserve since its previous record
+				 * (saturates at 2^32 - 1; the counters keep the exact total) */
 	__u64 ts_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC, ns */
-	__u64 lost_before;	/* records this CPU failed to reserve since its previous record */
 	__u8 data[];
 };
+
+/* Data size classes of a record, for the usual header lengths (IPv4 ACK 58, IPv6 WRITE 94). */
+#define ROCE_CAP_CLASS_S_BYTES 64
+#define ROCE_CAP_CLASS_M_BYTES 96
+#define ROCE_CAP_CLASS_L_BYTES 128
 
 /* Per-CPU, per-interface counters (PERCPU_ARRAY, slot = position of the interface in -i). */
 struct roce_cap_counters {
@@ -82,9 +90,16 @@ struct roce_cap_host_filter {
 /* User-space only helpers go here. */
 #include <stddef.h>
 
-static inline size_t roce_cap_rec_size(__u32 data_capacity)
+/* Bytes of the record (without the ring's 8-byte header) the program reserves for cap_len. */
+static inline size_t roce_cap_rec_size(__u32 cap_len, __u32 data_cap)
 {
-	return sizeof(struct roce_cap_rec) + data_capacity;
+	if (cap_len <= ROCE_CAP_CLASS_S_BYTES)
+		return sizeof(struct roce_cap_rec) + ROCE_CAP_CLASS_S_BYTES;
+	if (cap_len <= ROCE_CAP_CLASS_M_BYTES)
+		return sizeof(struct roce_cap_rec) + ROCE_CAP_CLASS_M_BYTES;
+	if (cap_len <= ROCE_CAP_CLASS_L_BYTES)
+		return sizeof(struct roce_cap_rec) + ROCE_CAP_CLASS_L_BYTES;
+	return sizeof(struct roce_cap_rec) + data_cap;
 }
 #endif
 

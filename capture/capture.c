@@ -195,7 +195,6 @@ static int handle_record(void *ctx, void *data, size_t size)
 	struct capture_session *s = ctx;
 	const struct roce_cap_rec *rec = data;
 	struct capture_record r;
-	unsigned i;
 
 	if (size < sizeof(*rec) || rec->version != ROCE_CAP_REC_VERSION ||
 	    rec->cap_len > size - sizeof(*rec)) {
@@ -203,16 +202,13 @@ static int handle_record(void *ctx, void *data, size_t size)
 			size >= 1 ? rec->version : 0);
 		return 0;
 	}
-	for (i = 0; i < s->n_ifaces; i++)
-		if (s->ifaces[i].ifindex == rec->ifindex)
-			break;
-	if (i == s->n_ifaces)
+	if (rec->if_slot >= s->n_ifaces)
 		return 0; /* cannot happen: the program only runs where we attached it */
 	r.frame = rec->data;
 	r.cap_len = rec->cap_len;
 	r.orig_len = rec->orig_len;
 	r.ts_ns = (uint64_t)((int64_t)rec->ts_ns + s->mono_to_real_ns);
-	r.if_id = i;
+	r.if_id = rec->if_slot;
 	r.rx_queue = rec->rx_queue;
 	r.lost_before = rec->lost_before;
 	r.flags = rec->flags;
