@@ -32,9 +32,10 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->min_completion_samples = 10;
 	cfg->min_class_flows = 4;
 	cfg->baseline_windows = 3;
-	cfg->slow_min_ratio = 1.10;
+	cfg->slow_min_ratio = 1.20;
 	cfg->shift_min_ratio = 1.05;
-	cfg->slow_min_z = 6;
+	cfg->slow_min_z = 5;
+	cfg->shift_min_z = 4.5;
 	cfg->noise_floor_frac = 0.01;
 	cfg->loss_min_rate = 0.0002;
 	cfg->loss_min_events = 3;
@@ -139,6 +140,7 @@ struct candidate {
 	double z, strength, specificity, confidence, severity;
 	double in_rate, out_rate, in_events, in_packets;
 	double baseline_us, sigma_us, hurt_p99_us, peer_p99_us;
+	double p99_ratio;		/* latency: hurt flows' p99 / their peers' (median) */
 	char direction[128];
 	uint32_t flows_hurt;
 	uint64_t onset_ns;
@@ -1124,7 +1126,8 @@ static bool judge(struct ctx *c, struct candidate *cand, const double *resid, bo
 	cand->z = cand->effect / cand->sigma_us * sqrt(fmax(cand->n_eff, 1));
 	cand->kind = s == SIG_TURNAROUND || v->kind == VAR_HOST ? FINDING_HOST : FINDING_SLOW;
 	direction_text(c, cand);
-	cand->strength = strength_of(cand->z, cfg->slow_min_z);
+	double min_z = s == SIG_SHIFT ? cfg->shift_min_z : cfg->slow_min_z;
+	cand->strength = strength_of(cand->z, min_z);
 	/* Severity: each hurt connection's p99 against the median p99 of its class. */
 	bool comp = s == SIG_COMPLETION;
 	for (size_t k = 0; k < c->n_conns && n_ratio < 256; k++) {
@@ -1152,16 +1155,18 @@ static bool judge(struct ctx *c, struct candidate *cand, const double *resid, bo
 	if (n_ratio) {
 		cand->hurt_p99_us /= (double)n_ratio;
 		cand->peer_p99_us /= (double)n_ratio;
-		cand->severity = rs_median(p99_ratio, n_ratio);
-	} else {
-		cand->severity = cand->baseline_us > 0 ?
-					 (cand->baseline_us + cand->effect) / cand->baseline_us :
-					 0;
+		cand->p99_ratio = rs_median(p99_ratio, n_ratio);
 	}
+	/* Severity: the typical latency of the hurt flows against their baseline ("slow by
+	 * 2x"). Their p99 against their peers' goes into the text and the evidence: a p99 of
+	 * ~100 samples in a loaded fabric is too noisy to decide on. */
+	cand->severity = cand->baseline_us > 0 ?
+				 (cand->baseline_us + cand->effect) / cand->baseline_us :
+				 0;
 	double min_ratio = s == SIG_SHIFT ? cfg->shift_min_ratio : cfg->slow_min_ratio;
 	return cand->baseline_us > 0 &&
 	       (cand->baseline_us + cand->effect) / cand->baseline_us >= min_ratio &&
-	       cand->z >= cfg->slow_min_z;
+	       cand->z >= min_z;
 }
 
 /* ------------------------------------------------------------------ pursuit */
@@ -1284,13 +1289,7 @@ static int pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t
 			continue;
 		}
 		find_onset(c, &cand, hurt);
-		/* A latency finding whose flows' p99 is no worse than their peers', or a shift
-		 * whose flows show no change point together, is a transient, not a fault. */
-		if ((s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION) &&
-		    cand.severity < 1.0) {
-			free(cand.resid);
-			continue;
-		}
+		/* A shift whose flows show no change point together is a transient, not a fault. */
 		if (s == SIG_SHIFT && !cand.onset_change_point) {
 			free(cand.resid);
 			continue;
@@ -1403,20 +1402,21 @@ static void severity_text(const struct candidate *cand, char *buf, size_t len)
 {
 	switch (cand->signal) {
 	case SIG_LATENCY:
-		snprintf(buf, len, "p99 latency %.1fx healthy peers (+%.1f us median RTT)",
-			 cand->severity, cand->effect);
+		snprintf(buf, len, "latency %.2fx healthy peers (+%.1f us median RTT; p99 %.1fx)",
+			 cand->severity, cand->effect, cand->p99_ratio);
 		break;
 	case SIG_COMPLETION:
-		snprintf(buf, len, "p99 message completion %.1fx healthy peers (+%.1f us median)",
-			 cand->severity, cand->effect);
+		snprintf(buf, len,
+			 "message completion %.2fx healthy peers (+%.1f us median; p99 %.1fx)",
+			 cand->severity, cand->effect, cand->p99_ratio);
 		break;
 	case SIG_SHIFT:
-		snprintf(buf, len, "p99 latency %.1fx healthy peers (+%.1f us RTT from onset)",
-			 cand->severity, cand->effect);
+		snprintf(buf, len, "latency %.2fx its own past (+%.1f us RTT from onset; p99 %.1fx peers)",
+			 cand->severity, cand->effect, cand->p99_ratio);
 		break;
 	case SIG_TURNAROUND:
-		snprintf(buf, len, "responder turnaround +%.1f us (p99 %.1fx healthy peers)",
-			 cand->effect, cand->severity);
+		snprintf(buf, len, "responder turnaround +%.1f us (%.2fx; p99 %.1fx healthy peers)",
+			 cand->effect, cand->severity, cand->p99_ratio);
 		break;
 	case SIG_LOSS:
 		snprintf(buf, len, "%.3g%% of packets lost (%.0f loss events)",

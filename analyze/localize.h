@@ -26,9 +26,11 @@ struct localize_config {
 
 	/* slow: latency excess explained by one subject. */
 	double slow_min_ratio;		/* against peers: (baseline + excess) / baseline at least
-					   this (1.10; healthy paths differ by a few percent) */
+					   this (1.20; ECMP imbalance alone queues ~17% in a
+					   loaded healthy fabric) */
 	double shift_min_ratio;		/* against the flows' own past windows (1.05) */
-	double slow_min_z;		/* excess / robust sigma of unaffected flows (6) */
+	double slow_min_z;		/* excess / robust sigma of unaffected flows (5) */
+	double shift_min_z;		/* likewise for the shift against the flows' past (4.5) */
 	double noise_floor_frac;	/* sigma is at least this fraction of the baseline (0.01) */
 
 	/* lossy: loss events (NAK sequence errors, timeouts; else retransmissions). */

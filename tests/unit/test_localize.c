@@ -292,6 +292,55 @@ static void test_two_vantages_split_host(void **state)
 	findings_free(f, n);
 }
 
+static void test_ingress_vantages_direction(void **state)
+{
+	struct flow_stats flows[2 * 15];
+	size_t nf = 0;
+	struct finding *f;
+	size_t n;
+
+	/* Ingress-only captures on each host (XDP): a request is seen where it arrives (the
+	 * responder's trace) and its ACK where that arrives (the requester's trace). The ACK
+	 * latency is then the responder's turnaround plus the ACKs' way back. Host
+	 * 198.18.0.20's egress is 6 us slow: the QPs it answers see it, the QPs it asks do not
+	 * (their data's delay is before the stamp). The finding is its egress. */
+	memset(flows, 0, sizeof(flows));
+	for (int q = 0; q < 15; q++) {
+		int src = q < 12 ? q % 6 : 10, dst = q < 12 ? 6 + q % 5 : q - 12;
+		struct flow_stats *rq = &flows[nf], *rp = &flows[nf + 1];
+		char ip[32];
+		rq->id = nf + 1;
+		rp->id = nf + 2;
+		rq->peer_id = rp->id;
+		rp->peer_id = rq->id;
+		snprintf(ip, sizeof(ip), "198.18.0.%d", 10 + src);
+		topo_parse_addr(ip, rq->key.src_ip);
+		topo_parse_addr(ip, rp->key.dst_ip);
+		snprintf(ip, sizeof(ip), "198.18.0.%d", 10 + dst);
+		topo_parse_addr(ip, rq->key.dst_ip);
+		topo_parse_addr(ip, rp->key.src_ip);
+		rq->key.dst_qpn = 0x200 + (uint32_t)q;
+		rp->key.dst_qpn = 0x300 + (uint32_t)q;
+		rq->role = FLOW_ROLE_REQUESTER;
+		rp->role = FLOW_ROLE_RESPONDER;
+		rq->vantage = (uint32_t)dst;	/* the data, at the responder's ingress */
+		rp->vantage = (uint32_t)src;	/* the ACKs, at the requester's ingress */
+		rq->packets = 1000;
+		rp->packets = 500;
+		rq->ack_samples = 500;
+		rq->ack_latency_p50_us = 6 + (dst == 10 ? 6 : 0) + 0.05 * q;
+		rq->ack_latency_p99_us = rq->ack_latency_p50_us * 1.3;
+		nf += 2;
+	}
+	assert_int_equal(localize(flows, nf, NULL, NULL, &f, &n), 0);
+	assert_true(n >= 1);
+	assert_int_equal(f[0].kind, FINDING_SLOW);
+	assert_int_equal(f[0].subject_kind, SUBJECT_HOST_LINK);
+	assert_string_equal(f[0].subject, "198.18.0.20");
+	assert_string_equal(f[0].direction, "198.18.0.20 -> fabric");
+	findings_free(f, n);
+}
+
 static void test_empty_and_bad_args(void **state)
 {
 	struct finding *f = (void *)1;
@@ -460,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_host_turnaround),
 		cmocka_unit_test(test_onset),
 		cmocka_unit_test(test_two_vantages_split_host),
+		cmocka_unit_test(test_ingress_vantages_direction),
 		cmocka_unit_test(test_empty_and_bad_args),
 		cmocka_unit_test(test_topology_parse_and_ecmp),
 		cmocka_unit_test(test_topology_errors),
