@@ -1,4 +1,6 @@
 /* pcapng_drops.c: a bounds-checked pcapng block walker that sums drop counters (draft-ietf-opsawg-pcapng). */
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "byte_reader.h"
@@ -13,13 +15,8 @@
 #define OPT_EPB_DROPCOUNT 4
 #define OPT_ISB_IFDROP 5
 #define OPT_ISB_OSDROP 7
-#define MAX_IFACES 256		/* per section; statistics of higher interface ids are ignored */
-
-/* Per-section state: the latest cumulative ISB counters of each interface. */
-struct section_stats {
-	uint64_t ifdrop[MAX_IFACES];
-	uint64_t osdrop[MAX_IFACES];
-};
+#define MAX_IFACES PCAPNG_DROPS_MAX_IFACES
+#define HEAD_MAX 28		/* block header + the EPB's fixed fields */
 
 static uint32_t rd32(const uint8_t *q, bool swapped)
 {
@@ -40,13 +37,14 @@ static uint64_t rd64(const uint8_t *q, bool swapped)
 }
 
 /* Fold the finished section's cumulative counters into the totals. */
-static void end_section(struct section_stats *st, struct pcapng_drops *out)
+static void end_section(struct pcapng_drops_walker *w)
 {
 	for (int i = 0; i < MAX_IFACES; i++) {
-		out->isb_ifdrop_sum += st->ifdrop[i];
-		out->isb_osdrop_sum += st->osdrop[i];
+		w->d.isb_ifdrop_sum += w->ifdrop[i];
+		w->d.isb_osdrop_sum += w->osdrop[i];
 	}
-	memset(st, 0, sizeof(*st));
+	memset(w->ifdrop, 0, sizeof(w->ifdrop));
+	memset(w->osdrop, 0, sizeof(w->osdrop));
 }
 
 /*
@@ -108,99 +106,248 @@ bool pcapng_drops_present(const struct pcapng_drops *d)
  *   |                      Block Total Length                       |
  *   +---------------------------------------------------------------+
  * The SHB (type 0x0a0d0d0a) body starts with the byte-order magic 0x1a2b3c4d.
+ *
+ * The walk is a stream: a block wholly inside the bytes fed is read in place; one cut by the
+ * end of a piece keeps its first HEAD_MAX bytes, its options and its trailing length.
  */
+
+static void stop(struct pcapng_drops_walker *w, const char *reason)
+{
+	w->stopped = true;
+	w->d.stop_reason = reason;
+	w->d.stop_offset = w->block_off;
+}
+
+/* The first 12 bytes of a block: its length (0 when the walk stopped). */
+static uint32_t block_header(struct pcapng_drops_walker *w, const uint8_t *h)
+{
+	uint32_t type = get_le32(h), total; /* the SHB type is a palindrome; others need the section order */
+
+	if (type == PCAPNG_SHB_TYPE) {
+		uint32_t magic = get_le32(h + 8);
+
+		if (magic == BYTE_ORDER_MAGIC) {
+			w->swapped = false;
+		} else if (magic == 0x4d3c2b1au) {
+			w->swapped = true;
+		} else {
+			stop(w, "bad byte-order magic");
+			return 0;
+		}
+		if (w->in_section)
+			end_section(w);
+		w->in_section = true;
+	} else if (!w->in_section) {
+		stop(w, "first block is not a section header");
+		return 0;
+	}
+	total = rd32(h + 4, w->swapped);
+	if (total < 12 || total % 4) {
+		stop(w, "bad block length");
+		return 0;
+	}
+	return total;
+}
+
+/* Where the options of a block start, from its first min(total, HEAD_MAX) bytes; total - 4: none. */
+static uint32_t options_start(const struct pcapng_drops_walker *w, const uint8_t *head, uint32_t total)
+{
+	uint32_t type = rd32(head, w->swapped), body_len = total - 12;
+
+	if (type == BT_EPB && body_len >= 20) {
+		/* if_id, ts high, ts low, caplen, origlen, data padded to 4, options */
+		size_t data_len = ((size_t)rd32(head + 20, w->swapped) + 3) & ~(size_t)3;
+
+		if (data_len <= body_len - 20)
+			return 28 + (uint32_t)data_len;
+	} else if (type == BT_ISB && body_len >= 12) {
+		return 20; /* if_id, ts high, ts low, options */
+	}
+	return total - 4;
+}
+
+/* A whole block: head (its first min(total, HEAD_MAX) bytes), its options (NULL: not kept). */
+static void block_done(struct pcapng_drops_walker *w, const uint8_t *head, uint32_t total, const uint8_t *opts,
+		       size_t opts_len, uint32_t trailer)
+{
+	struct pcapng_drops *out = &w->d;
+	uint32_t type, body_len = total - 12;
+
+	if (trailer != total) {
+		stop(w, "trailing block length differs");
+		return;
+	}
+	type = rd32(head, w->swapped);
+	if (type == BT_EPB && opts) {
+		uint64_t drops = 0, unused = 0;
+		bool has = false, unused_has = false;
+
+		if (walk_options(opts, opts_len, w->swapped, OPT_EPB_DROPCOUNT, &drops, &has, 0, &unused,
+				 &unused_has) == 0 &&
+		    has) {
+			out->epb_dropcount_sum += drops;
+			out->has_epb_dropcount = true;
+		}
+	} else if (type == BT_PB && body_len >= 4) {
+		/* obsolete: if_id (2), drops_count (2), ... ; 0xffff = not known */
+		uint16_t drops = rd16(head + 10, w->swapped);
+
+		if (drops != 0xffff) {
+			out->pb_drops_sum += drops;
+			out->has_pb_drops = true;
+		}
+	} else if (type == BT_ISB && body_len >= 12 && opts) {
+		uint32_t if_id = rd32(head + 8, w->swapped);
+		uint64_t ifdrop = 0, osdrop = 0;
+		bool has_if = false, has_os = false;
+
+		walk_options(opts, opts_len, w->swapped, OPT_ISB_IFDROP, &ifdrop, &has_if, OPT_ISB_OSDROP, &osdrop,
+			     &has_os);
+		if (if_id < MAX_IFACES) {
+			if (has_if) {
+				w->ifdrop[if_id] = ifdrop;
+				out->has_isb_ifdrop = true;
+			}
+			if (has_os) {
+				w->osdrop[if_id] = osdrop;
+				out->has_isb_osdrop = true;
+			}
+		}
+	}
+	out->blocks++;
+	w->block_off += total;
+}
+
+/* Copy the bytes at block positions [pos, pos + n) that fall in [a, b) to dst[x - a]. */
+static void copy_range(uint8_t *dst, size_t a, size_t b, size_t pos, const uint8_t *p, size_t n)
+{
+	size_t lo = pos > a ? pos : a, hi = pos + n < b ? pos + n : b;
+
+	if (lo < hi)
+		memcpy(dst + (lo - a), p + (lo - pos), hi - lo);
+}
+
+/* n more bytes (n may be 0) of a block whose header is known; the block ends within them or later. */
+static void block_piece(struct pcapng_drops_walker *w, const uint8_t *p, size_t n)
+{
+	uint32_t total = w->block_total;
+
+	if (!w->opts_known) {
+		copy_range(w->head, 0, w->head_len, w->block_pos, p, n);
+		if (w->block_pos + n >= w->head_len) {
+			/* The head is whole now: what it holds of the options and trailer counts too. */
+			w->opts_start = options_start(w, w->head, total);
+			if (total - 4 - w->opts_start <= PCAPNG_DROPS_OPTIONS_MAX)
+				copy_range(w->opts, w->opts_start, total - 4, 0, w->head, w->block_pos);
+			copy_range(w->trailer, total - 4, total, 0, w->head, w->block_pos);
+			w->opts_known = true;
+		}
+	}
+	if (w->opts_known) {
+		if (total - 4 - w->opts_start <= PCAPNG_DROPS_OPTIONS_MAX)
+			copy_range(w->opts, w->opts_start, total - 4, w->block_pos, p, n);
+		copy_range(w->trailer, total - 4, total, w->block_pos, p, n);
+	}
+	w->block_pos += n;
+	if (w->block_pos == total) {
+		size_t opts_len = total - 4 - w->opts_start;
+
+		block_done(w, w->head, total, opts_len <= PCAPNG_DROPS_OPTIONS_MAX ? w->opts : NULL, opts_len,
+			   rd32(w->trailer, w->swapped));
+		w->block_pos = 0;
+		w->block_total = 0;
+		w->opts_known = false;
+	}
+}
+
+void pcapng_drops_walker_init(struct pcapng_drops_walker *w)
+{
+	memset(w, 0, offsetof(struct pcapng_drops_walker, opts));
+	memset(w->ifdrop, 0, sizeof(w->ifdrop));
+	memset(w->osdrop, 0, sizeof(w->osdrop));
+}
+
+void pcapng_drops_feed(struct pcapng_drops_walker *w, const uint8_t *p, size_t n)
+{
+	while (n && !w->stopped) {
+		uint32_t total;
+		size_t k;
+
+		if (w->block_total) {
+			/* the rest of a block cut by the previous piece */
+			k = w->block_total - w->block_pos;
+			if (k > n)
+				k = (uint32_t)n;
+			block_piece(w, p, k);
+			p += k;
+			n -= k;
+			continue;
+		}
+		if (w->block_pos == 0 && n >= 12) {
+			total = block_header(w, p);
+			if (!total)
+				return;
+			if (total <= n) {
+				/* the usual case: the whole block is here */
+				uint32_t os = options_start(w, p, total);
+
+				block_done(w, p, total, p + os, total - 4 - os, rd32(p + total - 4, w->swapped));
+				p += total;
+				n -= total;
+				continue;
+			}
+		} else {
+			/* a header cut by the end of a piece: gather its 12 bytes */
+			k = 12 - w->block_pos;
+			if (k > n)
+				k = n;
+			memcpy(w->head + w->block_pos, p, k);
+			w->block_pos += (uint32_t)k;
+			p += k;
+			n -= k;
+			if (w->block_pos < 12)
+				return;
+			total = block_header(w, w->head);
+			if (!total)
+				return;
+			/* the header's 12 bytes are in head already */
+			w->block_total = total;
+			w->head_len = total < HEAD_MAX ? total : HEAD_MAX;
+			block_piece(w, p, 0); /* a 12-byte block ends here */
+			continue;
+		}
+		/* a block that goes on in the next piece */
+		w->block_total = total;
+		w->head_len = total < HEAD_MAX ? total : HEAD_MAX;
+		w->block_pos = 0;
+		block_piece(w, p, n);
+		return;
+	}
+}
+
+int pcapng_drops_finish(struct pcapng_drops_walker *w, struct pcapng_drops *out)
+{
+	if (!w->stopped && (w->block_total || w->block_pos))
+		stop(w, w->block_total ? "truncated block" : "truncated block header");
+	end_section(w);
+	*out = w->d;
+	return w->stopped ? -1 : 0;
+}
+
 int pcapng_walk_drops(const uint8_t *p, size_t len, struct pcapng_drops *out)
 {
-	struct section_stats st; /* 4 KiB on the stack */
-	bool swapped = false, in_section = false;
-	size_t off = 0;
+	/* The walker keeps a 64 KiB options buffer: on the heap, not the stack. */
+	struct pcapng_drops_walker *w = malloc(sizeof(*w));
+	int rc;
 
-	memset(out, 0, sizeof(*out));
-	memset(&st, 0, sizeof(st));
-	while (off < len) {
-		uint32_t type, total;
-		const uint8_t *body;
-		size_t body_len;
-
-		if (len - off < 12) {
-			out->stop_reason = "truncated block header";
-			goto stop;
-		}
-		type = get_le32(p + off); /* the SHB type is a palindrome; others need the section order */
-		if (type == PCAPNG_SHB_TYPE) {
-			uint32_t magic = get_le32(p + off + 8);
-			if (magic == BYTE_ORDER_MAGIC) {
-				swapped = false;
-			} else if (magic == 0x4d3c2b1au) {
-				swapped = true;
-			} else {
-				out->stop_reason = "bad byte-order magic";
-				goto stop;
-			}
-			if (in_section)
-				end_section(&st, out);
-			in_section = true;
-		} else if (!in_section) {
-			out->stop_reason = "first block is not a section header";
-			goto stop;
-		}
-		type = rd32(p + off, swapped);
-		total = rd32(p + off + 4, swapped);
-		if (total < 12 || total % 4 || total > len - off) {
-			out->stop_reason = total > len - off ? "truncated block" : "bad block length";
-			goto stop;
-		}
-		if (rd32(p + off + total - 4, swapped) != total) {
-			out->stop_reason = "trailing block length differs";
-			goto stop;
-		}
-		body = p + off + 8;
-		body_len = total - 12;
-
-		if (type == BT_EPB && body_len >= 20) {
-			/* if_id, ts high, ts low, caplen, origlen, data padded to 4, options */
-			uint32_t caplen = rd32(body + 12, swapped);
-			size_t data_len = ((size_t)caplen + 3) & ~(size_t)3;
-			uint64_t drops = 0, unused = 0;
-			bool has = false, unused_has = false;
-			if (data_len <= body_len - 20 &&
-			    walk_options(body + 20 + data_len, body_len - 20 - data_len, swapped,
-					 OPT_EPB_DROPCOUNT, &drops, &has, 0, &unused, &unused_has) == 0 &&
-			    has) {
-				out->epb_dropcount_sum += drops;
-				out->has_epb_dropcount = true;
-			}
-		} else if (type == BT_PB && body_len >= 4) {
-			/* obsolete: if_id (2), drops_count (2), ... ; 0xffff = not known */
-			uint16_t drops = rd16(body + 2, swapped);
-			if (drops != 0xffff) {
-				out->pb_drops_sum += drops;
-				out->has_pb_drops = true;
-			}
-		} else if (type == BT_ISB && body_len >= 12) {
-			uint32_t if_id = rd32(body, swapped);
-			uint64_t ifdrop = 0, osdrop = 0;
-			bool has_if = false, has_os = false;
-			walk_options(body + 12, body_len - 12, swapped, OPT_ISB_IFDROP, &ifdrop, &has_if,
-				     OPT_ISB_OSDROP, &osdrop, &has_os);
-			if (if_id < MAX_IFACES) {
-				if (has_if) {
-					st.ifdrop[if_id] = ifdrop;
-					out->has_isb_ifdrop = true;
-				}
-				if (has_os) {
-					st.osdrop[if_id] = osdrop;
-					out->has_isb_osdrop = true;
-				}
-			}
-		}
-		out->blocks++;
-		off += total;
+	if (!w) {
+		memset(out, 0, sizeof(*out));
+		out->stop_reason = "out of memory";
+		return -1;
 	}
-	end_section(&st, out);
-	return 0;
-stop:
-	end_section(&st, out);
-	out->stop_offset = off;
-	return -1;
+	pcapng_drops_walker_init(w);
+	pcapng_drops_feed(w, p, len);
+	rc = pcapng_drops_finish(w, out);
+	free(w);
+	return rc;
 }

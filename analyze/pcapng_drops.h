@@ -25,6 +25,43 @@ struct pcapng_drops {
  */
 int pcapng_walk_drops(const uint8_t *p, size_t len, struct pcapng_drops *out);
 
+/*
+ * The same walk over a byte stream that arrives in pieces of any size (the trace reader feeds
+ * it what libpcap reads, so a file is read once and memory does not grow with its size).
+ * Only the bytes a counter needs are kept: a block's first 28 bytes and its options, up to
+ * PCAPNG_DROPS_OPTIONS_MAX bytes of options (a block with more has its options ignored).
+ *	struct pcapng_drops_walker *w = malloc(sizeof(*w));
+ *	pcapng_drops_walker_init(w);
+ *	for each piece: pcapng_drops_feed(w, piece, n);
+ *	rc = pcapng_drops_finish(w, &drops);	// as pcapng_walk_drops() over the concatenation
+ */
+#define PCAPNG_DROPS_OPTIONS_MAX 65536
+#define PCAPNG_DROPS_MAX_IFACES 256	/* per section; statistics of higher interface ids are ignored */
+
+struct pcapng_drops_walker {
+	struct pcapng_drops d;
+	bool swapped, in_section, stopped;
+	size_t block_off;		/* stream offset of the block being walked */
+	/* a block that arrived in pieces */
+	size_t block_pos;		/* its bytes seen so far */
+	uint32_t block_total;		/* its length, 0 until its header was seen */
+	uint32_t head_len;		/* bytes kept from its start (<= 28) */
+	uint32_t opts_start;		/* where its options start (or total - 4: none) */
+	bool opts_known;		/* head whole, opts_start set */
+	uint8_t head[28];
+	uint8_t trailer[4];		/* its trailing block length */
+	uint8_t opts[PCAPNG_DROPS_OPTIONS_MAX];
+	/* the latest cumulative ISB counters of each interface in the current section */
+	uint64_t ifdrop[PCAPNG_DROPS_MAX_IFACES];
+	uint64_t osdrop[PCAPNG_DROPS_MAX_IFACES];
+};
+
+void pcapng_drops_walker_init(struct pcapng_drops_walker *w);
+/* Walk the next n bytes of the stream. Once the walk stopped, more bytes are ignored. */
+void pcapng_drops_feed(struct pcapng_drops_walker *w, const uint8_t *p, size_t n);
+/* End of the stream: fill *out; 0 when it ended cleanly on a block boundary, -1 otherwise. */
+int pcapng_drops_finish(struct pcapng_drops_walker *w, struct pcapng_drops *out);
+
 /* One number for "the capture lost this many packets": the larger of the per-packet sum and
  * the interface statistics (they usually count the same drops twice). */
 uint64_t pcapng_drops_total(const struct pcapng_drops *d);

@@ -6,12 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "pcapng_drops.h"
 #include "trace_reader.h"
+
+#define INPUT_BUFFER_BYTES (256 * 1024)
 
 struct trace_input {
 	char *path;
@@ -25,6 +26,8 @@ struct trace_input {
 	struct pcap_pkthdr *pending_hdr;
 	const u_char *pending_data;
 	bool error_unreported;		/* reading stopped on an error not yet returned by next() */
+	int fd;				/* what the stream reads, -1 once closed */
+	struct pcapng_drops_walker *drops; /* until the input ended */
 };
 
 struct trace_reader {
@@ -82,6 +85,20 @@ static int heap_pop(struct trace_reader *tr)
 	return top;
 }
 
+/* The drop counters of the bytes read so far (all of them once the input ended). */
+static void input_drops_done(struct trace_input *in)
+{
+	struct pcapng_drops drops;
+
+	if (!in->drops)
+		return;
+	pcapng_drops_finish(in->drops, &drops);
+	in->health.has_drop_counters = pcapng_drops_present(&drops);
+	in->health.capture_dropped = pcapng_drops_total(&drops);
+	free(in->drops);
+	in->drops = NULL;
+}
+
 /* Read the next frame of one input into its pending slot; record how reading stopped. */
 static void input_fetch(struct trace_input *in)
 {
@@ -122,33 +139,34 @@ static void input_fetch(struct trace_input *in)
 	/* PCAP_ERROR_BREAK: the end of the file. Either way this input is finished. */
 	pcap_close(in->pcap);
 	in->pcap = NULL;
+	input_drops_done(in);
 }
 
-/* Drop counters libpcap does not expose: walk the pcapng blocks of a regular file. */
-static void read_pcapng_drops(struct trace_input *in)
+/*
+ * libpcap reads the file through this stream: big reads, and the same bytes go through the
+ * pcapng drop-counter walker (counters libpcap does not expose) while they are in cache. One
+ * pass over the file, and memory does not grow with its size.
+ */
+static ssize_t input_stream_read(void *cookie, char *buf, size_t size)
 {
-	struct pcapng_drops drops;
-	struct stat st;
-	uint8_t magic[4];
-	void *map;
-	int fd;
+	struct trace_input *in = cookie;
+	ssize_t n;
 
-	fd = open(in->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < 28 ||
-	    pread(fd, magic, 4, 0) != 4 || memcmp(magic, "\x0a\x0d\x0d\x0a", 4)) {
-		close(fd);
-		return;
-	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return;
-	pcapng_walk_drops(map, (size_t)st.st_size, &drops);
-	munmap(map, (size_t)st.st_size);
-	in->health.has_drop_counters = pcapng_drops_present(&drops);
-	in->health.capture_dropped = pcapng_drops_total(&drops);
+	do
+		n = read(in->fd, buf, size);
+	while (n < 0 && errno == EINTR);
+	if (n > 0 && in->drops)
+		pcapng_drops_feed(in->drops, (const uint8_t *)buf, (size_t)n);
+	return n;
+}
+
+static int input_stream_close(void *cookie)
+{
+	struct trace_input *in = cookie;
+	int rc = in->fd > STDERR_FILENO ? close(in->fd) : 0;
+
+	in->fd = -1;
+	return rc;
 }
 
 /* Open one input, or return -1 with a one-line message. */
@@ -157,6 +175,7 @@ static int input_open(struct trace_input *in, const char *path, char *err, size_
 	char pcap_err[PCAP_ERRBUF_SIZE] = "";
 	bool is_stdin = !strcmp(path, "-");
 	struct stat st;
+	FILE *fp;
 
 	in->path = strdup(path);
 	if (!in->path) {
@@ -177,24 +196,40 @@ static int input_open(struct trace_input *in, const char *path, char *err, size_
 			return -1;
 		}
 	}
+	in->fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	if (in->fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	in->drops = malloc(sizeof(*in->drops));
+	if (!in->drops) {
+		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
+		return -1;
+	}
+	pcapng_drops_walker_init(in->drops);
+	fp = fopencookie(in, "r", (cookie_io_functions_t){ .read = input_stream_read, .close = input_stream_close });
+	if (!fp || setvbuf(fp, NULL, _IOFBF, INPUT_BUFFER_BYTES)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : ENOMEM));
+		if (fp)
+			fclose(fp);
+		return -1;
+	}
 	if (is_stdin) {
 		/* libpcap 1.10 words an empty standard input differently from run to run
 		 * ("truncated dump file" or "unknown file format"): look for a first byte. */
-		int first = getc(stdin);
+		int first = getc(fp);
 
 		if (first == EOF) {
 			snprintf(err, errlen, "standard input: %s",
-				 ferror(stdin) ? strerror(errno) : "empty input, not a pcap or pcapng file");
+				 ferror(fp) ? strerror(errno) : "empty input, not a pcap or pcapng file");
+			fclose(fp);
 			return -1;
 		}
-		ungetc(first, stdin);
-		in->pcap = pcap_fopen_offline_with_tstamp_precision(stdin, PCAP_TSTAMP_PRECISION_NANO,
-								    pcap_err);
-	} else {
-		in->pcap = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO,
-								   pcap_err);
+		ungetc(first, fp);
 	}
+	in->pcap = pcap_fopen_offline_with_tstamp_precision(fp, PCAP_TSTAMP_PRECISION_NANO, pcap_err);
 	if (!in->pcap) {
+		fclose(fp);
 		const char *name = is_stdin ? "standard input" : path;
 		if (strstr(pcap_err, "unknown file format") || strstr(pcap_err, "file header bytes"))
 			snprintf(err, errlen, "%s: %s", name,
@@ -205,8 +240,6 @@ static int input_open(struct trace_input *in, const char *path, char *err, size_
 		return -1;
 	}
 	in->linktype = pcap_datalink(in->pcap);
-	if (!is_stdin)
-		read_pcapng_drops(in);
 	return 0;
 }
 
@@ -313,6 +346,9 @@ void trace_reader_close(struct trace_reader *tr)
 	for (int i = 0; tr->inputs && i < tr->n; i++) {
 		if (tr->inputs[i].pcap)
 			pcap_close(tr->inputs[i].pcap);
+		else if (tr->inputs[i].fd > STDERR_FILENO)
+			close(tr->inputs[i].fd);
+		free(tr->inputs[i].drops);
 		free(tr->inputs[i].path);
 	}
 	free(tr->inputs);

@@ -2,6 +2,7 @@
 #include <pcap/pcap.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -375,6 +376,94 @@ static void test_pcapng_walk_malformed(void **state)
 	assert_false(d.has_epb_dropcount);
 }
 
+static bool drops_equal(const struct pcapng_drops *a, const struct pcapng_drops *b)
+{
+	return a->blocks == b->blocks && a->epb_dropcount_sum == b->epb_dropcount_sum &&
+	       a->pb_drops_sum == b->pb_drops_sum && a->isb_ifdrop_sum == b->isb_ifdrop_sum &&
+	       a->isb_osdrop_sum == b->isb_osdrop_sum && a->has_epb_dropcount == b->has_epb_dropcount &&
+	       a->has_pb_drops == b->has_pb_drops && a->has_isb_ifdrop == b->has_isb_ifdrop &&
+	       a->has_isb_osdrop == b->has_isb_osdrop && a->stop_offset == b->stop_offset &&
+	       (a->stop_reason == b->stop_reason ||
+		(a->stop_reason && b->stop_reason && !strcmp(a->stop_reason, b->stop_reason)));
+}
+
+/* The stream walker fed in pieces (cut anywhere, twice) finds what one walk over the whole finds. */
+static void test_pcapng_drops_stream_pieces(void **state)
+{
+	struct pcapng_drops_walker *w = malloc(sizeof(*w));
+	struct pcapng_drops whole, pieces;
+	struct ng g = { 0 };
+	size_t s;
+
+	assert_non_null(w);
+	ng_shb(&g);
+	ng_idb(&g);
+	ng_epb(&g, 1000, 1, 3);
+	ng_epb(&g, 2000, 0, 0);
+	s = ng_begin(&g, 2); /* obsolete Packet Block: if_id 0, drops_count 2 */
+	ng16(&g, 0);
+	ng16(&g, 2);
+	ng_end(&g, s);
+	ng_epb(&g, 3000, 1, 4);
+	ng_isb(&g, 5);
+	ng_shb(&g);
+	ng_idb(&g);
+	ng_isb(&g, 7);
+	assert_int_equal(pcapng_walk_drops(g.b, g.len, &whole), 0);
+	assert_int_equal(whole.epb_dropcount_sum, 7);
+	assert_int_equal(whole.pb_drops_sum, 2);
+	assert_int_equal(whole.isb_ifdrop_sum, 12);
+	assert_int_equal(whole.blocks, 10);
+
+	/* every prefix (whole or cut mid-block), cut once more anywhere inside it */
+	for (size_t n = 0; n <= g.len; n++) {
+		int rc_whole = pcapng_walk_drops(g.b, n, &whole);
+
+		for (size_t cut = 0; cut <= n; cut++) {
+			pcapng_drops_walker_init(w);
+			pcapng_drops_feed(w, g.b, cut);
+			pcapng_drops_feed(w, g.b + cut, n - cut);
+			assert_int_equal(pcapng_drops_finish(w, &pieces), rc_whole);
+			if (!drops_equal(&whole, &pieces))
+				fail_msg("prefix %zu cut at %zu: pieces differ from the whole walk", n, cut);
+		}
+	}
+	/* one byte at a time */
+	pcapng_drops_walker_init(w);
+	for (size_t i = 0; i < g.len; i++)
+		pcapng_drops_feed(w, g.b + i, 1);
+	assert_int_equal(pcapng_drops_finish(w, &pieces), 0);
+	assert_int_equal(pcapng_walk_drops(g.b, g.len, &whole), 0);
+	assert_true(drops_equal(&whole, &pieces));
+	free(w);
+
+	/* Standard input is walked too: its counters come with its frames. */
+	struct ng h = { 0 };
+	ng_shb(&h);
+	ng_idb(&h);
+	ng_epb(&h, 1000, 1, 3);
+	ng_epb(&h, 2000, 0, 0);
+	ng_epb(&h, 3000, 1, 4);
+	ng_isb(&h, 12);
+	const char *path = tmp_path();
+	FILE *f = fopen(path, "wb");
+	fwrite(h.b, 1, h.len, f);
+	fclose(f);
+	assert_non_null(freopen(path, "rb", stdin));
+	struct trace_reader *tr;
+	struct trace_frame fr;
+	const char *dash = "-";
+	char err[256];
+	int frames = 0;
+	assert_int_equal(trace_reader_open(&tr, &dash, 1, err, sizeof(err)), 0);
+	while (trace_reader_next(tr, &fr) == 1)
+		frames++;
+	assert_int_equal(frames, 3);
+	assert_int_equal(trace_reader_health(tr, 0)->has_drop_counters, 1);
+	assert_int_equal(trace_reader_health(tr, 0)->capture_dropped, 12);
+	trace_reader_close(tr);
+}
+
 /* What agentxdp-capture writes (the shared pcapng writer) reads back with its drop counters. */
 static void test_project_pcapng_writer(void **state)
 {
@@ -431,6 +520,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_truncated_file, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_drop_counters, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_walk_malformed, cleanup),
+		cmocka_unit_test_teardown(test_pcapng_drops_stream_pieces, cleanup),
 		cmocka_unit_test_teardown(test_project_pcapng_writer, cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
