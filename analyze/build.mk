@@ -1,6 +1,6 @@
 # analyze/: the core library (no I/O) and agentxdp-analyze.
 CORE_SRCS += analyze/parse_num.c analyze/log.c analyze/qp_track.c
-CORE_SRCS += analyze/roce_decode.c analyze/pcapng_drops.c
+CORE_SRCS += analyze/roce_decode.c analyze/pcapng_drops.c analyze/sort_u32.c
 IO_SRCS   += analyze/trace_reader.c analyze/store_sqlite.c analyze/export_json.c analyze/export_csv.c
 UNIT_LIBS += -lpcap -lsqlite3 -lcsv
 

@@ -5,6 +5,7 @@
 
 #include "psn.h"
 #include "qp_track.h"
+#include "sort_u32.h"
 
 /* ---- latency sample sets: exact up to a cap, then a log-linear histogram ---- */
 
@@ -98,12 +99,6 @@ to_hist:
 	return 0;
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static size_t nearest_rank(size_t n, uint32_t q10k)
 {
 	size_t rank = ((uint64_t)q10k * n + 9999) / 10000;
@@ -140,7 +135,7 @@ static uint64_t lat_percentile(struct lat_set *s, uint32_t q10k)
 		return 0;
 	if (!s->hist) {
 		if (!s->sorted) {
-			qsort(s->v, s->n, sizeof(*s->v), cmp_u32);
+			sort_u32(s->v, s->n);
 			s->sorted = 1;
 		}
 		v = percentile_nearest_rank_u32(s->v, s->n, q10k);
@@ -168,7 +163,7 @@ static uint64_t lat_mad(struct lat_set *s)
 			return 0;
 		for (uint32_t i = 0; i < s->n; i++)
 			dev[i] = s->v[i] > med ? (uint32_t)(s->v[i] - med) : (uint32_t)(med - s->v[i]);
-		qsort(dev, s->n, sizeof(*dev), cmp_u32);
+		sort_u32(dev, s->n);
 		result = percentile_nearest_rank_u32(dev, s->n, 5000);
 		free(dev);
 		return result;
@@ -547,7 +542,7 @@ static void window_close(struct qp_tracker *t, struct qp_flow *f)
 		uint32_t n = f->win_n;
 
 		memcpy(t->tmp, f->win_samples, n * sizeof(*t->tmp));
-		qsort(t->tmp, n, sizeof(*t->tmp), cmp_u32);
+		sort_u32(t->tmp, n);
 		w->ack_latency_p50_ns = percentile_nearest_rank_u32(t->tmp, n, 5000);
 		w->ack_latency_p99_ns = percentile_nearest_rank_u32(t->tmp, n, 9900);
 	}

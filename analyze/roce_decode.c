@@ -708,6 +708,9 @@ static const struct ext_header {
 	{ ROCE_H_IMMDT, 4, dissect_immdt },
 	{ ROCE_H_IETH, 4, dissect_ieth },
 };
+#define EXT_HEADER_BITS                                                                        \
+	(ROCE_H_RDETH | ROCE_H_DETH | ROCE_H_XRCETH | ROCE_H_RETH | ROCE_H_ATOMICETH | ROCE_H_AETH | \
+	 ROCE_H_ATOMICACKETH | ROCE_H_IMMDT | ROCE_H_IETH)
 
 /*
  * Management Datagram header (IBA 13.4.3, figure 144), 24 bytes, then a CM message
@@ -803,17 +806,21 @@ static int dissect_ib_transport(struct byte_reader *br, uint32_t ib_wire_len, st
 		/* Vendor opcodes (Mellanox DC 0xc0-0xdf, 0xe0-0xff) and reserved ones: BTH only. */
 		pkt->flags |= pkt->opcode >= 0xc0 ? ROCE_F_VENDOR_OPCODE : ROCE_F_RESERVED_OPCODE;
 	}
-	for (size_t i = 0; i < sizeof(ext_headers) / sizeof(ext_headers[0]); i++)
-		if (info->headers & ext_headers[i].bit)
+	/* Most packets carry no extended header or one: stop once none is left. */
+	for (size_t i = 0, todo = info->headers & EXT_HEADER_BITS; todo; i++)
+		if (todo & ext_headers[i].bit) {
 			ext_len += ext_headers[i].len;
+			todo &= ~ext_headers[i].bit;
+		}
 	if (ib_wire_len < BTH_LEN + ext_len + pkt->pad_count + ICRC_LEN)
 		return ROCE_DECODE_BAD_EXT;
 	pkt->payload_len = ib_wire_len - BTH_LEN - ext_len - pkt->pad_count - ICRC_LEN;
 
-	for (size_t i = 0; i < sizeof(ext_headers) / sizeof(ext_headers[0]); i++) {
+	for (size_t i = 0, todo = info->headers & EXT_HEADER_BITS; todo; i++) {
 		const struct ext_header *h = &ext_headers[i];
-		if (!(info->headers & h->bit))
+		if (!(todo & h->bit))
 			continue;
+		todo &= ~h->bit;
 		if (!br_has(br, h->len)) {
 			pkt->flags |= ROCE_F_TRUNCATED;
 			return ROCE_DECODE_OK;
@@ -940,8 +947,10 @@ int roce_decode_frame(const struct roce_decode_opts *opts, int linktype, const u
 	if (linktype == DLT_INFINIBAND)
 		return decode_infiniband(&br, out);
 	for (size_t i = 0; i < sizeof(link_dissectors) / sizeof(link_dissectors[0]); i++)
-		if (link_dissectors[i].linktype == linktype)
+		if (link_dissectors[i].linktype == linktype) {
 			link = &link_dissectors[i];
+			break;
+		}
 	if (!link)
 		return ROCE_DECODE_BAD_LINK;
 	rc = link->dissect(&br, out, &ethertype);

@@ -74,8 +74,13 @@ static const char index_sql[] =
 	"CREATE INDEX cnp_qp ON cnp (qp_id, ts_ns);\n"
 	"CREATE INDEX qp_window_qp ON qp_window (qp_id, start_ns);\n";
 
+/* latency_sample rows go in SAMPLE_BATCH at a time: one statement step per batch, not per row. */
+#define SAMPLE_BATCH 64
+#define SAMPLE_COLS 5
+
 enum stmt_id {
 	ST_SAMPLE,
+	ST_SAMPLE_BATCH,
 	ST_RETX,
 	ST_NAK,
 	ST_CNP,
@@ -85,6 +90,7 @@ enum stmt_id {
 
 static const char *const stmt_sql[ST_N] = {
 	[ST_SAMPLE] = "INSERT INTO latency_sample VALUES (?,?,?,?,?)",
+	[ST_SAMPLE_BATCH] = NULL, /* built in store_open: SAMPLE_BATCH rows */
 	[ST_RETX] = "INSERT INTO retransmission VALUES (?,?,?,?,?,?,?,?,?)",
 	[ST_NAK] = "INSERT INTO nak VALUES (?,?,?,?,?,?,?,?)",
 	[ST_CNP] = "INSERT INTO cnp VALUES (?,?,?)",
@@ -110,6 +116,8 @@ struct store {
 	int failed;		/* first SQLite error code */
 	char errmsg[256];
 	uint64_t sample_rows;
+	struct qp_latency_sample batch[SAMPLE_BATCH]; /* rows not inserted yet, in order */
+	int n_batch;
 };
 
 static void note_error(struct store *s, int rc, const char *what)
@@ -197,19 +205,42 @@ static int thin_keep(struct store *s, const struct qp_latency_sample *x)
 	return 1;
 }
 
+static void bind_sample(sqlite3_stmt *st, int col, const struct qp_latency_sample *x)
+{
+	bind_u64(st, col + 1, x->flow_id);
+	sqlite3_bind_int(st, col + 2, x->kind);
+	bind_u64(st, col + 3, x->ts_ns);
+	sqlite3_bind_int64(st, col + 4, x->psn);
+	bind_u64(st, col + 5, x->latency_ns);
+}
+
+/* Insert the rows waiting in the batch, in order. */
+static void flush_samples(struct store *s)
+{
+	if (!s->failed && s->n_batch == SAMPLE_BATCH) {
+		sqlite3_stmt *st = s->st[ST_SAMPLE_BATCH];
+
+		for (int i = 0; i < SAMPLE_BATCH; i++)
+			bind_sample(st, i * SAMPLE_COLS, &s->batch[i]);
+		step(s, st, "latency samples");
+	} else {
+		for (int i = 0; i < s->n_batch && !s->failed; i++) {
+			bind_sample(s->st[ST_SAMPLE], 0, &s->batch[i]);
+			step(s, s->st[ST_SAMPLE], "latency samples");
+		}
+	}
+	s->n_batch = 0;
+}
+
 static void sink_latency(void *ctx, const struct qp_latency_sample *x)
 {
 	struct store *s = ctx;
-	sqlite3_stmt *st = s->st[ST_SAMPLE];
 
 	if (s->failed || !thin_keep(s, x))
 		return;
-	bind_u64(st, 1, x->flow_id);
-	sqlite3_bind_int(st, 2, x->kind);
-	bind_u64(st, 3, x->ts_ns);
-	sqlite3_bind_int64(st, 4, x->psn);
-	bind_u64(st, 5, x->latency_ns);
-	step(s, st, "latency samples");
+	s->batch[s->n_batch++] = *x;
+	if (s->n_batch == SAMPLE_BATCH)
+		flush_samples(s);
 	s->sample_rows++;
 }
 
@@ -381,7 +412,22 @@ int store_open(struct store **out, const char *path, const struct store_opts *op
 			goto fail;
 		}
 	}
+	{
+		/* "INSERT INTO latency_sample VALUES (?,?,?,?,?),(?,?,?,?,?),..." */
+		char batch_sql[64 + SAMPLE_BATCH * 12];
+		size_t off = (size_t)snprintf(batch_sql, sizeof(batch_sql), "INSERT INTO latency_sample VALUES ");
+
+		for (int i = 0; i < SAMPLE_BATCH; i++)
+			off += (size_t)snprintf(batch_sql + off, sizeof(batch_sql) - off, "%s(?,?,?,?,?)", i ? "," : "");
+		if (sqlite3_prepare_v3(s->db, batch_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->st[ST_SAMPLE_BATCH],
+				       NULL) != SQLITE_OK) {
+			snprintf(err, errlen, "%s: sqlite: %s", path, sqlite3_errmsg(s->db));
+			goto fail;
+		}
+	}
 	for (int i = 0; i < ST_N; i++) {
+		if (!stmt_sql[i])
+			continue;
 		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
 		    SQLITE_OK) {
 			snprintf(err, errlen, "%s: sqlite: %s", path, sqlite3_errmsg(s->db));
@@ -705,6 +751,7 @@ int store_commit(struct store *s, char *err, size_t errlen)
 {
 	int rc = -1;
 
+	flush_samples(s);
 	if (!s->failed)
 		exec(s, index_sql, "indexes");
 	if (!s->failed)

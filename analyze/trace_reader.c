@@ -4,6 +4,7 @@
 #include <pcap/pcap.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -214,6 +215,7 @@ static int input_open(struct trace_input *in, const char *path, char *err, size_
 			fclose(fp);
 		return -1;
 	}
+	__fsetlocking(fp, FSETLOCKING_BYCALLER); /* one thread reads it: no stdio locks */
 	if (is_stdin) {
 		/* libpcap 1.10 words an empty standard input differently from run to run
 		 * ("truncated dump file" or "unknown file format"): look for a first byte. */
