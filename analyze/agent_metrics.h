@@ -14,7 +14,7 @@
 #include "metrics.h"
 #include "qp_track.h"
 
-/* ACK latency bucket bounds in seconds: 1 us to 100 ms, microsecond-scale. */
+/* ACK latency bucket bounds in seconds: 1 us to 1 s, microsecond-scale at the low end. */
 #define AGENT_LATENCY_BUCKETS 17
 
 /* Per-flow ACK latency histograms, fed sample by sample from the tracker's sink. */

@@ -258,6 +258,28 @@ static void print_findings(struct live_agent *a, const struct finding *f, size_t
 			f[i].confidence);
 }
 
+/* The OTLP sender's own health, in both exports (the name agentxdp-nicstat uses too). */
+static int add_otlp_health(struct metric_set *set, struct otlp_pusher *otlp)
+{
+	static const char *const results[] = { "sent", "failed", "dropped" };
+	struct metric_family *f;
+	struct otlp_push_stats st;
+	int err = 0;
+
+	otlp_push_get_stats(otlp, &st);
+	f = metric_family_get(set, "agentxdp_otlp_bodies_total", METRIC_COUNTER,
+			      "OTLP export bodies by result (dropped: the queue was full, the collector too slow).",
+			      "{body}");
+	if (!f)
+		return -errno;
+	const uint64_t v[] = { st.sent, st.failed, st.dropped };
+	for (int i = 0; i < 3 && !err; i++) {
+		struct metric_label l = { "result", results[i] };
+		err = metric_add_int(f, &l, 1, v[i], 0);
+	}
+	return err;
+}
+
 int live_agent_tick(struct live_agent *a, uint64_t now_ns, const struct agent_capture_stats *captures,
 		    size_t n_captures)
 {
@@ -299,6 +321,8 @@ int live_agent_tick(struct live_agent *a, uint64_t now_ns, const struct agent_ca
 	};
 	metric_set_init(&set, a->start_ns ? a->start_ns : now_ns, now_ns);
 	err = agent_metrics_build(&set, &in);
+	if (!err && a->otlp)
+		err = add_otlp_health(&set, a->otlp);
 	if (!err && (a->http || a->o.textfile_dir))
 		err = prom_text_write(&set, &out);
 	if (!err && a->http)

@@ -92,6 +92,23 @@ static size_t read_header(char *buf, size_t size, size_t nitems, void *user)
 	return n;
 }
 
+/*
+ * libcurl's progress callback: a request in flight when the drain deadline passes is
+ * aborted, so a collector that accepts and never answers cannot hold up the exit for
+ * the whole request timeout.
+ */
+static int abort_past_deadline(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+			       curl_off_t ulnow)
+{
+	struct otlp_pusher *p = user;
+	bool past;
+
+	pthread_mutex_lock(&p->lock);
+	past = past_deadline(p);
+	pthread_mutex_unlock(&p->lock);
+	return past ? 1 : 0;
+}
+
 /* One POST. Returns the HTTP status, or 0 when no answer came (connection error). */
 static long post_once(struct otlp_pusher *p, const struct otlp_body *body)
 {
@@ -121,6 +138,9 @@ static long post_once(struct otlp_pusher *p, const struct otlp_body *body)
 	curl_easy_setopt(p->curl, CURLOPT_WRITEFUNCTION, discard_body);
 	curl_easy_setopt(p->curl, CURLOPT_HEADERFUNCTION, read_header);
 	curl_easy_setopt(p->curl, CURLOPT_HEADERDATA, p);
+	curl_easy_setopt(p->curl, CURLOPT_XFERINFOFUNCTION, abort_past_deadline);
+	curl_easy_setopt(p->curl, CURLOPT_XFERINFODATA, p);
+	curl_easy_setopt(p->curl, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(p->curl, CURLOPT_USERAGENT, "agentxdp-otlp/" "0.1");
 	rc = curl_easy_perform(p->curl);
 	if (rc == CURLE_OK)
@@ -334,7 +354,7 @@ void otlp_push_stop(struct otlp_pusher *p, uint64_t drain_ms, struct otlp_push_s
 	p->drain_deadline_ns = mono_ns() + drain_ms * 1000000ull;
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
-	/* A request in flight ends within timeout_ms; the drain deadline bounds the rest. */
+	/* A request in flight is aborted at the drain deadline (abort_past_deadline). */
 	pthread_join(p->thread, NULL);
 	for (i = 0; i < p->count; i++) {
 		free(p->queue[(p->head + i) % p->opts.queue_len].data);

@@ -74,7 +74,16 @@ YML
 fi
 
 # OTLP: field names and values against the specification (proto3 JSON mapping).
-for _ in $(seq 50); do [ -s "$T/otlp.log" ] && break; sleep 0.1; done
+# The replay's last tick ("findings N" on stdout) is the last body; its exposition stays served.
+for _ in $(seq 50); do grep -q '^findings' "$T/agent.out" && break; sleep 0.1; done
+n_bodies=-1
+for _ in $(seq 30); do
+	n=$(wc -l <"$T/otlp.log" 2>/dev/null || echo 0)
+	[ "$n" -gt 0 ] && [ "$n" = "$n_bodies" ] && break
+	n_bodies=$n
+	sleep 0.3
+done
+curl -sf "http://127.0.0.1:$mport/metrics" -o "$T/final.txt"
 kill "$agent_pid" 2>/dev/null
 wait "$agent_pid" 2>/dev/null
 python3 - "$T/otlp.log" "$want_pk" >"$T/otlp.check" 2>&1 <<'PY'
@@ -115,5 +124,23 @@ g = metrics.get("agentxdp_findings")
 if not g or "gauge" not in g: errors.append("findings not a gauge")
 print("\n".join(errors) if errors else "OK")
 PY
-grep -qx OK "$T/otlp.check" && pass "agent: OTLP JSON matches the specification's field names and values" ||
+grep -qx OK "$T/otlp.check" && pass "agent: OTLP JSON: path, content type, resource, packets = the trace's" ||
 	fail "agent: OTLP JSON" "$(head -3 "$T/otlp.check")"
+# The whole body against the specification's JSON encoding, and every value against the
+# Prometheus exposition of the same interval (the last tick: the scrape after the replay).
+jq -r '.body' <<<"$(tail -n 1 "$T/otlp.log")" >"$T/otlp-body.json"
+python3 tests/e2e/otlp_spec_check.py "$T/otlp-body.json" "$T/final.txt" >"$T/spec.check" 2>&1 &&
+	pass "agent: OTLP body follows the OTLP JSON encoding (field names, 64-bit strings, temporality, buckets) and equals the exposition" ||
+	fail "agent: OTLP spec check" "$(head -n 3 "$T/spec.check" | tr '\n' ' ')"
+# The checker itself must catch what it claims to: numbers where the encoding wants strings,
+# a snake_case field name, a bucket too few.
+jq '(.resourceMetrics[0].scopeMetrics[0].metrics[] | select(.sum) | .sum.dataPoints[0].asInt) |= tonumber' \
+	"$T/otlp-body.json" >"$T/bad1.json"
+jq '(.resourceMetrics[0].scopeMetrics[0].metrics[] | select(.histogram) | .histogram.dataPoints[0].bucketCounts) |= .[1:]' \
+	"$T/otlp-body.json" >"$T/bad2.json"
+sed 's/"timeUnixNano"/"time_unix_nano"/' "$T/otlp-body.json" >"$T/bad3.json"
+caught=0
+for b in bad1 bad2 bad3; do
+	python3 tests/e2e/otlp_spec_check.py "$T/$b.json" >/dev/null 2>&1 || caught=$((caught + 1))
+done
+expect_eq "agent: the OTLP checker rejects integer asInt, a missing bucket, snake_case names" 3 "$caught"

@@ -21,11 +21,12 @@ done
 
 T=$(tmpdir)
 NS_A=axtb$AXTB_ID-a
-AGENT_PID="" PROM_PID="" TRAFFIC_PID=""
+AGENT_PID="" PROM_PID="" TRAFFIC_PID="" HANG_PID=""
 cleanup() {
 	[ -n "$TRAFFIC_PID" ] && kill "$TRAFFIC_PID" 2>/dev/null
 	[ -n "$AGENT_PID" ] && kill -INT "$AGENT_PID" 2>/dev/null
 	[ -n "$PROM_PID" ] && kill "$PROM_PID" 2>/dev/null
+	[ -n "$HANG_PID" ] && kill "$HANG_PID" 2>/dev/null
 	wait 2>/dev/null
 	"$TB" down >/dev/null 2>&1
 	rm -rf "$T"
@@ -43,8 +44,13 @@ fi
 
 # Everything runs in a's namespace: its own loopback, so the ports collide with nothing.
 in_a() { ip netns exec "$NS_A" "$@"; }
+# The agent also pushes OTLP to a collector that accepts and never answers: every exact
+# count below doubles as proof that a hanging collector does not stall the capture.
+ip netns exec "$NS_A" python3 tests/e2e/otlp_hang_collector.py "$T/hang.port" "$T/hang.log" &
+HANG_PID=$!
+for _ in $(seq 50); do [ -s "$T/hang.port" ] && break; sleep 0.1; done
 ip netns exec "$NS_A" "$BIN/agentxdp-capture" -i "$MON" --analyze --metrics 127.0.0.1:9476 --interval 1s \
-	>"$T/agent.out" 2>"$T/agent.err" &
+	--otlp "http://127.0.0.1:$(cat "$T/hang.port")" >"$T/agent.out" 2>"$T/agent.err" &
 AGENT_PID=$!
 cat >"$T/prom.yml" <<YML
 global:
@@ -166,11 +172,35 @@ fi
 "$TB" impair --clear >/dev/null 2>&1
 wait "$TRAFFIC_PID" 2>/dev/null
 TRAFFIC_PID=""
+
+# The hanging collector: the agent tried it, nothing got through, the bounded queue (16
+# bodies, one per interval) overflowed and dropped the oldest, counted in the exposition.
+# (The queue fills after 16 intervals plus the request in flight: wait for it if need be.)
+for _ in $(seq 40); do
+	in_a curl -sf http://127.0.0.1:9476/metrics -o "$T/end.txt"
+	dropped=$(awk '/^agentxdp_otlp_bodies_total\{result="dropped"\}/ {print $NF}' "$T/end.txt")
+	[ "${dropped:-0}" -gt 0 ] 2>/dev/null && break
+	sleep 0.5
+done
+accepted=$(wc -l <"$T/hang.log" 2>/dev/null || echo 0)
+sent=$(awk '/^agentxdp_otlp_bodies_total\{result="sent"\}/ {print $NF}' "$T/end.txt")
+if [ "${accepted:-0}" -ge 1 ] && [ "${sent:-x}" = 0 ] && [ "${dropped:-0}" -gt 0 ] 2>/dev/null; then
+	pass "$N: hanging OTLP collector: $accepted connection(s) left unanswered, 0 sent, $dropped bodies dropped from the bounded queue, capture exact"
+else
+	fail "$N: hanging OTLP collector" "accepted ${accepted:-?}, sent ${sent:-missing}, dropped ${dropped:-missing}"
+fi
+t0=$(date +%s%N)
 kill -INT "$AGENT_PID"
 wait "$AGENT_PID"
 rc=$?
+t1=$(date +%s%N)
 AGENT_PID=""
 expect_eq "$N: the agent stops cleanly on SIGINT" 0 "$rc"
+# A request hangs for up to 10 s (the sender's timeout); at exit the queue drains for 2 s
+# and the request in flight is aborted then.
+ms=$(((t1 - t0) / 1000000))
+[ $ms -lt 8000 ] && pass "$N: exit with a hanging collector takes ${ms} ms (drain bound 2 s, request timeout 10 s)" ||
+	fail "$N: exit with a hanging collector" "${ms} ms"
 
 # The mirror's own CLI: usage errors exit 2; --off takes the clsact qdisc and the veths away.
 "$TB" mirror >/dev/null 2>"$T/m.err"

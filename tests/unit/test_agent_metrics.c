@@ -99,6 +99,44 @@ static void test_pairs_bounded_and_totals_kept(void **state)
 	agent_latency_free(&al);
 }
 
+/* The defaults bound a large fabric: 300 host pairs of 2 QPs each -> 200 pairs + "other"
+ * (every packet still counted), and only the 20 worst QPs get their own p99 series. */
+static void test_default_bounds(void **state)
+{
+	enum { PAIRS = 300, QPS = 2 * PAIRS };
+	struct flow_stats *flows = calloc(QPS, sizeof(*flows));
+	struct metric_set set;
+	uint64_t want_packets = 0;
+
+	assert_non_null(flows);
+	for (int i = 0; i < QPS; i++) {
+		int pair = i / 2;
+		flows[i].id = (uint64_t)i + 1;
+		v4(flows[i].key.src_ip, 1 + pair % 250);
+		v4(flows[i].key.dst_ip, 1 + pair / 250);
+		flows[i].key.dst_ip[13] = 19; /* another /16 than the sources: no pair repeats */
+		flows[i].key.dst_qpn = 0x1000 + (uint32_t)i;
+		flows[i].packets = 10 + (uint64_t)i;
+		flows[i].ack_samples = 30;
+		flows[i].ack_latency_p99_us = 1.0 + i;
+		want_packets += flows[i].packets;
+	}
+	struct agent_metrics_input in = { .flows = flows, .n_flows = QPS }; /* 0 = defaults */
+	metric_set_init(&set, 1, 2);
+	assert_int_equal(agent_metrics_build(&set, &in), 0);
+	const struct metric_family *pk = find(&set, "agentxdp_packets_total");
+	assert_int_equal(pk->n_samples, 201);
+	assert_int_equal(sum_int(pk), want_packets);
+	assert_string_equal(pk->samples[200].labels[0].value, "other");
+	const struct metric_family *qp = find(&set, "agentxdp_qp_ack_latency_p99_seconds");
+	assert_int_equal(qp->n_samples, 20);
+	/* The worst QP (highest p99) first, the 20th worst last. */
+	assert_true(qp->samples[0].value > (QPS - 0.5) * 1e-6);
+	assert_true(qp->samples[19].value > (QPS - 20.5) * 1e-6 && qp->samples[19].value < (QPS - 18.5) * 1e-6);
+	metric_set_free(&set);
+	free(flows);
+}
+
 static void test_bucket_edges(void **state)
 {
 	struct agent_latency al;
@@ -117,6 +155,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pairs_bounded_and_totals_kept),
+		cmocka_unit_test(test_default_bounds),
 		cmocka_unit_test(test_bucket_edges),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -211,6 +212,40 @@ static void test_queue_full_drops(void **state)
 	collector_stop(&c);
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A collector that takes the request and does not answer: stop() ends at the drain
+ * deadline, not at the 10 s request timeout (the request in flight is aborted). */
+static void test_hanging_collector_does_not_hold_stop(void **state)
+{
+	struct collector c = { .delay_ms = 3000 };
+	struct otlp_push_opts o = { .timeout_ms = 10000 };
+	struct otlp_push_stats st;
+	struct otlp_pusher *p;
+	uint64_t t0;
+	char url[64];
+
+	collector_start(&c);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u", c.port);
+	o.url = url;
+	p = otlp_push_start(&o);
+	assert_non_null(p);
+	assert_int_equal(otlp_push_enqueue(p, body, strlen(body)), 0);
+	usleep(200 * 1000); /* the POST is in flight, the collector sleeping on it */
+	t0 = now_ms();
+	otlp_push_stop(p, 200, &st);
+	assert_true(now_ms() - t0 < 2000);
+	assert_int_equal(st.sent, 0);
+	assert_int_equal(st.failed, 1);
+	collector_stop(&c);
+}
+
 static void test_bad_url(void **state)
 {
 	struct otlp_push_opts o = { .url = "ftp://x" };
@@ -228,6 +263,7 @@ int main(void)
 		cmocka_unit_test(test_no_retry_on_400),
 		cmocka_unit_test(test_attempts_bounded),
 		cmocka_unit_test(test_queue_full_drops),
+		cmocka_unit_test(test_hanging_collector_does_not_hold_stop),
 		cmocka_unit_test(test_bad_url),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
