@@ -54,11 +54,13 @@ Commands:
   status
         What is up: backend, addresses, impairments, qdiscs, firewall rules.
   traffic bw|lat [-D SECONDS] [-q QPS] [-s SIZE] [-t write|read|send] [--bidir] [-w DIR]
-          [--line-rate RATE]
+          [--line-rate RATE] [--ack-timeout DURATION]
         Run a test from a to b (--bidir: both ways) and print perftest's tables:
         #bytes, #iterations, BW peak/average, MsgRate; t_min, t_typical, t_avg,
         t_max, t99. Defaults: -D 3, -q 1, -s 65536 (bw) or 64 (lat), -t write.
-        --line-rate caps each QP's sending rate (emu backend; e.g. 200mbit).
+        --line-rate caps each QP's sending rate (emu backend; e.g. 200mbit);
+        --ack-timeout sets the requesters' local ACK timeout (emu; default 67ms),
+        e.g. 2s so that a stall of a busy machine is not taken for a loss.
         -w DIR also captures the test into DIR: b.pcapng (b's veth, ingress) and
         a.pcapng (a's veth) with agentxdp-capture, merged into both.pcapng (both
         directions, for agentxdp-analyze), or b.pcap with tcpdump when
@@ -632,6 +634,7 @@ run_traffic_emu() {
 	[ "$bidir" = 1 ] && extra+=(--bidir)
 	[ "$mode" = bw ] && extra+=(--tx-depth 32)
 	[ -n "${T_LINE_RATE:-}" ] && extra+=(--line-rate "$T_LINE_RATE")
+	[ -n "${T_ACK_TIMEOUT:-}" ] && extra+=(--timeout "$T_ACK_TIMEOUT")
 	mkdir -p "$STATE/pids"
 	on_exec b "$BIN/agentxdp-roce-emu" --server --once -b "$IP_B" --quiet >"$STATE/server.out" 2>"$STATE/server.err" &
 	spid=$!
@@ -695,7 +698,7 @@ run_traffic_rxe() {
 }
 
 parse_traffic_opts() { # sets T_MODE T_OP T_SECS T_QPS T_SIZE T_BIDIR
-	T_SECS=3 T_QPS=1 T_SIZE="" T_OP=write T_BIDIR=0 T_CAPTURE="" T_LINE_RATE=""
+	T_SECS=3 T_QPS=1 T_SIZE="" T_OP=write T_BIDIR=0 T_CAPTURE="" T_LINE_RATE="" T_ACK_TIMEOUT=""
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-D | --duration) T_SECS=${2:-}; shift 2 || usage_die "-D needs seconds" ;;
@@ -705,6 +708,7 @@ parse_traffic_opts() { # sets T_MODE T_OP T_SECS T_QPS T_SIZE T_BIDIR
 		--bidir) T_BIDIR=1; shift ;;
 		-w | --write) T_CAPTURE=${2:-}; shift 2 || usage_die "-w needs a directory" ;;
 		--line-rate) T_LINE_RATE=${2:-}; shift 2 || usage_die "--line-rate needs a rate, e.g. 200mbit" ;;
+		--ack-timeout) T_ACK_TIMEOUT=${2:-}; shift 2 || usage_die "--ack-timeout needs a duration, e.g. 2s" ;;
 		*) usage_die "traffic: unknown option '$1'" ;;
 		esac
 	done
@@ -713,6 +717,8 @@ parse_traffic_opts() { # sets T_MODE T_OP T_SECS T_QPS T_SIZE T_BIDIR
 	case $T_OP in write | read | send) ;; *) usage_die "invalid -t '$T_OP' (write, read or send)" ;; esac
 	[ -z "$T_LINE_RATE" ] || [[ $T_LINE_RATE =~ ^[0-9.]+(bit|kbit|mbit|gbit)$ ]] ||
 		usage_die "invalid --line-rate '$T_LINE_RATE' (e.g. 200mbit, 10gbit)"
+	[ -z "$T_ACK_TIMEOUT" ] || [[ $T_ACK_TIMEOUT =~ ^[0-9.]+(us|ms|s)$ ]] ||
+		usage_die "invalid --ack-timeout '$T_ACK_TIMEOUT' (e.g. 500ms, 2s)"
 	[ -n "$T_SIZE" ] || { [ "$T_MODE" = lat ] && T_SIZE=64 || T_SIZE=65536; }
 }
 

@@ -83,7 +83,9 @@ fi
 pass "$N: Prometheus scrapes agentxdp-capture --analyze on $MON (up == 1)"
 
 # --- healthy traffic: what Prometheus has must be what the emulator sent ---
-"$TB" traffic bw -D 3 -q 2 -s 4096 --line-rate 200mbit >"$T/traffic1" 2>&1 ||
+# A 2 s ACK timeout: on a busy machine a stalled emulator would otherwise "lose" packets
+# (go-back-N after 67 ms), and the exact counts below assume a clean link.
+"$TB" traffic bw -D 3 -q 2 -s 4096 --line-rate 200mbit --ack-timeout 2s >"$T/traffic1" 2>&1 ||
 	{ fail "$N" "traffic: $(tail -n 2 "$T/traffic1" | tr '\n' ' ')"; exit 0; }
 req_pkts=$(tb_stat req_pkts_sent client)
 ops=$(tb_stat ops_posted client)
