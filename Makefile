@@ -88,9 +88,19 @@ unit-tests: $(FUZZ_REPLAYS)
 $(BUILD)/fuzz-replay/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(AGENTXDP_SAN_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -O2,$(CFLAGS)) $(SANFLAGS) $< tests/fuzz/replay_main.c $(AGENTXDP_SAN_LIBS) $(UNIT_LIBS) $(LDLIBS) -o $@
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(CORE_SRCS) $(IO_SRCS)
+# The core and I/O code is instrumented once into one static library; each harness links it.
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -Ianalyze -I$(BUILD) -fsanitize=address,undefined
+FUZZ_LIB    := $(BUILD)/libagentxdp-fuzz.a
+FUZZ_OBJS   := $(patsubst %.c,$(BUILD)/fuzz-obj/%.o,$(CORE_SRCS) $(IO_SRCS))
+$(FUZZ_OBJS): | $(AGENTXDP_LIBS)  # generated headers exist once the normal libs are built
+$(BUILD)/fuzz-obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CLANG) -g -O1 -std=gnu11 -D_GNU_SOURCE -I. -Ianalyze -I$(BUILD) -fsanitize=fuzzer,address,undefined $^ $(UNIT_LIBS) $(LDLIBS) -o $@
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+$(FUZZ_LIB): $(FUZZ_OBJS)
+	rm -f $@ && ar rcs $@ $^
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_LIB) $(UNIT_LIBS) $(LDLIBS) -o $@
 fuzz: $(FUZZ_BINS)
 	@echo "fuzzers built in $(BUILD)/fuzz; run e.g. $(BUILD)/fuzz/fuzz_decode tests/fuzz/corpus/decode -max_total_time=600"
 

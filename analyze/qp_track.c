@@ -1515,6 +1515,16 @@ int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t va
 	w = window_at(t, f, ts);
 	w->packets++;
 	w->bytes += pkt->orig_len;
+	if (is_mirror_copy(t, f, pkt, prev_ts)) {
+		/*
+		 * The same packet seen twice (a duplicating mirror, a capture seeing both copies):
+		 * counted as seen, but it marks, notifies or transmits nothing a second time
+		 * (ECN, CNPs, datagrams, CM included).
+		 */
+		f->ex.duplicates++;
+		t->tot.duplicates++;
+		return 0;
+	}
 	if (pkt->ecn == 3) {
 		f->st.ecn_ce++;
 		w->ecn_ce++;
@@ -1547,12 +1557,6 @@ int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t va
 		f->ex.first_transmissions++;
 		w->goodput_bytes += pkt->payload_len;
 		f->ex.goodput_bytes += pkt->payload_len;
-		return 0;
-	}
-	if (is_mirror_copy(t, f, pkt, prev_ts)) {
-		/* The same packet seen twice (a duplicating mirror, a capture seeing both copies). */
-		f->ex.duplicates++;
-		t->tot.duplicates++;
 		return 0;
 	}
 	if (op_is_request(op)) {
