@@ -70,6 +70,9 @@ struct roce_cap_counters {
 	__u64 lost_pkts;	/* RoCE frames lost: ring buffer full (reservation failed) */
 	__u64 malformed_pkts;	/* UDP 4791 / EtherType 0x8915 frames too short or bad for a BTH */
 	__u64 lost_reported;	/* lost_pkts already reported in a record's lost_before */
+	__u64 wakeups;		/* reader wake-ups this CPU forced (ring filled past the threshold) */
+	__u64 wakeup_prod_pos;	/* state, not a count: ring producer position at this CPU's last
+				 * wake-up; the reader has drained since once it consumed past it */
 };
 
 /* Filter kept in the program's read-only config (see --filter in agentxdp-capture.8). */

@@ -23,6 +23,7 @@
 #define MAX_RECORDS 64
 
 static int failures;
+static uint64_t load_wakeup_bytes; /* nonzero: cfg_wakeup_bytes for the next load() */
 static unsigned frames_run, records_expected; /* by expect_record()/expect_none() */
 
 static void result(int ok, const char *name, const char *fmt, ...)
@@ -98,6 +99,8 @@ static int load(struct loaded *l, uint32_t snaplen, const char *filter, uint32_t
 	memcpy((void *)l->skel->rodata->cfg_hosts, f.hosts, sizeof(f.hosts));
 	l->skel->rodata->cfg_has_qpn = f.has_qpn;
 	l->skel->rodata->cfg_qpn = f.qpn;
+	if (load_wakeup_bytes)
+		l->skel->rodata->cfg_wakeup_bytes = load_wakeup_bytes;
 	if (ring_bytes && bpf_map__set_max_entries(l->skel->maps.records, ring_bytes))
 		return -1;
 	if (roce_capture_bpf__load(l->skel))
@@ -149,6 +152,7 @@ static struct roce_cap_counters sum_counters(struct loaded *l, uint32_t slot)
 			sum.captured_bytes += per_cpu[i].captured_bytes;
 			sum.lost_pkts += per_cpu[i].lost_pkts;
 			sum.malformed_pkts += per_cpu[i].malformed_pkts;
+			sum.wakeups += per_cpu[i].wakeups;
 		}
 	}
 	free(per_cpu);
@@ -508,6 +512,50 @@ static void test_loss(void)
 	unload(&l);
 }
 
+/*
+ * The reader is woken once when the ring fills past cfg_wakeup_bytes, and not again until
+ * it has drained (a wake-up per 64 records cost 40-50 ns per packet in a VM).
+ */
+static void test_wakeup(void)
+{
+	struct roce_frame_spec s;
+	struct roce_cap_counters c;
+	struct loaded l;
+	uint8_t f[256];
+	size_t n;
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	load_wakeup_bytes = 16384;
+	if (load(&l, 0, NULL, 65536)) {
+		load_wakeup_bytes = 0;
+		result(0, "wakeup-load", "%s", strerror(errno));
+		return;
+	}
+	load_wakeup_bytes = 0;
+	roce_frame_default(&s);
+	n = build(&s, f, sizeof(f));
+	/* 400 records of 96 bytes (37.5 KiB): past 16 KiB at the 171st, checked at the 193rd. */
+	run(&l, f, n, 400, NULL);
+	c = sum_counters(&l, 0);
+	result(c.captured_pkts == 400 && c.wakeups == 1, "wakeup-once-past-threshold",
+	       "captured %llu wake-ups %llu, want 400 and 1", (unsigned long long)c.captured_pkts,
+	       (unsigned long long)c.wakeups);
+	drain(&l);
+	run(&l, f, n, 100, NULL);
+	c = sum_counters(&l, 0);
+	result(c.wakeups == 1, "wakeup-none-below-threshold", "wake-ups %llu, want 1",
+	       (unsigned long long)c.wakeups);
+	run(&l, f, n, 300, NULL);
+	c = sum_counters(&l, 0);
+	result(c.captured_pkts == 800 && c.wakeups == 2, "wakeup-again-after-drain",
+	       "captured %llu wake-ups %llu, want 800 and 2", (unsigned long long)c.captured_pkts,
+	       (unsigned long long)c.wakeups);
+	unload(&l);
+}
+
 /* The bench's consumer reads each record as agentxdp-capture does (header, then the frame). */
 static int bench_consume(void *ctx, void *data, size_t size)
 {
@@ -626,5 +674,6 @@ int main(int argc, char **argv)
 	test_snaplen();
 	test_filters();
 	test_loss();
+	test_wakeup();
 	return failures ? 1 : 0;
 }
