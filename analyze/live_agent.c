@@ -141,7 +141,7 @@ static const struct flow_stats *recent_view(struct live_agent *a, const struct f
 	for (size_t i = 0; i < n; i++) {
 		const struct window_ring *r = flows[i].id < a->n_rings ? &a->rings[flows[i].id] : NULL;
 		a->view[i] = flows[i];
-		a->view[i].windows = a->view_windows + off;
+		a->view[i].windows = a->view_windows ? a->view_windows + off : NULL;
 		a->view[i].n_windows = r ? r->n : 0;
 		for (size_t k = 0; r && k < r->n; k++)
 			a->view_windows[off++] = r->w[(r->head + k) % a->history_windows];
@@ -294,9 +294,11 @@ int live_agent_tick(struct live_agent *a, uint64_t now_ns, const struct agent_ca
 	n_flows = qp_tracker_snapshot(a->tracker, &flows);
 	if (n_flows < 0)
 		return (int)n_flows;
-	flows = recent_view(a, flows, (size_t)n_flows);
-	if (!flows)
-		return -ENOMEM;
+	if (n_flows) {
+		flows = recent_view(a, flows, (size_t)n_flows);
+		if (!flows)
+			return -ENOMEM;
+	}
 	err = localize(flows, (size_t)n_flows, a->have_topo ? &a->topo : NULL, &a->lcfg, &findings, &n_findings);
 	if (err) {
 		pr_warn("localization failed: %s\n", strerror(-err));

@@ -3,6 +3,7 @@
  * agent (analyze/live_agent.h) as capture records would arrive, ticks once per second of trace
  * time, then keeps serving /metrics for --serve seconds (for a real Prometheus to scrape).
  *   agent_replay TRACE [--metrics ADDR:PORT] [--otlp URL] [--textfile DIR] [--serve SECONDS]
+ *                [--history SECONDS] [--topology FILE] [--paths FILE]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,8 @@ int main(int argc, char **argv)
 			o.textfile_dir = argv[i + 1];
 		else if (!strcmp(argv[i], "--serve"))
 			serve_s = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--history"))
+			o.history_ns = strtoull(argv[i + 1], NULL, 10) * 1000000000ull;
 		else if (!strcmp(argv[i], "--topology"))
 			o.topology_csv = argv[i + 1];
 		else if (!strcmp(argv[i], "--paths"))
