@@ -198,6 +198,10 @@ rc=$?
 t1=$(date +%s%N)
 AGENT_PID=""
 expect_eq "$N: the agent stops cleanly on SIGINT" 0 "$rc"
+# Nothing went wrong in the analysis (the OTLP warnings about the hanging collector aside).
+warns=$(grep -i -E 'warning|error' "$T/agent.err" | grep -v -i 'otlp' | head -n 3)
+[ -z "$warns" ] && pass "$N: no analysis warning or error on the agent's stderr" ||
+	fail "$N: agent stderr" "$(tr '\n' ' ' <<<"$warns")"
 # A request hangs for up to 10 s (the sender's timeout); at exit the queue drains for 2 s
 # and the request in flight is aborted then.
 ms=$(((t1 - t0) / 1000000))
