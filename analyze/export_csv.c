@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "export.h"
+#include "export_file.h"
 
 static const char *const csv_tables[] = {
 	"capture", "endpoint", "qp", "qp_window", "retransmission", "nak", "cnp", "malformed", "finding",
@@ -77,7 +78,7 @@ int export_csv(const char *db_path, const char *dir, char *err, size_t errlen)
 		FILE *out;
 
 		snprintf(path, sizeof(path), "%s/%s.csv", dir, name);
-		out = fopen(path, "w");
+		out = fopen_output(path);
 		if (!out) {
 			snprintf(err, errlen, "%s: %s", path, strerror(errno));
 			goto out;

@@ -1,4 +1,4 @@
-/* export_file.c: replace a file atomically (temp file in the same folder + rename). */
+/* export_file.c: replace a file atomically (temp file in the same folder + rename); open a private output file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -65,4 +65,21 @@ cleanup:
 		unlink(tmp);
 	free(tmp);
 	return err;
+}
+
+FILE *fopen_output(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	f = fdopen(fd, "w");
+	if (!f) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+	}
+	return f;
 }

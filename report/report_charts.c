@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "export_file.h"
 #include "gnuplot_run.h"
 #include "psn.h"
 
@@ -33,7 +34,7 @@ static FILE *open_in(struct chart_ctx *c, const char *name)
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", c->chart_dir, name);
-	f = fopen(path, "w");
+	f = fopen_output(path);
 	if (!f)
 		snprintf(c->err, sizeof(c->err), "%s: %s", path, strerror(errno));
 	return f;

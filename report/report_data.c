@@ -2,14 +2,29 @@
 #include "report_data.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * The database is input like any other (someone else may have written it): control
+ * characters become '?' so no text can move a terminal's cursor, recolour it or fake a line.
+ * keep_lines keeps newlines and tabs (multi-line evidence).
+ */
+static void neutralize_controls(char *s, bool keep_lines)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			if (!keep_lines || (*s != '\n' && *s != '\t'))
+				*s = '?';
+}
+
 static void copy_text(char *dst, size_t len, const unsigned char *src)
 {
 	snprintf(dst, len, "%s", src ? (const char *)src : "");
+	neutralize_controls(dst, false);
 }
 
 static int table_exists(sqlite3 *db, const char *name)
@@ -107,7 +122,10 @@ static int finding_row(sqlite3_stmt *st, void *ctx)
 	f->flows_hurt = sqlite3_column_int(st, 8);
 	const unsigned char *ev = sqlite3_column_text(st, 9);
 	f->evidence = strdup(ev ? (const char *)ev : "");
-	return f->evidence ? 0 : -1;
+	if (!f->evidence)
+		return -1;
+	neutralize_controls(f->evidence, true);
+	return 0;
 }
 
 #define FLOW_COLUMNS                                                                       \
@@ -220,7 +238,7 @@ int report_data_load(const char *db_path, size_t top_n, struct report_data *d, c
 	int rc = -1;
 
 	memset(d, 0, sizeof(*d));
-	snprintf(d->db_path, sizeof(d->db_path), "%s", db_path);
+	copy_text(d->db_path, sizeof(d->db_path), (const unsigned char *)db_path);
 	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: cannot open database: %s", db_path,
 			 db ? sqlite3_errmsg(db) : strerror(ENOMEM));

@@ -48,6 +48,28 @@ int html_escape(struct text_buf *out, const char *s)
 	return out->failed ? -1 : 0;
 }
 
+/*
+ * Markdown: a backslash before each character CommonMark could read as markup, or as the end
+ * of a table cell ('|'). Text from the database (paths, names, findings) goes through here;
+ * control characters were already neutralized when it was read.
+ */
+static const char *md_escape(char *buf, size_t len, const char *s)
+{
+	size_t o = 0;
+
+	for (; s && *s && o + 2 < len; s++) {
+		if (strchr("\\`*_[]<>|#!&~", *s))
+			buf[o++] = '\\';
+		buf[o++] = *s;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* Database text for the summary: escaped for markdown, as is for plain text. */
+#define CELL_LEN 600
+#define CELL(i, text) (md ? md_escape(cell[i], CELL_LEN, (text)) : (text))
+
 static double rate_per_1000(uint64_t events, uint64_t packets)
 {
 	return packets ? 1000.0 * (double)events / (double)packets : 0;
@@ -59,9 +81,9 @@ static double duration_s(const struct report_data *d)
 }
 
 /* The one-paragraph verdict, the same words in every format. */
-static void verdict_text(struct text_buf *out, const struct report_data *d)
+static void verdict_text(struct text_buf *out, const struct report_data *d, bool md)
 {
-	char when[64];
+	char when[64], cell[3][CELL_LEN];
 
 	if (!d->n_findings) {
 		text_buf_printf(out,
@@ -72,9 +94,9 @@ static void verdict_text(struct text_buf *out, const struct report_data *d)
 		return;
 	}
 	const struct report_finding *f = &d->findings[0];
-	text_buf_printf(out, "%s %s: %s", f->kind, f->subject, f->severity_text);
+	text_buf_printf(out, "%s %s: %s", CELL(0, f->kind), CELL(1, f->subject), CELL(2, f->severity_text));
 	if (f->direction[0])
-		text_buf_printf(out, " (direction %s)", f->direction);
+		text_buf_printf(out, " (direction %s)", CELL(0, f->direction));
 	text_buf_printf(out, "; confidence %.0f%%; %u flows hurt", f->confidence * 100, f->flows_hurt);
 	if (f->onset_ns)
 		text_buf_printf(out, "; since %s", format_time_ns(f->onset_ns, when, sizeof(when)));
@@ -85,13 +107,13 @@ int report_render_summary(struct text_buf *out, const struct report_data *d, enu
 			  size_t top_n)
 {
 	bool md = fmt == REPORT_MARKDOWN;
-	char t1[64], t2[64];
+	char t1[64], t2[64], cell[4][CELL_LEN];
 
 	text_buf_puts(out, md ? "# AgentXDP incident report\n\n" : "AgentXDP incident report\n");
-	text_buf_printf(out, md ? "Database: `%s`\n\n" : "database: %s\n", d->db_path);
+	text_buf_printf(out, md ? "Database: %s\n\n" : "database: %s\n", CELL(0, d->db_path));
 
 	text_buf_puts(out, md ? "## Verdict\n\n" : "\nVERDICT\n  ");
-	verdict_text(out, d);
+	verdict_text(out, d, md);
 	text_buf_puts(out, "\n");
 	for (size_t i = 0; i < d->n_findings && i < top_n; i++) {
 		const struct report_finding *f = &d->findings[i];
@@ -99,8 +121,9 @@ int report_render_summary(struct text_buf *out, const struct report_data *d, enu
 			text_buf_puts(out, md ? "\n| rank | kind | subject | direction | severity | confidence | onset | flows |\n|---|---|---|---|---|---|---|---|\n"
 					      : "\n  rank kind       subject                        severity                                  conf  flows\n");
 		if (md)
-			text_buf_printf(out, "| %d | %s | %s | %s | %s | %.2f | %s | %u |\n", f->rank, f->kind,
-					f->subject, f->direction, f->severity_text, f->confidence,
+			text_buf_printf(out, "| %d | %s | %s | %s | %s | %.2f | %s | %u |\n", f->rank,
+					CELL(0, f->kind), CELL(1, f->subject), CELL(2, f->direction),
+					CELL(3, f->severity_text), f->confidence,
 					format_time_ns(f->onset_ns, t1, sizeof(t1)), f->flows_hurt);
 		else
 			text_buf_printf(out, "  %4d %-10s %-30s %-41s %4.2f %6u\n", f->rank, f->kind,
@@ -113,7 +136,7 @@ int report_render_summary(struct text_buf *out, const struct report_data *d, enu
 		text_buf_printf(out,
 				"%s%s: %" PRIu64 " frames, %" PRIu64 " RoCE, %" PRIu64
 				" malformed, %s to %s; capture lost %s%s%s\n",
-				md ? "- " : "  ", c->path, c->frames, c->roce_packets, c->malformed,
+				md ? "- " : "  ", CELL(0, c->path), c->frames, c->roce_packets, c->malformed,
 				format_time_ns(c->first_ns, t1, sizeof(t1)),
 				format_time_ns(c->last_ns, t2, sizeof(t2)),
 				c->has_drop_counters ? "" : "unknown (no drop counters in the file)",
@@ -123,7 +146,7 @@ int report_render_summary(struct text_buf *out, const struct report_data *d, enu
 			text_buf_printf(out, "%s  %" PRIu64 " packets dropped by the capture\n",
 					md ? "" : "  ", c->capture_dropped);
 		if (c->truncated && c->stop_reason[0])
-			text_buf_printf(out, "%s  stopped: %s\n", md ? "" : "  ", c->stop_reason);
+			text_buf_printf(out, "%s  stopped: %s\n", md ? "" : "  ", CELL(0, c->stop_reason));
 	}
 	text_buf_printf(out,
 			"%stotals: %" PRIu64 " flows, %" PRIu64 " packets, %" PRIu64
@@ -140,7 +163,7 @@ int report_render_summary(struct text_buf *out, const struct report_data *d, enu
 		text_buf_printf(out,
 				md ? "| %s | %s | %u | %" PRIu64 " | %.1f | %.1f | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " |\n"
 				   : "  %-16s %-16s %6u %9" PRIu64 " %11.1f %10.1f %6" PRIu64 " %6" PRIu64 " %6" PRIu64 "\n",
-				p->src, p->dst, p->flows, p->packets, p->p50_us, p->p99_us, p->retransmitted,
+				CELL(0, p->src), CELL(1, p->dst), p->flows, p->packets, p->p50_us, p->p99_us, p->retransmitted,
 				p->naks, p->cnps);
 	}
 
@@ -152,7 +175,7 @@ int report_render_summary(struct text_buf *out, const struct report_data *d, enu
 		text_buf_printf(out,
 				md ? "| %" PRId64 " | %s | %s | 0x%06x | %u | %" PRIu64 " | %.1f | %.1f | %.2f | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " |\n"
 				   : "  %5" PRId64 " %-16s %-16s 0x%06x %5u %9" PRIu64 " %9.1f %9.1f %7.2f %5" PRIu64 " %4" PRIu64 " %5" PRIu64 "\n",
-				f->id, f->src, f->dst, f->dst_qpn, f->udp_sport, f->packets, f->p50_us,
+				f->id, CELL(0, f->src), CELL(1, f->dst), f->dst_qpn, f->udp_sport, f->packets, f->p50_us,
 				f->p99_us, rate_per_1000(f->retransmitted, f->packets),
 				f->naks_psn_seq + f->naks_other + f->rnr_naks, f->timeouts, f->cnps);
 	}
@@ -194,7 +217,7 @@ int report_render_html(struct text_buf *out, const struct report_data *d,
 			format_time_ns(d->first_ns, t1, sizeof(t1)), format_time_ns(d->last_ns, t2, sizeof(t2)),
 			d->schema_version);
 
-	verdict_text(&verdict, d);
+	verdict_text(&verdict, d, false);
 	text_buf_printf(out, "<h2>Verdict</h2>\n<div class=\"verdict %s\" id=\"verdict\">",
 			d->n_findings ? "bad" : "ok");
 	html_escape(out, verdict.data ? verdict.data : "");

@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # test_hardening_modes.sh: every output file the tools create is 0640 or stricter (and
-# every folder 0750 or stricter) even when the caller's umask is the usual 022.
+# every folder 0750 or stricter) even when the caller's umask is the usual 022: analyze's
+# db, CSV, Prometheus file and report; synth's outputs; nicstat's; report's; capture's
+# pcapng with its rotation files and its textfile-collector output; drops' database.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/nicstat/fixture.sh"
 
 T=$(tmpdir)
-trap 'rm -rf "$T"' EXIT
+NS=hd-modes-$$
+cleanup() {
+	ip netns del "$NS" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
 umask 022
 S="$TOP/samples/healthy"
 
@@ -40,6 +47,17 @@ for f in "$T"/csv/*.csv; do
 	mode_ok "modes-analyze-csv-$(basename "$f" .csv)" "$f"
 done
 [ "$n" -gt 0 ] && pass modes-analyze-csv-files || fail modes-analyze-csv-files "no CSV written"
+
+# agentxdp-analyze --report DIR: the page, the chart folder and its files
+"$BIN/agentxdp-analyze" -q "$S/trace.pcapng" --report "$T/arep" >/dev/null 2>"$T/arep.err"
+expect_eq modes-analyze-report-exit 0 $?
+mode_ok modes-analyze-report-dir "$T/arep"
+n=0
+while IFS= read -r f; do
+	n=$((n + 1))
+	mode_ok "modes-analyze-report-${f#"$T"/arep/}" "$f"
+done < <(find "$T/arep" -mindepth 1 | head -n 40)
+[ "$n" -ge 2 ] && pass modes-analyze-report-files || fail modes-analyze-report-files "only $n entries"
 
 # agentxdp-analyze --json to stdout must not change anything: nothing to check there.
 
@@ -81,4 +99,23 @@ if [ -x "$BIN/agentxdp-report" ] && [ -e "$T/a.db" ]; then
 		fail modes-report-exit "exit $rc: $(head -n 2 "$T/rep.err" | tr '\n' ' ')"
 	fi
 fi
+# Root only: agentxdp-capture's pcapng with its rotation files and its --textfile output (on
+# the loopback of a namespace of our own), agentxdp-drops --db.
+if ! need_root || ! ip netns add "$NS" 2>/dev/null; then
+	skip_or_fail_in_ci modes-capture "needs root and network namespaces"
+	exit "$T_FAILED"
+fi
+ip -n "$NS" link set lo up
+ip netns exec "$NS" "$BIN/agentxdp-capture" -q -i lo -w "$T/rot.pcapng" -G 1 -d 2500ms >/dev/null 2>"$T/cap.err"
+expect_eq modes-capture-exit 0 $?
+mode_ok modes-capture-file "$T/rot.pcapng"
+mode_ok modes-capture-rotation-file "$T/rot.pcapng1"
+mkdir "$T/ctf"
+ip netns exec "$NS" "$BIN/agentxdp-capture" -q -i lo --analyze --metrics off --textfile "$T/ctf" \
+	-d 600ms --interval 200ms >/dev/null 2>"$T/ctf.err"
+expect_eq modes-capture-textfile-exit 0 $?
+mode_ok modes-capture-textfile "$T/ctf/agentxdp.prom"
+"$BIN/agentxdp-drops" -q -t 300ms --db "$T/drops.db" >/dev/null 2>"$T/drops.err"
+expect_eq modes-drops-exit 0 $?
+mode_ok modes-drops-db "$T/drops.db"
 exit "$T_FAILED"
