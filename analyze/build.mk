@@ -31,3 +31,11 @@ all: $(AGENT_REPLAY)
 $(AGENT_REPLAY): tests/tools/agent_replay.c $(AGENTXDP_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $< $(AGENTXDP_LIBS) -lpcap -lcsv -lmicrohttpd -lcurl -lpthread $(LDLIBS) -o $@
+
+# agentxdp-analyze built with ASan+UBSan (not installed): tests/golden/test_analyze_sanitized.sh
+# runs the samples through it and compares with the normal build.
+SAN_ANALYZE := $(BUILD)/san-bin/agentxdp-analyze
+all: $(SAN_ANALYZE)
+$(SAN_ANALYZE): $(patsubst %.c,$(BUILD)/san/%.o,$(ANALYZE_SRCS)) $(AGENTXDP_SAN_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(SANFLAGS) $(patsubst %.c,$(BUILD)/san/%.o,$(ANALYZE_SRCS)) $(AGENTXDP_SAN_LIBS) -lpcap -lsqlite3 -lcsv $(LDLIBS) -o $@
