@@ -661,6 +661,47 @@ static int bench(uint32_t repeat, uint32_t ring_kib, uint32_t rounds)
 	return 0;
 }
 
+/*
+ * The peer for non-RoCE traffic: an XDP program that only returns XDP_PASS
+ * (tests/bpf/xdp_dummy.bpf.c), on the same frame, the same way.
+ */
+static int bench_empty(const char *obj_path, uint32_t repeat, uint32_t rounds)
+{
+	enum { MAX_ROUNDS = 31 };
+	struct roce_frame_spec s;
+	struct bpf_object *obj;
+	struct bpf_program *prog;
+	uint8_t frame[2048];
+	size_t len;
+	double ns[MAX_ROUNDS];
+
+	if (rounds < 1 || rounds > MAX_ROUNDS)
+		return 1;
+	obj = bpf_object__open_file(obj_path, NULL);
+	if (!obj || bpf_object__load(obj)) {
+		fprintf(stderr, "cannot load %s: %s\n", obj_path, strerror(errno));
+		return 1;
+	}
+	prog = bpf_object__next_program(obj, NULL);
+	roce_frame_default(&s);
+	s.payload_bytes = 1024;
+	s.udp_dport = 4790;
+	len = build(&s, frame, sizeof(frame));
+	for (uint32_t r = 0; r < rounds; r++) {
+		struct xdp_md ctx_in = { .data_end = (uint32_t)len, .ingress_ifindex = TEST_IFINDEX };
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = (uint32_t)len,
+			    .ctx_in = &ctx_in, .ctx_size_in = sizeof(ctx_in), .repeat = repeat);
+
+		if (!prog || bpf_prog_test_run_opts(bpf_program__fd(prog), &opts))
+			return 1;
+		ns[r] = opts.duration;
+	}
+	qsort(ns, rounds, sizeof(ns[0]), cmp_double);
+	printf("ns_per_pkt empty-xdp-program %.1f %.1f\n", ns[rounds / 2], ns[0]);
+	bpf_object__close(obj);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	libbpf_set_print(silent_print);
@@ -670,6 +711,10 @@ int main(int argc, char **argv)
 		return bench((uint32_t)strtoul(argv[2], NULL, 10),
 			     argc >= 4 ? (uint32_t)strtoul(argv[3], NULL, 10) : 8192,
 			     argc == 5 ? (uint32_t)strtoul(argv[4], NULL, 10) : 5);
+	/* --bench-empty OBJECT REPEAT ROUNDS: the same measurement for an XDP_PASS-only program. */
+	if (argc == 5 && !strcmp(argv[1], "--bench-empty"))
+		return bench_empty(argv[2], (uint32_t)strtoul(argv[3], NULL, 10),
+				   (uint32_t)strtoul(argv[4], NULL, 10));
 	test_parsing();
 	test_snaplen();
 	test_filters();
