@@ -136,7 +136,9 @@ struct candidate {
 	uint32_t var;
 	enum signal signal;
 	enum finding_kind kind;
-	double effect;			/* fitted excess: us of RTT, or events per packet */
+	double effect;			/* fitted excess in the signal's unit: us of RTT (shift:
+					   a fraction of the flows' past), or events per packet */
+	double effect_us;		/* latency signals: the effect in us */
 	double z, strength, specificity, confidence, severity;
 	double in_rate, out_rate, in_events, in_packets;
 	double baseline_us, sigma_us, hurt_p99_us, peer_p99_us;
@@ -784,7 +786,11 @@ static void build_signals(struct ctx *c)
 				v[m++] = f->windows[i].ack_latency_p50_ns / 1000.0;
 		if (rs_change_point(v, m, 2, &cp))
 			continue;
-		cn->y[SIG_SHIFT] = cp.mean_after - cp.mean_before;
+		if (cp.mean_before <= 0)
+			continue;
+		/* Relative: a flow's noise grows with its latency (queues on longer paths),
+		 * so +2 us on a 4 us one-leaf path is as telling as +4 us on an 8 us one. */
+		cn->y[SIG_SHIFT] = (cp.mean_after - cp.mean_before) / cp.mean_before;
 		cn->shift_before_us = cp.mean_before;
 		cn->w[SIG_SHIFT] = 1;
 		cn->valid[SIG_SHIFT] = true;
@@ -1109,6 +1115,8 @@ static bool judge(struct ctx *c, struct candidate *cand, const double *resid, bo
 		n_base++;
 	}
 	cand->baseline_us = n_base ? base_sum / (double)n_base : 0;
+	/* us per unit of the signal: the shift is relative to the flows' own past. */
+	double unit = s != SIG_SHIFT ? 1 : cand->baseline_us > 0 ? cand->baseline_us : 1;
 	cand->sigma_us = n_out >= 3 ? rs_sigma(out, n_out, tmp) : 0;
 	if (n_out >= 10) {
 		/* Latencies have a peaked core and a long right tail (incast, bursts): the MAD
@@ -1119,11 +1127,13 @@ static bool judge(struct ctx *c, struct candidate *cand, const double *resid, bo
 		double q90 = tmp[(size_t)(0.9 * (double)(n_out - 1))];
 		cand->sigma_us = fmax(cand->sigma_us, (q90 - q50) / 1.2816);
 	}
-	cand->sigma_us = fmax(cand->sigma_us, cfg->noise_floor_frac * cand->baseline_us);
-	cand->sigma_us = fmax(cand->sigma_us, 0.01);
+	cand->sigma_us = fmax(cand->sigma_us, cfg->noise_floor_frac * cand->baseline_us / unit);
+	cand->sigma_us = fmax(cand->sigma_us, 0.01 / unit);
 	/* The effect is a least-squares mean over the subject's flows: its standard error
 	 * shrinks with the square root of their (coefficient-weighted) number. */
 	cand->z = cand->effect / cand->sigma_us * sqrt(fmax(cand->n_eff, 1));
+	cand->sigma_us *= unit;
+	cand->effect_us = cand->effect * unit;
 	cand->kind = s == SIG_TURNAROUND || v->kind == VAR_HOST ? FINDING_HOST : FINDING_SLOW;
 	direction_text(c, cand);
 	double min_z = s == SIG_SHIFT ? cfg->shift_min_z : cfg->slow_min_z;
@@ -1161,12 +1171,10 @@ static bool judge(struct ctx *c, struct candidate *cand, const double *resid, bo
 	 * 2x"). Their p99 against their peers' goes into the text and the evidence: a p99 of
 	 * ~100 samples in a loaded fabric is too noisy to decide on. */
 	cand->severity = cand->baseline_us > 0 ?
-				 (cand->baseline_us + cand->effect) / cand->baseline_us :
+				 (cand->baseline_us + cand->effect_us) / cand->baseline_us :
 				 0;
 	double min_ratio = s == SIG_SHIFT ? cfg->shift_min_ratio : cfg->slow_min_ratio;
-	return cand->baseline_us > 0 &&
-	       (cand->baseline_us + cand->effect) / cand->baseline_us >= min_ratio &&
-	       cand->z >= min_z;
+	return cand->baseline_us > 0 && cand->severity >= min_ratio && cand->z >= min_z;
 }
 
 /* ------------------------------------------------------------------ pursuit */
@@ -1403,20 +1411,20 @@ static void severity_text(const struct candidate *cand, char *buf, size_t len)
 	switch (cand->signal) {
 	case SIG_LATENCY:
 		snprintf(buf, len, "latency %.2fx healthy peers (+%.1f us median RTT; p99 %.1fx)",
-			 cand->severity, cand->effect, cand->p99_ratio);
+			 cand->severity, cand->effect_us, cand->p99_ratio);
 		break;
 	case SIG_COMPLETION:
 		snprintf(buf, len,
 			 "message completion %.2fx healthy peers (+%.1f us median; p99 %.1fx)",
-			 cand->severity, cand->effect, cand->p99_ratio);
+			 cand->severity, cand->effect_us, cand->p99_ratio);
 		break;
 	case SIG_SHIFT:
-		snprintf(buf, len, "latency %.2fx its own past (+%.1f us RTT from onset; p99 %.1fx peers)",
-			 cand->severity, cand->effect, cand->p99_ratio);
+		snprintf(buf, len, "latency %.2fx its own past (+%.1f us RTT from onset)",
+			 cand->severity, cand->effect_us);
 		break;
 	case SIG_TURNAROUND:
 		snprintf(buf, len, "responder turnaround +%.1f us (%.2fx; p99 %.1fx healthy peers)",
-			 cand->effect, cand->severity, cand->p99_ratio);
+			 cand->effect_us, cand->severity, cand->p99_ratio);
 		break;
 	case SIG_LOSS:
 		snprintf(buf, len, "%.3g%% of packets lost (%.0f loss events)",
@@ -1475,7 +1483,10 @@ static int make_finding(struct ctx *c, const struct candidate *cand,
 	sb_printf(&sb, "{\"signal\":\"%s\",\"model\":\"%s\",\"effect\":%.6g,\"z\":%.3g,"
 		       "\"strength\":%.3f,\"specificity\":%.3f",
 		  signal_name(cand->signal),
-		  !c->topo ? "hosts" : c->topo->n_paths ? "paths+ecmp" : "ecmp", jnum(cand->effect),
+		  !c->topo ? "hosts" : c->topo->n_paths ? "paths+ecmp" : "ecmp",
+		  jnum(cand->signal == SIG_LOSS || cand->signal == SIG_ECN || cand->signal >= N_SIGNALS ?
+			       cand->effect :
+			       cand->effect_us),
 		  jnum(cand->z), cand->strength, cand->specificity);
 	if (cand->signal == SIG_LATENCY || cand->signal == SIG_SHIFT ||
 	    cand->signal == SIG_COMPLETION || cand->signal == SIG_TURNAROUND)
