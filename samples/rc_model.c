@@ -278,13 +278,29 @@ static bool is_read_or_atomic(const struct rc_wqe *w)
 }
 
 /*
+ * A READ or atomic at `psn` got no (complete) response while a later one did: go back to it
+ * (go-back-N), once per gap. Every later response and ACK still in flight shows the same gap;
+ * re-issuing for each of them would resend the whole window again and again (each copy
+ * answered in full by the responder: a storm). A lost re-issue is recovered by the timer.
+ */
+static void reissue_from(struct rc_qp *qp, uint32_t psn)
+{
+	if (qp->read_reissued && qp->read_reissue_psn == psn)
+		return;
+	qp->read_reissued = true;
+	qp->read_reissue_psn = psn;
+	set_tx_psn(qp, psn);
+}
+
+/*
  * Everything up to and including `psn` is acknowledged. READ and atomic requests need their
  * own responses: an ACK beyond one that got none means its responses were lost, so the
  * requester goes back to it (IBA 9.7.5.1.x, implicit NAK). Returns true on forward progress.
  */
 static bool ack_through(struct rc_qp *qp, uint32_t psn)
 {
-	bool progress = false;
+	bool progress = false, gap = false;
+	uint32_t gap_psn = 0;
 
 	if (!psn_in_range(psn, qp->una_psn, psn_add(qp->max_psn_sent, PSN_MASK)))
 		return false;	/* stale, or names a PSN not sent yet */
@@ -296,7 +312,8 @@ static bool ack_through(struct rc_qp *qp, uint32_t psn)
 		if (is_read_or_atomic(w)) {
 			/* Its responses should have come first: go back and ask again. */
 			if (w->acked_psns < w->n_psns) {
-				set_tx_psn(qp, psn_add(w->first_psn, w->acked_psns));
+				gap = true;
+				gap_psn = psn_add(w->first_psn, w->acked_psns);
 				break;
 			}
 		}
@@ -321,6 +338,8 @@ static bool ack_through(struct rc_qp *qp, uint32_t psn)
 		qp->rnr_retry_left = qp->cfg.rnr_retry;
 		qp->read_reissued = false;
 	}
+	if (gap)
+		reissue_from(qp, gap_psn);
 	restart_timer(qp);
 	return progress;
 }
@@ -526,6 +545,8 @@ static void responder_execute(struct rc_qp *qp, const struct roce_pkt *pkt, uint
 			qp->atomic_value = pkt->atomic_swap_add;
 		qp->last_atomic_orig = orig;
 		qp->last_atomic_psn = pkt->psn;
+		qp->atomic_saved[qp->atomic_saved_next++ % RC_ATOMIC_HISTORY] =
+			(struct rc_atomic_saved){.psn = pkt->psn, .valid = true, .orig = orig};
 		qp->epsn = psn_add(qp->epsn, 1);
 		qp->msn = (qp->msn + 1) & PSN_MASK;
 		queue_atomic_ack(qp, pkt->psn, orig);
@@ -568,8 +589,16 @@ static void responder_rc(struct rc_qp *qp, const struct roce_pkt *pkt, uint8_t o
 		if (op == ROCE_OP_READ_REQUEST) {
 			queue_read(qp, pkt->psn, pkt->reth_dma_len);	/* executed again */
 		} else if (op == ROCE_OP_CMP_SWAP || op == ROCE_OP_FETCH_ADD) {
-			if (pkt->psn == qp->last_atomic_psn)
-				queue_atomic_ack(qp, pkt->psn, qp->last_atomic_orig);
+			/* Replay the saved result, never execute twice. Keeping only the last one
+			 * left every earlier duplicate unanswered when several atomics were in flight
+			 * and one ACK was lost: the requester retried until it gave up. */
+			for (uint32_t i = 0; i < RC_ATOMIC_HISTORY; i++) {
+				const struct rc_atomic_saved *a = &qp->atomic_saved[i];
+				if (a->valid && a->psn == pkt->psn) {
+					queue_atomic_ack(qp, pkt->psn, a->orig);
+					break;
+				}
+			}
 		} else if (pkt->flags & ROCE_F_ACK_REQ) {
 			queue_ack(qp, psn_add(qp->epsn, PSN_MASK));	/* the latest PSN received */
 		}
@@ -635,8 +664,9 @@ static void requester_on_aeth(struct rc_qp *qp, const struct roce_pkt *pkt)
 			}
 			qp->rnr_retry_left--;
 		}
+		qp->timeout_retx_pending = false;	/* the resend answers the RNR NAK now */
 		qp->rnr_wait_until_ns = qp->current_time_ns + rc_rnr_timer_ns(syn & 0x1f);
-		set_tx_psn(qp, pkt->psn);
+		set_tx_psn(qp, qp->una_psn);	/* pkt->psn, or a READ/atomic before it unanswered */
 		qp->timer_deadline_ns = 0;
 		return;
 	case AETH_NAK:
@@ -655,7 +685,10 @@ static void requester_on_aeth(struct rc_qp *qp, const struct roce_pkt *pkt)
 			return;
 		}
 		qp->retry_left--;
-		set_tx_psn(qp, pkt->psn);
+		qp->timeout_retx_pending = false;	/* the resend answers the NAK now */
+		/* Resend from the NAK's PSN, or from an earlier READ/atomic whose responses were
+		 * lost (the NAK cannot acknowledge those: ack_through stopped una there). */
+		set_tx_psn(qp, qp->una_psn);
 		restart_timer(qp);
 		return;
 	default:
@@ -683,11 +716,7 @@ static void requester_on_read_response(struct rc_qp *qp, const struct roce_pkt *
 		return;
 	if (pkt->psn != qp->una_psn) {
 		/* A gap in the responses: re-issue the READ for the missing part, once per gap. */
-		if (!qp->read_reissued || qp->read_reissue_psn != qp->una_psn) {
-			qp->read_reissued = true;
-			qp->read_reissue_psn = qp->una_psn;
-			set_tx_psn(qp, qp->una_psn);
-		}
+		reissue_from(qp, qp->una_psn);
 		return;
 	}
 	(void)op;
@@ -798,6 +827,7 @@ static void fire_timers(struct rc_qp *qp, uint64_t now)
 		}
 		qp->retry_left--;
 		qp->read_reissued = false;
+		qp->timeout_retx_pending = true;
 		set_tx_psn(qp, qp->una_psn);
 	}
 }
@@ -999,6 +1029,8 @@ static void emit_request(struct rc_qp *qp, uint64_t now, struct roce_pkt *out,
 	qp->stats.req_bytes += out->payload_len;
 	if (retx)
 		qp->stats.retransmitted_packets++;
+	bool after_timeout = retx && qp->timeout_retx_pending;
+	qp->timeout_retx_pending = false;
 	if (is_rc(qp)) {
 		if (!qp->timer_deadline_ns)
 			qp->timer_deadline_ns = now + qp->cfg.ack_timeout_ns;
@@ -1011,6 +1043,7 @@ static void emit_request(struct rc_qp *qp, uint64_t now, struct roce_pkt *out,
 	if (info) {
 		info->kind = retx ? RC_TX_RETRANSMISSION : RC_TX_REQUEST;
 		info->wire_payload_bytes = out->payload_len;
+		info->after_timeout = after_timeout;
 	}
 }
 
@@ -1029,6 +1062,8 @@ int rc_next_packet(struct rc_qp *qp, uint64_t now_ns, struct roce_pkt *out,
 	fire_timers(qp, now_ns);
 	if (qp->error)
 		return 0;
+	if (info)
+		memset(info, 0, sizeof(*info));
 	dcqcn_update(qp, now_ns);
 	if (qp->cnp_pending) {
 		qp->cnp_pending = false;

@@ -33,6 +33,7 @@
 #define RC_RESP_DEPTH 64	/* responses (ACK/NAK/READ response runs/atomic ACKs) pending */
 #define RC_CQ_DEPTH 128		/* completions not yet polled; older ones are overwritten */
 #define RC_MAX_READ_BYTES (1u << 20)
+#define RC_ATOMIC_HISTORY 32	/* atomic results a responder keeps to answer duplicates */
 
 enum rc_service {
 	RC_SVC_RC = 0,		/* reliable connected */
@@ -137,6 +138,10 @@ enum rc_tx_kind {
 struct rc_tx_info {
 	enum rc_tx_kind kind;
 	uint32_t wire_payload_bytes;	/* payload bytes (no headers, pad or ICRC) */
+	/* RC_TX_RETRANSMISSION that a local ACK timeout caused: the first request packet sent
+	 * after the timer expired, when it resends a PSN (the visible trace of a timeout) and no
+	 * NAK or RNR NAK came in between. */
+	bool after_timeout;
 };
 
 /*
@@ -176,6 +181,7 @@ struct rc_qp {
 	uint32_t post_psn;		/* first PSN of the next posted work request */
 	uint32_t read_reissue_psn;	/* una when a READ was last re-issued for a response gap */
 	bool read_reissued;
+	bool timeout_retx_pending;	/* the timer expired; its retransmission is not sent yet */
 	bool error;			/* QP in the error state: nothing more is sent */
 	uint32_t una_psn;		/* oldest unacknowledged PSN */
 	uint32_t pkts_since_ackreq;
@@ -201,6 +207,12 @@ struct rc_qp {
 	uint64_t atomic_value;		/* the one remote 64-bit word atomics operate on */
 	uint64_t last_atomic_orig;
 	uint32_t last_atomic_psn;
+	struct rc_atomic_saved {
+		uint32_t psn;
+		bool valid;
+		uint64_t orig;	/* the value the atomic returned */
+	} atomic_saved[RC_ATOMIC_HISTORY];	/* ring, newest at atomic_saved_next - 1 */
+	uint32_t atomic_saved_next;
 	struct rc_resp resp[RC_RESP_DEPTH];
 	uint32_t resp_head, resp_tail;
 	uint64_t cnp_next_allowed_ns;

@@ -784,14 +784,13 @@ static void nic_tx(struct sim *s, uint32_t hi, uint64_t now)
 		fp->dscp = pkt.opcode == ROCE_OPCODE_CNP ? 48 : 26;
 		fp->ip_id = h->ip_id++;
 		fp->depart_ns = now;
+		fp->timeout_retx = info.after_timeout;
+		if (info.after_timeout)
+			pr_debug("t=%llu ns: QP %u (%s -> %s) timeout retransmission PSN %u\n",
+				 (unsigned long long)now, q->id, s->hosts[q->host[0]].name,
+				 s->hosts[q->host[1]].name, pkt.psn);
 		f->frame_len = synth_frame_len(s, &pkt);
 		q->used_dir[side] = true;
-		const struct rc_qp_stats *st = rc_qp_get_stats(&qe->rc);
-		if (st->timeouts != qe->timeouts_seen) {
-			synth_truth_timeouts(s, q, st->timeouts - qe->timeouts_seen);
-			q->timeouts += st->timeouts - qe->timeouts_seen;
-			qe->timeouts_seen = st->timeouts;
-		}
 		synth_record(s, fi, hi, false, now);
 		on_completions(s, e, now);
 		link_traverse(s, fi, q->path[side][0], now);

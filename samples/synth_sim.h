@@ -75,13 +75,12 @@ struct qp {
 	bool backlog;
 	uint64_t n_posted;
 	/* model-side truth */
-	uint64_t dropped, ce_marked, timeouts;
+	uint64_t dropped, ce_marked;
 	bool used_dir[2];
 };
 
 struct qp_end {
 	struct rc_qp rc;
-	uint64_t timeouts_seen;
 };
 
 /* A packet in flight, split so the per-hop work touches only 16 bytes (the pool is large and
@@ -101,6 +100,7 @@ struct flight_pkt {
 	uint64_t depart_ns;
 	uint16_t ip_id;
 	uint8_t dscp;
+	bool timeout_retx;	/* the retransmission a local ACK timeout caused (truth: timeouts) */
 };
 
 struct vantage;
@@ -151,7 +151,6 @@ uint32_t qp_flow_label(uint32_t lqpn, uint32_t rqpn);
 uint32_t synth_frame_len(const struct sim *s, const struct roce_pkt *pkt);
 /* A packet leaves (arrival=false) or reaches (true) host `host` at `now`: vantages record it. */
 void synth_record(struct sim *s, uint32_t flight, uint32_t host, bool arrival, uint64_t now);
-void synth_truth_timeouts(struct sim *s, const struct qp *q, uint64_t n);
 int synth_outputs_open(struct sim *s);
 int synth_outputs_close(struct sim *s);
 
