@@ -250,11 +250,14 @@ struct qp_flow {
 	uint8_t nak_pending, nak_kind;
 	uint8_t read_active, read_karn_ok, read_gap_pending;
 	uint32_t snd_una, snd_nxt;	/* oldest unacknowledged, next new PSN */
+	uint32_t seen_lo;		/* PSNs from here to snd_una were seen (acked ones may be forgotten) */
 	uint32_t episode_next_psn;
 	uint32_t nak_psn;
 	uint32_t read_psn;		/* PSN of the READ being answered */
 	uint32_t read_next;		/* next response PSN expected */
 	uint32_t read_gap_psn;		/* first response PSN missing */
+	uint32_t read_gap_resent_psn;	/* re-issued for a gap, no progress since (read_gap_resent) */
+	uint8_t read_gap_resent;
 	uint64_t read_msg_first_ns;	/* first transmission of the READ being answered */
 	uint32_t start_psn;		/* from the CM, when known */
 	uint32_t mtu_bytes;		/* path MTU, learnt from FIRST/MIDDLE payloads; 0 unknown */
@@ -883,6 +886,7 @@ static void ack_through(struct qp_tracker *t, struct qp_flow *r, uint32_t psn, u
 			emit_sample(t, r, QP_SAMPLE_COMPLETION, ts, s->msg_first_ns, p);
 	}
 	r->snd_una = psn_add(psn, 1);
+	r->read_gap_resent = 0;
 	if (r->nak_pending && psn_diff(r->nak_psn, psn) <= 0)
 		r->nak_pending = 0;
 }
@@ -953,6 +957,8 @@ static void retransmission(struct qp_tracker *t, struct qp_flow *f, const struct
 		cause = QP_RETX_READ_GAP;
 		e.trigger_ns = f->last_activity_ns;
 		f->read_gap_pending = 0; /* the next out-of-sequence response re-arms it */
+		f->read_gap_resent = 1;
+		f->read_gap_resent_psn = psn;
 	} else if (f->in_episode && (psn == f->episode_next_psn ||
 				      (psn_diff(psn, f->episode_next_psn) > 0 && psn_diff(psn, f->snd_una) <= 0))) {
 		/* go-back-N continues (past PSNs an ACK covered meanwhile) */
@@ -965,6 +971,7 @@ static void retransmission(struct qp_tracker *t, struct qp_flow *f, const struct
 			emit_sample(t, f, QP_SAMPLE_TIMEOUT_GAP, ts, f->last_activity_ns, psn);
 		f->st.timeouts++;
 		w->timeouts++;
+		f->read_gap_resent = 0;
 	} else {
 		cause = QP_RETX_UNKNOWN;
 	}
@@ -1055,8 +1062,10 @@ static void on_request(struct qp_tracker *t, struct qp_flow *f, const struct roc
 
 	if (!f->have_req) {
 		f->have_req = 1;
-		f->snd_una = f->snd_nxt = psn;
+		f->snd_una = f->snd_nxt = f->seen_lo = psn;
 	}
+	if (psn_diff(f->snd_nxt, f->seen_lo) > (1 << 22))
+		f->seen_lo = psn_add(f->snd_nxt, PSN_MASK + 1 - (1 << 22)); /* stay within psn_diff's range */
 	if ((op == ROCE_OP_SEND_FIRST || op == ROCE_OP_SEND_MIDDLE || op == ROCE_OP_WRITE_FIRST ||
 	     op == ROCE_OP_WRITE_MIDDLE) && pkt->payload_len > f->mtu_bytes)
 		f->mtu_bytes = pkt->payload_len;
@@ -1065,8 +1074,8 @@ static void on_request(struct qp_tracker *t, struct qp_flow *f, const struct roc
 		d = -1; /* re-issued READ for the missing responses */
 	}
 	if (d >= 0) {
-		if (d > 0 && f->last_was_read)
-			read_span_fill(t, f, f->snd_nxt, psn);
+		if (d > 0 && f->last_was_read && !f->mtu_bytes)
+			read_span_fill(t, f, f->snd_nxt, psn); /* the READ's own span (length unknown) */
 		else if (d > 0)
 			f->ex.psn_gaps += (uint32_t)d;
 		f->snd_nxt = psn_add(psn, 1);
@@ -1076,6 +1085,11 @@ static void on_request(struct qp_tracker *t, struct qp_flow *f, const struct roc
 	}
 	nak_covers = f->nak_pending && psn_diff(psn, f->nak_psn) >= 0;
 	s = slot_find(f, psn);
+	if (!s && psn_diff(psn, f->snd_una) < 0 && psn_diff(psn, f->seen_lo) >= 0) {
+		/* Acknowledged, so this trace saw it (or the capture lost it): its slot was reused. */
+		retransmission(t, f, pkt, psn, NULL, w);
+		return;
+	}
 	if (!s) {
 		/*
 		 * A PSN this trace never saw: for this vantage it is a first transmission (the
@@ -1112,6 +1126,8 @@ uint64_t rnr_timer_ns(uint8_t syndrome)
 	return (uint64_t)timer_10us[syndrome & 0x1f] * 10000ull;
 }
 
+static int first_unanswered_read(struct qp_flow *r, uint32_t psn, uint32_t *out);
+
 static void on_nak(struct qp_tracker *t, struct qp_flow *b, struct qp_flow *r, const struct roce_pkt *pkt)
 {
 	uint8_t syn = pkt->aeth_syndrome, kind;
@@ -1145,10 +1161,17 @@ static void on_nak(struct qp_tracker *t, struct qp_flow *b, struct qp_flow *r, c
 	b->ex.naks_total++;
 	w->naks++;
 	if (r && kind != QP_NAK_OTHER) {
-		/* Both name the PSN to resend and acknowledge everything before it. */
-		ack_through(t, r, psn_add(psn, PSN_MASK), pkt->ts_ns);
+		/*
+		 * Both name the PSN to resend and acknowledge everything before it, except a READ
+		 * or atomic still unanswered: its responses were lost (they would have come before
+		 * the NAK), so the requester resends from there.
+		 */
+		uint32_t resend = psn;
+
+		first_unanswered_read(r, psn, &resend);
+		ack_through(t, r, psn_add(resend, PSN_MASK), pkt->ts_ns);
 		r->nak_pending = 1;
-		r->nak_psn = psn;
+		r->nak_psn = resend;
 		r->nak_ns = pkt->ts_ns;
 		r->nak_kind = kind;
 		r->in_episode = 0;
@@ -1198,6 +1221,12 @@ static void read_gap(struct qp_flow *r, uint32_t psn)
 		gap = r->read_next;
 	else
 		first_unanswered_read(r, psn, &gap);
+	/*
+	 * A requester re-issues once per gap: responses still in flight that show the same gap
+	 * after the re-issue ask for nothing more; only progress or its timer re-arms it.
+	 */
+	if (r->read_gap_resent && gap == r->read_gap_resent_psn)
+		return;
 	r->read_gap_pending = 1;
 	r->read_gap_psn = gap;
 }
