@@ -390,6 +390,94 @@ static void test_atomic_replay(void **state)
 	assert_int_equal(acks, 2);
 }
 
+/* A lost response of the first of three READs: every later response shows the same gap, yet
+ * the requester re-issues once (no storm), and a NAK does not stand in for READ responses. */
+static void test_read_gap_reissue_once(void **state)
+{
+	start(RC_SVC_RC, 300, 400);
+	h->drop_from = 1;
+	h->drop_psn = 302;	/* a MIDDLE response of the first READ (300..307) */
+	h->drop_times = 1;
+	post(0, RC_WR_READ, 8 * 1024, 1);
+	post(0, RC_WR_READ, 8 * 1024, 2);
+	post(0, RC_WR_READ, 8 * 1024, 3);
+	run(1000000);
+	expect_completion(0, 3, RC_WC_SUCCESS);
+	const struct rc_qp_stats *a = rc_qp_get_stats(&h->qp[0]);
+	/* The re-issue of 302.. plus go-back-N of the two READs after it: 3 requests, once. */
+	assert_int_equal(a->retransmitted_packets, 3);
+	assert_int_equal(a->timeouts, 0);
+	assert_int_equal(count_log(0, ROCE_OPCODE(ROCE_TR_RC, ROCE_OP_READ_REQUEST), -1), 6);
+}
+
+/* Three atomics in flight, the first one's ACK lost: the later ACKs send the requester back,
+ * the responder answers each duplicate from its saved results, nothing runs twice. */
+static void test_atomic_replay_history(void **state)
+{
+	start(RC_SVC_RC, 1, 2);
+	h->drop_from = 1;
+	h->drop_opcode = ROCE_OPCODE(ROCE_TR_RC, ROCE_OP_ATOMIC_ACK);
+	h->drop_psn = 1;
+	h->drop_times = 1;
+	h->qp[1].atomic_value = 100;
+	post(0, RC_WR_FETCH_ADD, 8, 1);	/* compare_add 5 each */
+	post(0, RC_WR_FETCH_ADD, 8, 2);
+	post(0, RC_WR_FETCH_ADD, 8, 3);
+	run(1000000);
+	expect_completion(0, 3, RC_WC_SUCCESS);
+	assert_int_equal(h->qp[1].atomic_value, 115);	/* each executed once */
+	const struct rc_qp_stats *a = rc_qp_get_stats(&h->qp[0]);
+	assert_false(a->retry_exceeded);
+	assert_int_equal(a->timeouts, 0);
+	assert_int_equal(a->completions, 3);
+	uint64_t orig_of_psn1 = 0;
+	int acks_psn1 = 0;
+	for (int i = 0; i < h->n_log; i++)
+		if (h->log[i].to == 1 && h->log[i].pkt.opcode == ROCE_OPCODE(0, ROCE_OP_ATOMIC_ACK) &&
+		    h->log[i].pkt.psn == 1) {
+			orig_of_psn1 = h->log[i].pkt.atomic_orig;
+			acks_psn1++;
+		}
+	assert_int_equal(acks_psn1, 2);	/* the lost one and the replay */
+	assert_int_equal(orig_of_psn1, 100);
+}
+
+/* A timeout's retransmission is marked (the synthesizer's ground truth counts it there). */
+static void test_timeout_marks_retransmission(void **state)
+{
+	start(RC_SVC_RC, 7, 9);
+	h->drop_from = 0;
+	h->drop_psn = 10;
+	h->drop_times = 1;
+	post(0, RC_WR_WRITE, 4 * 1024, 1);
+	run(2000000);
+	expect_completion(0, 1, RC_WC_SUCCESS);
+	int marked = 0, first_retx = -1;
+	for (int i = 0; i < h->n_log; i++) {
+		if (h->log[i].info.after_timeout) {
+			marked++;
+			assert_int_equal(h->log[i].info.kind, RC_TX_RETRANSMISSION);
+			assert_int_equal(h->log[i].pkt.psn, 7);	/* back to the oldest unacknowledged */
+		}
+		if (first_retx < 0 && h->log[i].info.kind == RC_TX_RETRANSMISSION)
+			first_retx = i;
+	}
+	assert_int_equal(marked, 1);
+	assert_true(h->log[first_retx].info.after_timeout);
+	/* After a NAK, no mark. */
+	memset(h, 0, sizeof(*h));
+	h->drop_from = 0;
+	h->drop_psn = 103;
+	h->drop_times = 1;
+	h->drop_opcode = -1;
+	start(RC_SVC_RC, 100, 200);
+	post(0, RC_WR_WRITE, 8 * 1024, 1);
+	run(1000000);
+	assert_int_equal(count_log(0, -1, RC_TX_RETRANSMISSION), 5);
+	for (int i = 0; i < h->n_log; i++)
+		assert_false(h->log[i].info.after_timeout);
+}
+
 static void test_uc_gap_drops_message(void **state)
 {
 	start(RC_SVC_UC, 500, 600);
@@ -458,6 +546,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_psn_wrap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_gap_reissue, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_atomic_replay, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_gap_reissue_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_atomic_replay_history, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeout_marks_retransmission, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_uc_gap_drops_message, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ud, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cnp_dcqcn, setup, teardown),
