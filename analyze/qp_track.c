@@ -244,6 +244,7 @@ struct qp_flow {
 	struct attrib_pending pend;
 
 	uint8_t has_requests, has_responses, datagram;
+	uint8_t ttl;			/* IP TTL / hop limit of its last request or response */
 
 	/* requester side: this flow's own PSN space */
 	uint8_t have_req, last_was_read, in_episode, episode_cause;
@@ -941,6 +942,17 @@ static void new_transmission(struct qp_tracker *t, struct qp_flow *f, const stru
 	f->last_activity_ns = ts;
 }
 
+/*
+ * Requests arrive with a lower TTL than the responses leave with: the capture point is nearer
+ * the responder (e.g. on its host), so it does not see what the requester saw.
+ */
+static int capture_nearer_responder(const struct qp_tracker *t, const struct qp_flow *r)
+{
+	const struct qp_flow *b = peer_of(t, r);
+
+	return b && r->ttl && b->ttl && r->ttl < b->ttl;
+}
+
 static void retransmission(struct qp_tracker *t, struct qp_flow *f, const struct roce_pkt *pkt, uint32_t psn,
 			   struct psn_slot *s, struct flow_window *w)
 {
@@ -963,6 +975,12 @@ static void retransmission(struct qp_tracker *t, struct qp_flow *f, const struct
 				      (psn_diff(psn, f->episode_next_psn) > 0 && psn_diff(psn, f->snd_una) <= 0))) {
 		/* go-back-N continues (past PSNs an ACK covered meanwhile) */
 		cause = f->episode_cause;
+	} else if (psn_diff(psn, f->snd_una) <= 0 && capture_nearer_responder(t, f)) {
+		/*
+		 * Seen from the responder's side, a restart with no NAK may be the requester's timer
+		 * or its answer to a response lost after this capture point: not decidable here.
+		 */
+		cause = QP_RETX_UNKNOWN;
 	} else if (psn_diff(psn, f->snd_una) <= 0) {
 		/* Restart at the oldest unacknowledged PSN with no NAK: the requester timed out. */
 		cause = QP_RETX_TIMEOUT;
@@ -1588,6 +1606,7 @@ int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t va
 		f->ex.goodput_bytes += pkt->payload_len;
 		return 0;
 	}
+	f->ttl = pkt->ttl;
 	if (op_is_request(op)) {
 		f->has_requests = 1;
 		on_request(t, f, pkt, op, w);

@@ -387,7 +387,7 @@ static int dissect_ipv4(struct byte_reader *br, struct roce_pkt *pkt, struct l3_
 
 	br_skip(br, 2);
 	frag = br_be16(br);
-	br_skip(br, 1);
+	pkt->ttl = br_u8(br);
 	l3->l4_proto = br_u8(br);
 	br_skip(br, 2);
 	if (br->short_read || !br_has(br, 8))
@@ -434,7 +434,7 @@ static int dissect_ipv6(struct byte_reader *br, struct roce_pkt *pkt, struct l3_
 	uint8_t next = br_u8(br);
 	uint32_t ext_len = 0;
 
-	br_skip(br, 1);
+	pkt->ttl = br_u8(br); /* hop limit */
 	br_copy(br, pkt->src_ip, 16);
 	br_copy(br, pkt->dst_ip, 16);
 	if (br->short_read || word >> 28 != 6)
@@ -525,7 +525,7 @@ static int dissect_grh(struct byte_reader *br, struct roce_pkt *pkt, uint32_t *i
 	uint16_t paylen = br_be16(br);
 	uint8_t next = br_u8(br);
 
-	br_skip(br, 1);
+	pkt->ttl = br_u8(br); /* hop limit */
 	br_copy(br, pkt->src_ip, 16);
 	br_copy(br, pkt->dst_ip, 16);
 	if (br->short_read || word >> 28 != 6 || next != IB_NEXT_HEADER_BTH)
