@@ -13,7 +13,7 @@
 #define SYNTH_MAX_FAULTS 16
 #define SYNTH_MAX_PATH 4
 
-enum synth_workload { WL_WRITE, WL_READ, WL_RPC, WL_COLLECTIVE, WL_MIXED };
+enum synth_workload { WL_WRITE, WL_READ, WL_RPC, WL_COLLECTIVE, WL_MIXED, WL_ATOMIC };
 enum synth_vantage { VANTAGE_MIRROR, VANTAGE_HOST, VANTAGE_EACH_HOST };
 enum synth_format { FORMAT_PCAPNG, FORMAT_PCAP };
 enum link_fault_kind { LF_SLOW, LF_LOSS, LF_ECN, LF_FLAP };

@@ -45,7 +45,8 @@ static const struct opt_def opt_defs[] = {
 	{"peers", 1, OPT_PEERS, "N", "responder hosts per requester host (default 2;\n"
 				      "collective: all)"},
 	{"duration", 1, OPT_DURATION, "TIME", "simulated time (default 10ms)"},
-	{"workload", 1, OPT_WORKLOAD, "KIND", "write | read | rpc | collective | mixed (default write)"},
+	{"workload", 1, OPT_WORKLOAD, "KIND", "write | read | rpc | atomic | collective | mixed\n"
+						"                               (default write)"},
 	{"load", 1, OPT_LOAD, "FRAC", "offered load per host, of its link rate (default 20%)"},
 	{"msg-size", 1, OPT_MSG, "BYTES", "message size (default: 64k write/read/collective,\n"
 					   "512 rpc)"},
@@ -184,7 +185,7 @@ void synth_opts_default(struct synth_opts *o)
 
 const char *synth_workload_name(enum synth_workload w)
 {
-	static const char *n[] = {"write", "read", "rpc", "collective", "mixed"};
+	static const char *n[] = {"write", "read", "rpc", "collective", "mixed", "atomic"};
 	return n[w];
 }
 
@@ -505,9 +506,11 @@ int main(int argc, char **argv)
 				o.workload = WL_COLLECTIVE;
 			else if (strcmp(optarg, "mixed") == 0)
 				o.workload = WL_MIXED;
+			else if (strcmp(optarg, "atomic") == 0)
+				o.workload = WL_ATOMIC;
 			else
-				rc = usage_error("--workload: '%s': use write, read, rpc, collective "
-						 "or mixed", optarg);
+				rc = usage_error("--workload: '%s': use write, read, rpc, atomic, "
+						 "collective or mixed", optarg);
 			break;
 		case OPT_LOAD:
 			rc = frac_arg("--load", optarg, &o.load);

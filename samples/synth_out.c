@@ -126,9 +126,10 @@ static void truth_packet(struct sim *s, struct vantage *v, const struct flight *
 			f->retx++;
 		else
 			f->first_tx++;
-		/* A timeout is observable only through the retransmission it causes: counted when
-		 * that packet is in this trace (docs/ground-truth.md). */
-		if (fp->timeout_retx)
+		/* A timeout is observable only through the retransmission it causes, and only where
+		 * the requester's view is captured: counted when that packet is in this trace and
+		 * the vantage is the mirror or the requester's host (docs/ground-truth.md). */
+		if (fp->timeout_retx && (v->host < 0 || (uint32_t)v->host == q->host[0]))
 			f->timeouts++;
 		for (uint32_t i = 0; i < n && i < PSN_RING; i++) {
 			uint32_t psn = psn_add(p->psn, i);

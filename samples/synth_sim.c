@@ -456,6 +456,9 @@ static int build_qps(struct sim *s)
 				case WL_RPC:
 					q->op = OP_SEND;
 					break;
+				case WL_ATOMIC:
+					q->op = OP_ATOMIC;
+					break;
 				case WL_MIXED:
 					q->op = pick_mixed_op(s, &q->svc);
 					break;
