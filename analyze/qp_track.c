@@ -845,6 +845,16 @@ static struct qp_flow *pair_by_psn(struct qp_tracker *t, struct qp_flow *b, uint
 {
 	struct qp_flow *r = pair_by_psn_at(t, b, psn, b->vantage);
 
+	if (r)
+		return r;
+	/*
+	 * Requests the other way in b's own trace: its requester is there, just not decidable
+	 * from this PSN (a NAK naming a PSN lost before this capture point). Another trace's
+	 * flow of the same QP would mix two vantages' timelines.
+	 */
+	for (uint32_t v = *hp_slot(t, b->dst_ip, b->src_ip, b->vantage); v; v = flow_at(t, v - 1)->hp_next)
+		if (flow_at(t, v - 1)->have_req)
+			return NULL;
 	for (uint32_t v = 0; !r && v < t->n_vantages; v++)
 		if (v != b->vantage)
 			r = pair_by_psn_at(t, b, psn, v);
@@ -1323,9 +1333,11 @@ static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct ro
 		r->read_karn_ok = s->tx_count == 1 && !(s->flags & SLOT_READ_SPAN);
 		if (r->read_karn_ok)
 			emit_sample(t, r, QP_SAMPLE_READ_FIRST, ts, s->first_tx_ns, psn);
-		if (op == ROCE_OP_READ_RESP_FIRST && pkt->payload_len > r->mtu_bytes) {
-			r->mtu_bytes = pkt->payload_len;
-			read_span_set(t, r, psn, (uint32_t)s->read_len_bytes);
+		if (op == ROCE_OP_READ_RESP_FIRST) {
+			/* The PSNs this READ consumed, also when it was sent before the MTU was known. */
+			if (pkt->payload_len > r->mtu_bytes)
+				r->mtu_bytes = pkt->payload_len;
+			read_span_set(t, r, psn, (uint32_t)s->read_len_bytes); /* existing slots kept */
 		}
 	} else if (!r->read_active || psn != r->read_next) {
 		read_gap(r, psn);
