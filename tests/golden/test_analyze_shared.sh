@@ -95,6 +95,10 @@ for k, psns in resp_psns.items():
     want = '%s|%s|%d' % best
     if peer.get(k, '') != want:
         bad.append('%s pairs with %s by PSNs, analyzer says %r' % (k, want, peer.get(k, '')))
+    # and the other way: the request flow names this response flow as its peer
+    back = '%s|%s|%d' % k
+    if peer.get(best, '') != back:
+        bad.append('%s answered by %s by PSNs, analyzer says %r' % (best, back, peer.get(best, '')))
 print('%d flows, %d response flows paired' % (len(packets), checked))
 for b in bad[:5]:
     print(b)
