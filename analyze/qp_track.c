@@ -245,6 +245,7 @@ struct qp_flow {
 
 	uint8_t has_requests, has_responses, datagram;
 	uint8_t ttl;			/* IP TTL / hop limit of its last request or response */
+	uint32_t timeouts_unsure;	/* timeouts counted before the capture side was known */
 
 	/* requester side: this flow's own PSN space */
 	uint8_t have_req, last_was_read, in_episode, episode_cause;
@@ -953,14 +954,22 @@ static void new_transmission(struct qp_tracker *t, struct qp_flow *f, const stru
 }
 
 /*
- * Requests arrive with a lower TTL than the responses leave with: the capture point is nearer
- * the responder (e.g. on its host), so it does not see what the requester saw.
+ * Where the capture point sits for requester flow r: 1 nearer the responder (its requests
+ * arrive with a lower TTL than packets the other way leave with, e.g. a capture on the
+ * responder's host: it does not see what the requester saw), 0 not nearer it, -1 not known
+ * yet (nothing seen the other way between the two hosts in this trace).
  */
-static int capture_nearer_responder(const struct qp_tracker *t, const struct qp_flow *r)
+static int capture_nearer_responder(struct qp_tracker *t, const struct qp_flow *r)
 {
 	const struct qp_flow *b = peer_of(t, r);
+	uint8_t back_ttl = b ? b->ttl : 0;
 
-	return b && r->ttl && b->ttl && r->ttl < b->ttl;
+	for (uint32_t v = *hp_slot(t, r->dst_ip, r->src_ip, r->vantage); !back_ttl && v;
+	     v = flow_at(t, v - 1)->hp_next)
+		back_ttl = flow_at(t, v - 1)->ttl; /* same two hosts: same hop count */
+	if (!r->ttl || !back_ttl)
+		return -1;
+	return r->ttl < back_ttl;
 }
 
 static void retransmission(struct qp_tracker *t, struct qp_flow *f, const struct roce_pkt *pkt, uint32_t psn,
@@ -969,6 +978,7 @@ static void retransmission(struct qp_tracker *t, struct qp_flow *f, const struct
 	struct qp_retx_event e = { 0 };
 	uint64_t ts = pkt->ts_ns;
 	uint8_t cause;
+	int side = 0;
 
 	if (f->nak_pending && psn_diff(psn, f->nak_psn) >= 0) {
 		cause = f->nak_kind == QP_NAK_RNR ? QP_RETX_RNR : QP_RETX_NAK;
@@ -985,7 +995,7 @@ static void retransmission(struct qp_tracker *t, struct qp_flow *f, const struct
 				      (psn_diff(psn, f->episode_next_psn) > 0 && psn_diff(psn, f->snd_una) <= 0))) {
 		/* go-back-N continues (past PSNs an ACK covered meanwhile) */
 		cause = f->episode_cause;
-	} else if (psn_diff(psn, f->snd_una) <= 0 && capture_nearer_responder(t, f)) {
+	} else if (psn_diff(psn, f->snd_una) <= 0 && (side = capture_nearer_responder(t, f)) == 1) {
 		/*
 		 * Seen from the responder's side, a restart with no NAK may be the requester's timer
 		 * or its answer to a response lost after this capture point: not decidable here.
@@ -1000,6 +1010,8 @@ static void retransmission(struct qp_tracker *t, struct qp_flow *f, const struct
 		f->st.timeouts++;
 		w->timeouts++;
 		f->read_gap_resent = 0;
+		if (side < 0)
+			f->timeouts_unsure++; /* snapshots drop it if the capture proves responder-side */
 	} else {
 		cause = QP_RETX_UNKNOWN;
 	}
@@ -1124,6 +1136,13 @@ static void on_request(struct qp_tracker *t, struct qp_flow *f, const struct roc
 		 * original was lost before it, or the capture missed it). When a NAK asked for it,
 		 * it still continues that go-back-N episode.
 		 */
+		if (psn_diff(psn, f->seen_lo) < 0 && psn_diff(f->seen_lo, psn) <= (int32_t)t->cfg.max_outstanding) {
+			/* Older than anything seen (it was lost before this capture point the first
+			 * time): outstanding from now on, like the PSNs after it. */
+			f->seen_lo = psn;
+			if (psn_diff(psn, f->snd_una) < 0)
+				f->snd_una = psn;
+		}
 		if (nak_covers || (f->in_episode && psn == f->episode_next_psn)) {
 			f->in_episode = 1;
 			if (nak_covers) {
@@ -1670,6 +1689,8 @@ long qp_tracker_snapshot(struct qp_tracker *t, const struct flow_stats **out)
 
 		*st = f->st;
 		*ex = f->ex;
+		if (f->timeouts_unsure && capture_nearer_responder(t, f) == 1)
+			st->timeouts -= f->timeouts_unsure; /* seen from the responder's side after all */
 		ex->carries_requests = f->has_requests;
 		ex->carries_responses = f->has_responses;
 		st->peer_id = p ? p->st.id : 0;

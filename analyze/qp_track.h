@@ -33,6 +33,8 @@
  *    "timeout" (no NAK; the episode restarts at the oldest unacknowledged PSN), "response_gap"
  *    (a READ or atomic sent again after a later response showed its response missing), "unknown".
  *    A go-back-N episode (consecutive PSNs) has one cause; `timeouts` counts episodes.
+ *    Seen nearer the responder (requests arrive with a lower IP TTL than the other direction
+ *    leaves with), a restart with no NAK is "unknown": its trigger may be lost after the capture.
  *  - A copy of a request seen again within cfg.dup_window_ns with nothing in between that
  *    asked for it (a mirror that duplicates) is a duplicate, not a retransmission.
  *
