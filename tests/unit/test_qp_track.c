@@ -259,6 +259,103 @@ static void test_timeout(void **state)
 	qp_tracker_free(t);
 }
 
+/* A -> B request / B -> A ACK with an IP TTL: which side of the capture point each was sent. */
+static void req_ttl(struct qp_tracker *t, uint64_t ts, uint32_t psn, uint8_t ttl)
+{
+	struct roce_pkt p = pkt(ts, HOST_A, HOST_B, QPN_B, RC(ROCE_OP_WRITE_ONLY), psn);
+	p.ttl = ttl;
+	assert_int_equal(qp_tracker_add(t, &p, 0), 0);
+}
+
+static void ack_ttl(struct qp_tracker *t, uint64_t ts, uint32_t psn, uint8_t ttl)
+{
+	struct roce_pkt p = pkt(ts, HOST_B, HOST_A, QPN_A, RC(ROCE_OP_ACK), psn);
+	p.headers |= ROCE_H_AETH;
+	p.aeth_syndrome = SYN_ACK;
+	p.payload_len = 0;
+	p.ttl = ttl;
+	assert_int_equal(qp_tracker_add(t, &p, 0), 0);
+}
+
+/*
+ * The same restart seen near the requester (requests leave with TTL 64, ACKs arrive with 62)
+ * is a timeout; seen near the responder (requests arrive with 62, ACKs leave with 64) its
+ * trigger may have been lost after the capture point: cause unknown, no timeout. A timeout
+ * counted before anything went the other way is taken back once the side is known.
+ */
+static void test_capture_side(void **state)
+{
+	const struct flow_stats *r, *b;
+	for (int near_responder = 0; near_responder < 2; near_responder++) {
+		struct qp_tracker *t = tracker();
+		uint8_t req_t = near_responder ? 62 : 64, ack_t = near_responder ? 64 : 62;
+
+		for (uint32_t i = 0; i < 4; i++)
+			req_ttl(t, 1000 + i * 100, 20 + i, req_t);
+		ack_ttl(t, 2000, 21, ack_t);
+		req_ttl(t, 1002000, 22, req_t);
+		req_ttl(t, 1002100, 23, req_t);
+		ack_ttl(t, 1003000, 23, ack_t);
+		flows(t, &r, &b);
+		assert_int_equal(r->retransmitted_packets, 2);
+		assert_int_equal(r->timeouts, near_responder ? 0 : 1);
+		assert_int_equal(ev.retx[0].cause, near_responder ? QP_RETX_UNKNOWN : QP_RETX_TIMEOUT);
+		assert_int_equal(count_samples(QP_SAMPLE_TIMEOUT_GAP), near_responder ? 0 : 1);
+		qp_tracker_free(t);
+	}
+	/* Side unknown at the restart (no ACK yet), responder-side once the ACK shows. */
+	struct qp_tracker *t = tracker();
+	req_ttl(t, 1000, 20, 62);
+	req_ttl(t, 1001000, 20, 62);
+	flows(t, &r, &b);
+	assert_int_equal(r->timeouts, 1);
+	ack_ttl(t, 1002000, 20, 64);
+	flows(t, &r, &b);
+	assert_int_equal(r->timeouts, 0);
+	assert_int_equal(qp_tracker_totals(t)->timeouts, 0);
+	qp_tracker_free(t);
+}
+
+/* A READ whose responses are lost after its first: re-issued once; responses of the next READ
+ * showing the same gap ask for nothing more, so the resend after the timer is a timeout. */
+static void test_read_gap_once(void **state)
+{
+	struct qp_tracker *t = tracker();
+	const struct flow_stats *r, *b;
+	struct roce_pkt p;
+
+	for (uint32_t i = 0; i < 2; i++) {	/* READs at 100 (4 PSNs) and 104 (4 PSNs), MTU 1024 */
+		p = pkt(1000 + i * 10, HOST_A, HOST_B, QPN_B, RC(ROCE_OP_READ_REQUEST), 100 + i * 4);
+		p.headers |= ROCE_H_RETH;
+		p.reth_dma_len = 4096;
+		p.payload_len = 0;
+		assert_int_equal(qp_tracker_add(t, &p, 0), 0);
+	}
+	p = pkt(5000, HOST_B, HOST_A, QPN_A, RC(ROCE_OP_READ_RESP_FIRST), 100);
+	p.headers |= ROCE_H_AETH;
+	p.payload_len = 1024;
+	assert_int_equal(qp_tracker_add(t, &p, 0), 0);
+	resp(t, 5100, ROCE_OP_READ_RESP_LAST, 103);	/* 101, 102 lost: a gap */
+	p = pkt(6000, HOST_A, HOST_B, QPN_B, RC(ROCE_OP_READ_REQUEST), 101);	/* re-issue */
+	p.headers |= ROCE_H_RETH;
+	p.reth_dma_len = 3072;
+	p.payload_len = 0;
+	assert_int_equal(qp_tracker_add(t, &p, 0), 0);
+	resp(t, 6100, ROCE_OP_READ_RESP_FIRST, 104);	/* the next READ's: the same gap at 101 */
+	resp(t, 6200, ROCE_OP_READ_RESP_LAST, 107);
+	p = pkt(1006000, HOST_A, HOST_B, QPN_B, RC(ROCE_OP_READ_REQUEST), 101);	/* the timer */
+	p.headers |= ROCE_H_RETH;
+	p.reth_dma_len = 3072;
+	p.payload_len = 0;
+	assert_int_equal(qp_tracker_add(t, &p, 0), 0);
+	flows(t, &r, &b);
+	assert_int_equal(r->retransmitted_packets, 2);
+	assert_int_equal(ev.retx[0].cause, QP_RETX_READ_GAP);
+	assert_int_equal(ev.retx[1].cause, QP_RETX_TIMEOUT);
+	assert_int_equal(r->timeouts, 1);
+	qp_tracker_free(t);
+}
+
 static void test_rnr(void **state)
 {
 	struct qp_tracker *t = tracker();
@@ -678,6 +775,8 @@ int main(void)
 		cmocka_unit_test(test_rnr),
 		cmocka_unit_test(test_read_responses),
 		cmocka_unit_test(test_read_reissue),
+		cmocka_unit_test(test_capture_side),
+		cmocka_unit_test(test_read_gap_once),
 		cmocka_unit_test(test_atomics),
 		cmocka_unit_test(test_psn_wrap),
 		cmocka_unit_test(test_mirror_duplicates),
