@@ -62,8 +62,8 @@ Commands:
         --ack-timeout sets the requesters' local ACK timeout (emu; default 67ms),
         e.g. 2s so that a stall of a busy machine is not taken for a loss.
         -w DIR also captures the test into DIR: b.pcapng (b's veth, ingress) and
-        a.pcapng (a's veth) with agentxdp-capture, merged into both.pcapng (both
-        directions, for agentxdp-analyze), or b.pcap with tcpdump when
+        a.pcapng (a's veth) with agentxdp-capture (analyze both: two vantages),
+        merged into both.pcapng for Wireshark; or b.pcap with tcpdump when
         agentxdp-capture is not built.
   impair LINK --rate RATE | --loss P | --delay DELAY | --ce P | --firewall
         Impair one direction of the link. LINK is a-b (packets from a to b) or b-a.
@@ -108,7 +108,7 @@ Examples:
   scripts/testbed.sh up
   scripts/testbed.sh traffic bw -D 5 -q 2 -s 4096
   scripts/testbed.sh traffic lat -s 64
-  scripts/testbed.sh traffic bw --bidir -D 2 -s 4096 -w /tmp/tb && agentxdp-analyze /tmp/tb/both.pcapng -o tb.db
+  scripts/testbed.sh traffic bw --bidir -D 2 -s 4096 -w /tmp/tb && agentxdp-analyze /tmp/tb/a.pcapng /tmp/tb/b.pcapng -o tb.db
   scripts/testbed.sh impair a-b --loss 1%
   scripts/testbed.sh impair b-a --rate 50mbit
   scripts/testbed.sh impair a-b --firewall && scripts/testbed.sh verify
@@ -776,11 +776,13 @@ capture_stop() {
 	kill -INT "${CAP_PIDS[@]}" 2>/dev/null
 	wait "${CAP_PIDS[@]}" 2>/dev/null
 	rm -f "$STATE/pids/capture"
-	# One file with both directions (one vantage) for agentxdp-analyze to pair flows in.
+	# agentxdp-analyze reads the per-host captures as two vantages: it pairs flows across
+	# them, and knowing that each packet was stamped where it arrived tells it which
+	# direction a latency crossed (a merged file looks like one mirror seeing both ways,
+	# and a's slow egress could not be told from b's). both.pcapng is for people.
 	CAP_ANALYZE=("${CAP_FILES[@]}")
-	if [ "$CAP_TOOL" = agentxdp-capture ] && command -v mergecap >/dev/null 2>&1 &&
-		mergecap -w "$CAP_DIR/both.pcapng" "${CAP_FILES[@]}" 2>/dev/null; then
-		CAP_ANALYZE=("$CAP_DIR/both.pcapng")
+	if [ "$CAP_TOOL" = agentxdp-capture ] && command -v mergecap >/dev/null 2>&1; then
+		mergecap -w "$CAP_DIR/both.pcapng" "${CAP_FILES[@]}" 2>/dev/null || true
 	fi
 }
 

@@ -16,11 +16,13 @@ ANALYZER=0
 tb_analyzer_ready && ANALYZER=1
 
 # Analyze a traffic capture DIR into DIR/out.db; 0 when the database was written.
-cap_of() { # the capture to analyse: both directions merged, or tcpdump's
-	if [ -f "$1/both.pcapng" ]; then echo "$1/both.pcapng"; else echo "$1/b.pcap"; fi
+# The captures to analyse: each host's ingress capture (two vantages), or tcpdump's.
+caps_of() {
+	if [ -f "$1/a.pcapng" ] && [ -f "$1/b.pcapng" ]; then CAPS=("$1/a.pcapng" "$1/b.pcapng"); else CAPS=("$1/b.pcap"); fi
 }
 analyze_dir() {
-	"$BIN/agentxdp-analyze" -q "$(cap_of "$1")" -o "$1/out.db" >"$1/analyze.out" 2>&1
+	caps_of "$1"
+	"$BIN/agentxdp-analyze" -q "${CAPS[@]}" -o "$1/out.db" >"$1/analyze.out" 2>&1
 	[ -s "$1/out.db" ]
 }
 # Retransmitted packets of requester flows from SRC: sum over the qp table.
@@ -97,13 +99,14 @@ if [ $ANALYZER = 1 ]; then
 	"$TB" impair a-b --rate 20mbit >/dev/null 2>&1
 	wait $tpid
 	"$TB" impair --clear >/dev/null 2>&1
-	"$BIN/agentxdp-analyze" -q -w 250ms "$(cap_of "$OUT/onset")" -o "$OUT/onset/out.db" >"$OUT/onset/analyze.out" 2>&1
+	caps_of "$OUT/onset"
+	"$BIN/agentxdp-analyze" -q -w 250ms "${CAPS[@]}" -o "$OUT/onset/out.db" >"$OUT/onset/analyze.out" 2>&1
 	arc=$?
 	nf=$(sqlite3 "$OUT/onset/out.db" "SELECT count(*) FROM finding" 2>/dev/null)
 	if [ $arc -ge 128 ]; then
 		# A crash is the analyzer's bug, not the testbed's; red under CI, reported here.
-		cp "$(cap_of "$OUT/onset")" /tmp/axtb-onset-crash.pcap 2>/dev/null
-		skip_or_fail_in_ci testbed-rate-localized "agentxdp-analyze crashed (exit $arc: $(head -n 1 "$OUT/onset/analyze.out")) on the capture (copied to /tmp/axtb-onset-crash.pcap); checked the latency increase instead"
+		mkdir -p /tmp/axtb-onset-crash && cp "${CAPS[@]}" /tmp/axtb-onset-crash/ 2>/dev/null
+		skip_or_fail_in_ci testbed-rate-localized "agentxdp-analyze crashed (exit $arc: $(head -n 1 "$OUT/onset/analyze.out")) on the captures (copied to /tmp/axtb-onset-crash/); checked the latency increase instead"
 	elif [ "${nf:-0}" -gt 0 ]; then
 		sqlite3 -separator ' | ' "$OUT/onset/out.db" "SELECT rank, kind, subject_kind, subject, direction, severity_text FROM finding ORDER BY rank LIMIT 3" >"$OUT/onset/findings"
 		# The impaired direction: a's host link, or a path or direction from a to b.
