@@ -216,7 +216,7 @@ static int add_findings(struct metric_set *set, const struct agent_metrics_input
 	int err;
 
 	sev = metric_family_get(set, "agentxdp_finding_severity", METRIC_GAUGE,
-				"Current findings: severity (p99 latency as a multiple of healthy peers, or loss fraction); absent when nothing is found.",
+				"Current findings: severity (slow: latency as a multiple of the flows' baseline; lossy, congested: fraction of packets lost or marked); absent when nothing is found.",
 				"1");
 	conf = metric_family_get(set, "agentxdp_finding_confidence", METRIC_GAUGE,
 				 "Current findings: confidence 0..1.", "1");
