@@ -39,3 +39,10 @@ all: $(SAN_ANALYZE)
 $(SAN_ANALYZE): $(patsubst %.c,$(BUILD)/san/%.o,$(ANALYZE_SRCS)) $(AGENTXDP_SAN_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(SANFLAGS) $(patsubst %.c,$(BUILD)/san/%.o,$(ANALYZE_SRCS)) $(AGENTXDP_SAN_LIBS) -lpcap -lsqlite3 -lcsv $(LDLIBS) -o $@
+
+# Test helper (not installed): N queue pairs x R rounds of WRITE + ACK, for the memory tests.
+GEN_QP_TRACE := $(BUILD)/gen_qp_trace
+all: $(GEN_QP_TRACE)
+$(GEN_QP_TRACE): tests/tools/gen_qp_trace.c $(AGENTXDP_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $< $(AGENTXDP_LIBS) $(LDLIBS) -o $@

@@ -117,6 +117,8 @@ struct ctx {
 	size_t n_conns;
 	struct var *vars;
 	size_t n_vars, cap_vars;
+	uint32_t *var_slots;		/* hash of vars: index + 1, 0 empty (a million QPs, many paths) */
+	size_t var_slots_mask;
 	struct incidence *inc;
 	size_t n_inc, cap_inc;
 	double *scratch, *scratch2;	/* scratch_len doubles each */
@@ -205,16 +207,66 @@ static enum finding_subject_kind var_subject_kind(const struct var *v)
 	}
 }
 
+static uint64_t var_hash(enum var_kind kind, uint32_t link, const uint8_t *a, const uint8_t *b)
+{
+	static const uint8_t zero[16];
+	uint64_t h = ((uint64_t)kind << 32 | link) * 0x9e3779b97f4a7c15ull, w;
+
+	a = a ? a : zero;
+	b = b ? b : zero;
+	for (int i = 0; i < 16; i += 8) {
+		memcpy(&w, a + i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		memcpy(&w, b + i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h;
+}
+
+/* Index vars[0..n_vars) in a table twice their number or more. */
+static int var_slots_grow(struct ctx *c)
+{
+	size_t cap = c->var_slots ? (c->var_slots_mask + 1) * 2 : 256;
+	uint32_t *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_vars; i++) {
+		const struct var *v = &c->vars[i];
+		size_t j = var_hash(v->kind, v->link, v->a, v->b) & (cap - 1);
+
+		while (slots[j])
+			j = (j + 1) & (cap - 1);
+		slots[j] = (uint32_t)i + 1;
+	}
+	free(c->var_slots);
+	c->var_slots = slots;
+	c->var_slots_mask = cap - 1;
+	return 0;
+}
+
+/*
+ * The var for (kind, link, a, b), added when new. Each kind always names the same parts (LINK
+ * neither, HOST and HOST_LINK a, PATH a and b) and absent parts stay zero, so the hash of the
+ * parts finds the one var that matches.
+ */
 static long add_var(struct ctx *c, enum var_kind kind, uint32_t link, const uint8_t *a,
 		    const uint8_t *b)
 {
 	struct var *v;
+	size_t j;
 
-	for (size_t i = 0; i < c->n_vars; i++) {
-		v = &c->vars[i];
+	if ((c->n_vars + 1) * 2 > (c->var_slots ? c->var_slots_mask + 1 : 0) && var_slots_grow(c))
+		return -ENOMEM;
+	j = var_hash(kind, link, a, b) & c->var_slots_mask;
+	for (; c->var_slots[j]; j = (j + 1) & c->var_slots_mask) {
+		v = &c->vars[c->var_slots[j] - 1];
 		if (v->kind == kind && v->link == link && (!a || !memcmp(v->a, a, 16)) &&
 		    (!b || !memcmp(v->b, b, 16)))
-			return (long)i;
+			return (long)(c->var_slots[j] - 1);
 	}
 	if (c->n_vars == c->cap_vars) {
 		size_t cap = c->cap_vars ? c->cap_vars * 2 : 64;
@@ -234,6 +286,7 @@ static long add_var(struct ctx *c, enum var_kind kind, uint32_t link, const uint
 		memcpy(v->b, b, 16);
 	v->penalty = kind == VAR_PATH ? c->cfg->penalty_path :
 		     kind == VAR_HOST ? c->cfg->penalty_host : 1.0;
+	c->var_slots[j] = (uint32_t)c->n_vars + 1;
 	return (long)c->n_vars++;
 }
 
@@ -332,6 +385,9 @@ static const struct flow_stats *flow_by_id(const struct ctx *c, uint64_t id)
 {
 	if (!id)
 		return NULL;
+	/* A tracker snapshot holds ids 1..n in order: O(1), not a scan per flow (1M flows). */
+	if (id <= c->n_flows && c->flows[id - 1].id == id)
+		return &c->flows[id - 1];
 	for (size_t i = 0; i < c->n_flows; i++)
 		if (c->flows[i].id == id)
 			return &c->flows[i];
@@ -1657,6 +1713,7 @@ cleanup:
 	free(c.ecmp);
 	free(c.conns);
 	free(c.vars);
+	free(c.var_slots);
 	free(c.inc);
 	free(c.scratch);
 	free(c.scratch2);

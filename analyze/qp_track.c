@@ -278,13 +278,13 @@ struct qp_flow {
 	uint32_t prev_psn, prev_len;
 	uint8_t prev_opcode, prev_syndrome, have_prev;
 
-	struct lat_set lat[QP_SAMPLE_KINDS];
+	struct lat_set *lat;		/* QP_SAMPLE_KINDS sets, from the flow's first sample */
 
 	/* windows */
 	struct flow_window cur_win;
 	uint8_t have_win;
 	uint32_t *win_samples;		/* ACK latency samples of the current window (reservoir) */
-	uint32_t win_n;
+	uint32_t win_n, win_cap;	/* samples in win_samples, its size (grows to WIN_SAMPLES_CAP) */
 	uint64_t win_seen;
 	struct flow_window *wins;
 	size_t n_wins, cap_wins;
@@ -331,6 +331,7 @@ struct qp_tracker {
 
 	uint64_t last_ts_ns;
 	uint32_t *tmp;			/* scratch for window percentiles */
+	struct lat_set no_samples[QP_SAMPLE_KINDS]; /* what a flow without samples reads */
 };
 
 static inline struct qp_flow *flow_at(const struct qp_tracker *t, uint32_t idx)
@@ -553,7 +554,7 @@ static void window_close(struct qp_tracker *t, struct qp_flow *f)
 	}
 	if (f->n_wins < t->cfg.max_windows) {
 		if (f->n_wins == f->cap_wins) {
-			size_t ncap = f->cap_wins ? f->cap_wins * 2 : 4;
+			size_t ncap = f->cap_wins ? f->cap_wins * 2 : 1;
 			struct flow_window *nw;
 
 			if (ncap > t->cfg.max_windows)
@@ -598,10 +599,18 @@ static void window_sample(struct qp_tracker *t, struct qp_flow *f, uint64_t ts, 
 	w->ack_latency_sum_ns += ns;
 	if (v > w->ack_latency_max_ns)
 		w->ack_latency_max_ns = v;
-	if (!f->win_samples) {
-		f->win_samples = malloc(WIN_SAMPLES_CAP * sizeof(*f->win_samples));
-		if (!f->win_samples)
+	if (f->win_n == f->win_cap && f->win_cap < WIN_SAMPLES_CAP) {
+		/* Most flows see a few samples a window: grow to the cap, not start there. */
+		uint32_t ncap = f->win_cap ? f->win_cap * 4 : 8;
+		uint32_t *nv;
+
+		if (ncap > WIN_SAMPLES_CAP)
+			ncap = WIN_SAMPLES_CAP;
+		nv = realloc(f->win_samples, ncap * sizeof(*nv));
+		if (!nv)
 			return;
+		f->win_samples = nv;
+		f->win_cap = ncap;
 	}
 	f->win_seen++;
 	if (f->win_n < WIN_SAMPLES_CAP) {
@@ -628,7 +637,10 @@ static void emit_sample(struct qp_tracker *t, struct qp_flow *r, uint8_t kind, u
 		return;
 	}
 	ns = ts - from_ns;
-	lat_add(&r->lat[kind], ns, t->cfg.exact_samples);
+	if (!r->lat || r->lat == t->no_samples)
+		r->lat = calloc(QP_SAMPLE_KINDS, sizeof(*r->lat)); /* flows without samples: none */
+	if (r->lat)
+		lat_add(&r->lat[kind], ns, t->cfg.exact_samples);
 	if (kind == QP_SAMPLE_ACK)
 		window_sample(t, r, ts, ns);
 	if (t->cfg.sink && t->cfg.sink->latency) {
@@ -1706,6 +1718,8 @@ long qp_tracker_snapshot(struct qp_tracker *t, const struct flow_stats **out)
 			   : st->transport == ROCE_TR_CNP || st->transport == ROCE_TR_UC || st->transport == ROCE_TR_UD
 				   ? FLOW_ROLE_DATAGRAM
 				   : FLOW_ROLE_UNKNOWN;
+		if (!f->lat)
+			f->lat = t->no_samples; /* read only: every count is 0 */
 		st->ack_samples = f->lat[QP_SAMPLE_ACK].count;
 		st->ack_latency_p50_us = ns_to_us(lat_percentile(&f->lat[QP_SAMPLE_ACK], 5000));
 		st->ack_latency_p99_us = ns_to_us(lat_percentile(&f->lat[QP_SAMPLE_ACK], 9900));
@@ -1762,8 +1776,10 @@ void qp_tracker_free(struct qp_tracker *t)
 			free(f->ring);
 			free(f->win_samples);
 			free(f->wins);
-			for (int k = 0; k < QP_SAMPLE_KINDS; k++)
+			for (int k = 0; f->lat && f->lat != t->no_samples && k < QP_SAMPLE_KINDS; k++)
 				lat_free(&f->lat[k]);
+			if (f->lat != t->no_samples)
+				free(f->lat);
 		}
 		free(t->chunks[c]);
 	}

@@ -398,7 +398,7 @@ int store_open(struct store **out, const char *path, const struct store_opts *op
 	}
 	/* A throwaway file until renamed: no journal, no fsync until the end. */
 	if (exec(s, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
-		    " PRAGMA temp_store=MEMORY; PRAGMA cache_size=-65536; PRAGMA page_size=65536;",
+		    " PRAGMA temp_store=FILE; PRAGMA cache_size=-16384; PRAGMA page_size=65536;",
 		 "settings") ||
 	    exec(s, schema_sql, "the schema") || exec(s, "BEGIN", "the schema")) {
 		snprintf(err, errlen, "%s", s->errmsg);
