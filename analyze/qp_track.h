@@ -38,11 +38,13 @@
  *  - A copy of a request seen again within cfg.dup_window_ns with nothing in between that
  *    asked for it (a mirror that duplicates) is a duplicate, not a retransmission.
  *
- * Memory (per flow): struct qp_flow (~600 bytes) + for flows that send requests an
- * outstanding-PSN ring (32 bytes per slot, 16 slots growing to cfg.max_outstanding) + exact
- * latency samples (4 bytes each) up to cfg.exact_samples per kind, then a log-linear
- * histogram (cfg.hist size, <1% relative error) + in-memory windows up to cfg.max_windows
- * (104 bytes each). Nothing grows with trace length beyond those caps.
+ * Memory (per flow): struct qp_flow (824 bytes) + its snapshot (flow_stats + extra, 456) +
+ * in-memory windows up to cfg.max_windows (80 bytes each, array doubling from 1); for flows
+ * with latency samples, 7 sample sets (392 bytes, allocated at the first sample) holding
+ * exact samples (4 bytes each) up to cfg.exact_samples per kind, then a log-linear histogram
+ * (6.6 KB, <1% relative error), and the current window's samples (array growing 8 -> 1024);
+ * for flows that send requests an outstanding-PSN ring (32 bytes per slot, 16 slots growing
+ * to cfg.max_outstanding). Nothing grows with trace length beyond those caps.
  */
 #ifndef AGENTXDP_QP_TRACK_H
 #define AGENTXDP_QP_TRACK_H
