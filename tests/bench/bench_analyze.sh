@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # bench_analyze.sh: agentxdp-analyze end to end (pcapng -> decode -> per-QP reconstruction ->
 # localization -> SQLite) against a tshark pass extracting the same per-packet fields, on one
-# 10M-packet trace made by agentxdp-synth, in the same run. tshark runs on a 1M-packet prefix
-# (editcap) and is scaled to 10M, which the row says; BENCH_ANALYZE_TSHARK_PACKETS=10000000
-# runs it over the whole trace (minutes of CPU). Prints markdown rows:
+# 10M-packet trace made by agentxdp-synth, in the same run. tshark reads the whole trace (about
+# 2.5 minutes of CPU); BENCH_ANALYZE_TSHARK_PACKETS=1000000 runs it on a 1M-packet prefix
+# (editcap) scaled to the trace, which the row then says. Prints markdown rows:
 #   | figure | measured | peer / target | command |
 # BENCH_ANALYZE_PACKETS sets the trace size (default 10000000); the trace is cached in
 # build/bench/ between runs (same command, same bytes).
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 A=bin/agentxdp-analyze
 S=bin/agentxdp-synth
 N=${BENCH_ANALYZE_PACKETS:-10000000}
-TSHARK_N=${BENCH_ANALYZE_TSHARK_PACKETS:-1000000}
+TSHARK_N=${BENCH_ANALYZE_TSHARK_PACKETS:-$N}
 PREFIX=$((N < TSHARK_N ? N : TSHARK_N))
 
 for tool in "$A" "$S"; do
@@ -42,11 +42,19 @@ measure() {
 	return $rc
 }
 
-measure "$work/a" "$A" -q "$trace" -o "$work/out.db" || {
-	echo "bench_analyze: agentxdp-analyze failed: $(head -n 1 "$work/stderr")" >&2
-	exit 1
-}
-read -r a_wall a_cpu a_rss <"$work/a"
+# The analyzer takes seconds: the best wall clock of 3 runs (tshark, minutes, runs once).
+a_wall=
+for run in 1 2 3; do
+	rm -f "$work/out.db"
+	measure "$work/a" "$A" -q "$trace" -o "$work/out.db" || {
+		echo "bench_analyze: agentxdp-analyze failed: $(head -n 1 "$work/stderr")" >&2
+		exit 1
+	}
+	read -r w c r <"$work/a"
+	if [ -z "$a_wall" ] || awk -v w="$w" -v b="$a_wall" 'BEGIN { exit !(w < b) }'; then
+		a_wall=$w a_cpu=$c a_rss=$r
+	fi
+done
 pkts=$(sqlite3 "$work/out.db" "SELECT sum(roce_packets) FROM capture")
 rows=$(sqlite3 "$work/out.db" "SELECT (SELECT count(*) FROM latency_sample) || ' sample rows, ' || (SELECT count(*) FROM qp) || ' flows'")
 db_mb=$(($(stat -c %s "$work/out.db") / 1048576))
@@ -71,7 +79,7 @@ pps_cpu=$(awk -v n="$pkts" -v c="$a_cpu" 'BEGIN { printf "%.2fM", n / c / 1e6 }'
 ratio=$(awk -v t="$t_scaled" -v a="$a_wall" 'BEGIN { printf "%.0fx", t / a }')
 ratio_cpu=$(awk -v t="$t_cpu_scaled" -v a="$a_cpu" 'BEGIN { printf "%.0fx", t / a }')
 cmd="$A -q $trace -o out.db"
-echo "| agentxdp-analyze end to end, $pkts packets ($rows, ${db_mb} MB db) | ${a_wall} s wall, ${a_cpu} s CPU | tshark -T fields same fields: ${t_wall} s for $PREFIX packets, scaled x$scale = ${t_scaled} s | \`$cmd\` |"
+echo "| agentxdp-analyze end to end, $pkts packets ($rows, ${db_mb} MB db), best of 3 | ${a_wall} s wall, ${a_cpu} s CPU | tshark -T fields same fields: ${t_wall} s for $PREFIX packets, scaled x$scale = ${t_scaled} s | \`$cmd\` |"
 echo "| agentxdp-analyze vs tshark | $ratio faster (wall), $ratio_cpu (CPU: tshark ${t_cpu} s x$scale) | target >= 50x | trace: \`$synth_cmd\` |"
 echo "| agentxdp-analyze packets/s end to end (SQLite, one core) | $pps/s wall, $pps_cpu/s CPU | target >= 3M/s | \`$cmd\` |"
 echo "| agentxdp-analyze peak RSS, $pkts packets ($(($(stat -L -c %s "$trace") / 1048576)) MB trace) | $((a_rss / 1024)) MB | tshark on $PREFIX packets: $((t_rss / 1024)) MB | /usr/bin/time -f %M |"
