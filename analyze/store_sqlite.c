@@ -349,11 +349,19 @@ void store_abort(struct store *s)
 int store_open(struct store **out, const char *path, const struct store_opts *opts, char *err,
 	       size_t errlen)
 {
-	struct store *s = calloc(1, sizeof(*s));
+	struct store *s;
 	size_t n = strlen(path) + 32;
+	struct stat st;
 	int fd, rc;
 
 	*out = NULL;
+	/* The database is renamed into place at the end: that would replace a device node
+	 * (/dev/null) or a FIFO with a regular file, so only a file or a new name will do. */
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file (the database must be a file)", path);
+		return -1;
+	}
+	s = calloc(1, sizeof(*s));
 	if (!s) {
 		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
 		return -1;
@@ -366,18 +374,6 @@ int store_open(struct store **out, const char *path, const struct store_opts *op
 	if (!s->path || !s->tmp_path) {
 		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
 		goto fail;
-	}
-	/* The database is renamed into place at the end: that would replace a device node
-	 * (/dev/null) or a FIFO with a regular file, so only a file or a new name will do. */
-	{
-		struct stat st;
-
-		if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
-			snprintf(err, errlen, "%s: not a regular file (the database must be a file)", path);
-			free(s->tmp_path);
-			s->tmp_path = NULL;
-			goto fail;
-		}
 	}
 	/* Same directory as the final name, so the rename is atomic. */
 	snprintf(s->tmp_path, n, "%s.tmp-XXXXXX", path);
