@@ -330,7 +330,7 @@ int agent_metrics_build(struct metric_set *set, const struct agent_metrics_input
 		struct metric_family *pk = metric_family_get(set, "agentxdp_capture_packets_total", METRIC_COUNTER,
 							     "RoCE records the capture delivered, per interface.", "{packet}");
 		struct metric_family *lost = metric_family_get(set, "agentxdp_capture_lost_total", METRIC_COUNTER,
-							       "Records the capture lost (ring buffer full), per interface.",
+							       "Records the capture lost (a CPU's ring full), per interface.",
 							       "{packet}");
 		if (!pk || !lost) {
 			err = -errno;

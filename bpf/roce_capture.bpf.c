@@ -1,4 +1,4 @@
-/* roce_capture.bpf.c: XDP program copying RoCE v1/v2 headers into a ring buffer; always XDP_PASS. */
+/* roce_capture.bpf.c: XDP program copying RoCE v1/v2 headers into per-CPU rings; always XDP_PASS. */
 #include "vmlinux.h"
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
@@ -26,13 +26,29 @@ const volatile __u32 cfg_n_hosts = 0;
 const volatile struct roce_cap_host_filter cfg_hosts[ROCE_CAP_MAX_HOSTS] = {};
 const volatile __u32 cfg_has_qpn = 0;
 const volatile __u32 cfg_qpn = 0;
+/* Bytes of each CPU's ring region: a power of two (set from -B and the CPU count). */
+const volatile __u64 cfg_ring_region = 1 << 20;
 /* Wake the reader only when this much is waiting; it also drains on its own timer. */
-const volatile __u64 cfg_wakeup_bytes = 1 << 20;
+const volatile __u64 cfg_wakeup_bytes = 1 << 18;
 
+/*
+ * The per-CPU rings (layout in roce_capture.h): element i is CPU i's head, region and
+ * slack. agentxdp-capture sets max_entries to the number of possible CPUs and value_size
+ * to ROCE_CAP_RING_HEAD_BYTES + cfg_ring_region + the largest record before load.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, ROCE_CAP_RING_HEAD_BYTES + (1 << 20) + 256);
+	__uint(max_entries, 1);
+} rings SEC(".maps");
+
+/* Wake-ups only: an 8-byte note when a CPU's ring fills past cfg_wakeup_bytes (epoll). */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20);	/* resized by -B before load */
-} records SEC(".maps");
+	__uint(max_entries, 4096);
+} wakeups SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -173,11 +189,12 @@ int roce_capture(struct xdp_md *ctx)
 	struct ethhdr *eth;
 	void *pos = data;
 	__u64 hdr_len, frame_len, want, cap_len; /* 64-bit so the verifier keeps the bounds */
-	__u64 lost_before;
-	__u32 slot, dest_qp;
+	__u64 lost_before, prod, cons, rec_size;
+	struct roce_cap_ring_head *head;
+	__u32 slot, dest_qp, cpu;
 	__u8 flags = 0, opcode;
-	bool wake;
 	__be16 proto;
+	void *ring;
 
 	slot = iface_slot(ctx->ingress_ifindex);
 	cnt = bpf_map_lookup_elem(&counters, &slot);
@@ -283,42 +300,50 @@ int roce_capture(struct xdp_md *ctx)
 		return XDP_PASS;
 
 	/*
-	 * Reserve the smallest size class that holds cap_len (a reservation's size must be a
-	 * constant) and, when the frame's linear part covers the class, copy it with 8-byte
-	 * loads and stores instead of a helper call; otherwise bpf_xdp_load_bytes() copies
-	 * exactly cap_len (short frames, multi-buffer frames, -s).
+	 * This CPU's ring: the record goes at prod within the region (it may run on into the
+	 * slack). The smallest size class that holds cap_len is copied with 8-byte loads and
+	 * stores when the frame's linear part covers the class (a copy's size must be a
+	 * constant); otherwise bpf_xdp_load_bytes() copies exactly cap_len (short frames,
+	 * multi-buffer frames, -s).
 	 */
+	cpu = bpf_get_smp_processor_id();
+	ring = bpf_map_lookup_elem(&rings, &cpu);
+	if (!ring)
+		goto lost;
+	head = ring;
+	prod = head->prod;
+	cons = *(volatile __u64 *)&head->cons;
+	rec = (void *)(ring + ROCE_CAP_RING_HEAD_BYTES + (prod & (cfg_ring_region - 8)));
 	if (cap_len <= ROCE_CAP_CLASS_S_BYTES) {
-		rec = bpf_ringbuf_reserve(&records, sizeof(*rec) + ROCE_CAP_CLASS_S_BYTES, 0);
-		if (!rec)
+		rec_size = sizeof(*rec) + ROCE_CAP_CLASS_S_BYTES;
+		if (prod + rec_size - cons > cfg_ring_region)
 			goto lost;
 		if (data + ROCE_CAP_CLASS_S_BYTES <= data_end) {
 			copy_words(rec->data, data, ROCE_CAP_CLASS_S_BYTES / 8);
 			goto fill;
 		}
 	} else if (cap_len <= ROCE_CAP_CLASS_M_BYTES) {
-		rec = bpf_ringbuf_reserve(&records, sizeof(*rec) + ROCE_CAP_CLASS_M_BYTES, 0);
-		if (!rec)
+		rec_size = sizeof(*rec) + ROCE_CAP_CLASS_M_BYTES;
+		if (prod + rec_size - cons > cfg_ring_region)
 			goto lost;
 		if (data + ROCE_CAP_CLASS_M_BYTES <= data_end) {
 			copy_words(rec->data, data, ROCE_CAP_CLASS_M_BYTES / 8);
 			goto fill;
 		}
 	} else if (cap_len <= ROCE_CAP_CLASS_L_BYTES) {
-		rec = bpf_ringbuf_reserve(&records, sizeof(*rec) + ROCE_CAP_CLASS_L_BYTES, 0);
-		if (!rec)
+		rec_size = sizeof(*rec) + ROCE_CAP_CLASS_L_BYTES;
+		if (prod + rec_size - cons > cfg_ring_region)
 			goto lost;
 		if (data + ROCE_CAP_CLASS_L_BYTES <= data_end) {
 			copy_words(rec->data, data, ROCE_CAP_CLASS_L_BYTES / 8);
 			goto fill;
 		}
 	} else {
-		rec = bpf_ringbuf_reserve(&records, sizeof(*rec) + cfg_data_cap, 0);
-		if (!rec)
+		rec_size = sizeof(*rec) + cfg_data_cap;
+		if (prod + rec_size - cons > cfg_ring_region)
 			goto lost;
 	}
 	if (bpf_xdp_load_bytes(ctx, 0, rec->data, cap_len)) {
-		bpf_ringbuf_discard(rec, BPF_RB_NO_WAKEUP);
 		cnt->malformed_pkts++;
 		return XDP_PASS;
 	}
@@ -335,26 +360,32 @@ fill:
 	cnt->lost_reported = cnt->lost_pkts;
 	rec->ts_ns = bpf_ktime_get_ns();
 	/*
-	 * Wake the reader when the ring is filled past the threshold, but not again before it
-	 * has consumed what was there at this CPU's previous wake-up: a woken reader drains the
-	 * whole ring, so until then the wake-up is still pending. A wake-up costs this CPU an
-	 * irq_work self-IPI (a VM exit in a guest, measured at 40-50 ns per packet when every
-	 * 64th record paid one) and the reader a system call. Below the threshold the reader's
-	 * poll timeout drains the ring. Every 64th record of this CPU checks, or every record
-	 * when records are larger than headers (-s): 64 of them could fill a small ring.
+	 * Publish: the record's stores must be visible before the new prod. x86 keeps stores
+	 * in order, so a compiler barrier and a plain store do; elsewhere an atomic add with
+	 * fetch is a full barrier in every BPF JIT.
 	 */
-	wake = false;
-	if ((cnt->captured_pkts & (cfg_data_cap > ROCE_CAP_HDR_SNAPLEN ? 0 : 63)) == 0) {
-		__u64 prod_pos = bpf_ringbuf_query(&records, BPF_RB_PROD_POS);
-		__u64 cons_pos = bpf_ringbuf_query(&records, BPF_RB_CONS_POS);
+	prod += rec_size;
+#if defined(__TARGET_ARCH_x86)
+	asm volatile("" ::: "memory");
+	*(volatile __u64 *)&head->prod = prod;
+#else
+	__sync_fetch_and_add(&head->prod, rec_size);
+#endif
+	/*
+	 * Wake the reader when the ring is filled past the threshold, but not again before it
+	 * has consumed what was there at this CPU's previous wake-up: a woken reader drains
+	 * every ring, so until then the wake-up is still pending. A wake-up costs this CPU an
+	 * irq_work self-IPI (a VM exit in a guest: 40-50 ns per packet when every 64th record
+	 * paid one) and the reader a system call. Below the threshold the reader's poll
+	 * timeout drains the rings.
+	 */
+	if (prod - cons >= cfg_wakeup_bytes && cons >= head->wakeup_prod) {
+		__u32 note = cpu;
 
-		if (prod_pos - cons_pos >= cfg_wakeup_bytes && cons_pos >= cnt->wakeup_prod_pos) {
-			wake = true;
-			cnt->wakeup_prod_pos = prod_pos;
-			cnt->wakeups++;
-		}
+		head->wakeup_prod = prod;
+		cnt->wakeups++;
+		bpf_ringbuf_output(&wakeups, &note, sizeof(note), BPF_RB_FORCE_WAKEUP);
 	}
-	bpf_ringbuf_submit(rec, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	cnt->captured_pkts++;
 	cnt->captured_bytes += frame_len;
 	return XDP_PASS;

@@ -16,16 +16,16 @@ $(BUILD)/tests-bpf/xdp_dummy.bpf.o: tests/bpf/xdp_dummy.bpf.c $(BUILD)/vmlinux.h
 	@mkdir -p $(dir $@)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BUILD)/tests-bpf/test_xdp_prog: tests/bpf/test_xdp_prog.c tests/bpf/roce_frames.c $(BUILD)/roce_capture.skel.h $(AGENTXDP_LIBS)
+$(BUILD)/tests-bpf/test_xdp_prog: tests/bpf/test_xdp_prog.c tests/bpf/roce_frames.c capture/cpu_ring.c capture/cpu_ring.h $(BUILD)/roce_capture.skel.h $(AGENTXDP_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) tests/bpf/test_xdp_prog.c tests/bpf/roce_frames.c $(AGENTXDP_LIBS) -lbpf -lelf -lz $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) tests/bpf/test_xdp_prog.c tests/bpf/roce_frames.c capture/cpu_ring.c $(AGENTXDP_LIBS) -lbpf -lelf -lz $(LDLIBS) -o $@
 
 $(BUILD)/tests-bpf/gen_roce_pcap: tests/bpf/gen_roce_pcap.c tests/bpf/roce_frames.c $(AGENTXDP_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) tests/bpf/gen_roce_pcap.c tests/bpf/roce_frames.c $(AGENTXDP_LIBS) -lpcap $(LDLIBS) -o $@
 
 # agentxdp-capture itself: the session (capture.c: load, attach, drain -> callback) and the CLI.
-CAPTURE_SRCS := capture/capture.c capture/capture_main.c
+CAPTURE_SRCS := capture/capture.c capture/cpu_ring.c capture/capture_main.c
 CAPTURE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(CAPTURE_SRCS))
 TOOLS += $(BIN)/agentxdp-capture
 MAN_PAGES += docs/agentxdp-capture.8

@@ -1,4 +1,4 @@
-/* capture.c: load roce_capture.bpf.c, attach it to interfaces with bpf_links, drain its ring buffer. */
+/* capture.c: load roce_capture.bpf.c, attach it to interfaces with bpf_links, drain its per-CPU rings. */
 #include "capture/capture.h"
 
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "capture/cpu_ring.h"
 #include "log.h"
 #include "roce_capture.skel.h"
 
@@ -30,7 +31,8 @@ struct capture_iface {
 
 struct capture_session {
 	struct roce_capture_bpf *skel;
-	struct ring_buffer *ring;
+	struct cpu_ring rings;		/* the records, one ring per CPU */
+	struct ring_buffer *wakeups;	/* the program's notes when a ring fills up: epoll */
 	struct capture_iface ifaces[ROCE_CAP_MAX_IFACES];
 	unsigned n_ifaces;
 	capture_record_fn on_record;
@@ -190,6 +192,14 @@ static int attach_iface(struct capture_session *s, struct capture_iface *ifc, en
 	return 0;
 }
 
+static int ignore_wakeup(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	return 0;
+}
+
 static int handle_record(void *ctx, void *data, size_t size)
 {
 	struct capture_session *s = ctx;
@@ -198,7 +208,7 @@ static int handle_record(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*rec) || rec->version != ROCE_CAP_REC_VERSION ||
 	    rec->cap_len > size - sizeof(*rec)) {
-		pr_warn("skipping a malformed ring buffer record (%zu bytes, version %u)\n", size,
+		pr_warn("skipping a malformed ring record (%zu bytes, version %u)\n", size,
 			size >= 1 ? rec->version : 0);
 		return 0;
 	}
@@ -218,7 +228,8 @@ static int handle_record(void *ctx, void *data, size_t size)
 int capture_session_open(const struct capture_config *cfg, struct capture_session **out)
 {
 	struct capture_session *s;
-	uint32_t data_cap;
+	uint32_t data_cap, value_size;
+	uint64_t region;
 	int err;
 
 	*out = NULL;
@@ -262,12 +273,25 @@ int capture_session_open(const struct capture_config *cfg, struct capture_sessio
 	memcpy((void *)s->skel->rodata->cfg_hosts, cfg->filter.hosts, sizeof(cfg->filter.hosts));
 	s->skel->rodata->cfg_has_qpn = cfg->filter.has_qpn;
 	s->skel->rodata->cfg_qpn = cfg->filter.qpn;
+	s->n_cpus = libbpf_num_possible_cpus();
+	if (s->n_cpus < 1) {
+		pr_err("cannot count the CPUs: %s\n", strerror(-s->n_cpus));
+		goto cleanup;
+	}
+	if (cpu_ring_layout(cfg->ring_bytes, s->n_cpus, data_cap, &region, &value_size)) {
+		pr_err("a %llu KiB ring is too small for %d CPUs and %u-byte records: raise -B\n",
+		       (unsigned long long)(cfg->ring_bytes / 1024), s->n_cpus, data_cap);
+		goto cleanup;
+	}
+	s->skel->rodata->cfg_ring_region = region;
 	/* Wake up at a quarter full (at most 1 MiB); the poll timeout drains the rest. */
-	s->skel->rodata->cfg_wakeup_bytes = cfg->ring_bytes / 4 < (1u << 20) ? cfg->ring_bytes / 4 : 1u << 20;
-	err = bpf_map__set_max_entries(s->skel->maps.records, (uint32_t)cfg->ring_bytes);
+	s->skel->rodata->cfg_wakeup_bytes = region / 4 < (1u << 20) ? region / 4 : 1u << 20;
+	err = bpf_map__set_value_size(s->skel->maps.rings, value_size);
+	if (!err)
+		err = bpf_map__set_max_entries(s->skel->maps.rings, (uint32_t)s->n_cpus);
 	if (err) {
-		pr_err("cannot size the ring buffer to %llu bytes: %s\n",
-		       (unsigned long long)cfg->ring_bytes, strerror(-err));
+		pr_err("cannot size the rings to %d x %llu bytes: %s\n", s->n_cpus,
+		       (unsigned long long)region, strerror(-err));
 		goto cleanup;
 	}
 	err = roce_capture_bpf__load(s->skel);
@@ -276,11 +300,12 @@ int capture_session_open(const struct capture_config *cfg, struct capture_sessio
 		       strerror(-err));
 		goto cleanup;
 	}
-	s->n_cpus = libbpf_num_possible_cpus();
-	s->per_cpu = calloc((size_t)(s->n_cpus > 0 ? s->n_cpus : 1), sizeof(*s->per_cpu));
-	s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.records), handle_record, s, NULL);
-	if (!s->ring || !s->per_cpu) {
-		pr_err("cannot set up the ring buffer reader: %s\n", strerror(errno));
+	s->per_cpu = calloc((size_t)s->n_cpus, sizeof(*s->per_cpu));
+	err = cpu_ring_map(&s->rings, bpf_map__fd(s->skel->maps.rings), s->n_cpus, region, value_size,
+			   data_cap);
+	s->wakeups = ring_buffer__new(bpf_map__fd(s->skel->maps.wakeups), ignore_wakeup, NULL, NULL);
+	if (err || !s->wakeups || !s->per_cpu) {
+		pr_err("cannot set up the ring reader: %s\n", strerror(err ? -err : errno));
 		goto cleanup;
 	}
 	sync_clock(s);
@@ -297,23 +322,28 @@ cleanup:
 
 int capture_session_poll(struct capture_session *s, int timeout_ms)
 {
-	int n, m;
+	int n;
 
 	if (clock_ns(CLOCK_MONOTONIC) - s->last_sync_mono_ns >= CLOCK_RESYNC_NS)
 		sync_clock(s);
-	n = ring_buffer__poll(s->ring, timeout_ms);
+	n = ring_buffer__poll(s->wakeups, timeout_ms);
 	if (n == -EINTR)
 		n = 0;
 	if (n < 0)
 		return n;
-	/* The program wakes us once per batch: after a timeout, take what is waiting. */
-	m = ring_buffer__consume(s->ring);
-	return m < 0 ? m : n + m;
+	/* Woken when a ring fills past the threshold, or timed out: take what is waiting. */
+	return capture_session_drain(s);
 }
 
 int capture_session_drain(struct capture_session *s)
 {
-	return ring_buffer__consume(s->ring);
+	uint64_t corrupt = s->rings.corrupt;
+	int n = cpu_ring_drain(&s->rings, handle_record, s);
+
+	if (s->rings.corrupt != corrupt)
+		pr_warn("skipped %llu malformed ring records\n",
+			(unsigned long long)(s->rings.corrupt - corrupt));
+	return n;
 }
 
 int capture_session_counters(struct capture_session *s, unsigned if_id, struct capture_if_counters *out)
@@ -358,7 +388,8 @@ void capture_session_close(struct capture_session *s)
 		if (s->ifaces[i].link_fd >= 0)
 			close(s->ifaces[i].link_fd);
 	}
-	ring_buffer__free(s->ring);
+	ring_buffer__free(s->wakeups);
+	cpu_ring_unmap(&s->rings);
 	roce_capture_bpf__destroy(s->skel);
 	free(s->per_cpu);
 	free(s);

@@ -38,7 +38,7 @@ struct capture_config {
 	unsigned n_ifaces;
 	enum capture_xdp_mode mode;
 	uint32_t snaplen;		/* 0: through the headers the opcode implies */
-	uint64_t ring_bytes;		/* ring buffer size; a power of two >= page size */
+	uint64_t ring_bytes;		/* memory for the per-CPU rings, split evenly over the CPUs */
 	struct capture_filter filter;
 	capture_record_fn on_record;
 	void *ctx;

@@ -49,8 +49,8 @@ static const char usage_text[] =
 	"                          a number appended\n"
 	"  -s, --snaplen BYTES     keep BYTES of each packet (1-9216, 0 = 9216) instead of\n"
 	"                          the headers only\n"
-	"  -B, --buffer-size KIB   ring buffer size in KiB (default 8192, rounded up to a\n"
-	"                          power of two)\n"
+	"  -B, --buffer-size KIB   memory for the record rings in KiB (default 8192), split\n"
+	"                          over the CPUs: each gets the largest power of two that fits\n"
 	"      --filter FILTER     capture only matching packets, decided in the kernel:\n"
 	"                            [src|dst] host ADDRESS   (IPv4/IPv6; RoCE v1: GID)\n"
 	"                            qpn NUMBER               (BTH destination QP)\n"
@@ -77,7 +77,7 @@ static const char usage_text[] =
 	"error when it is a terminal; at exit a summary per interface. SIGINT or SIGTERM\n"
 	"stop the capture; the file is always complete pcapng. The XDP program is attached\n"
 	"with a bpf_link: it goes away when the process exits, even on kill -9. Packets the\n"
-	"ring buffer could not take are counted, reported in the summary, in each packet's\n"
+	"rings could not take are counted, reported in the summary, in each packet's\n"
 	"epb_dropcount and in the interface statistics blocks.\n"
 	"\n"
 	"Needs CAP_BPF and CAP_NET_ADMIN. Exit status: 0 on success, 1 on a runtime error\n"
@@ -296,11 +296,6 @@ static int parse_options(int argc, char **argv, struct capture_opts *o)
 		return usage_error("%s", "-C and -G need a file name, not '-'");
 	if (!strcmp(o->out_pattern, "-") && isatty(STDOUT_FILENO))
 		return usage_error("%s", "refusing to write pcapng to a terminal (redirect or pipe it)");
-	/* The ring buffer size must be a power of two and a multiple of the page size. */
-	uint64_t ring = 4096;
-	while (ring < o->cfg.ring_bytes)
-		ring <<= 1;
-	o->cfg.ring_bytes = ring;
 	return 0;
 }
 
@@ -507,7 +502,7 @@ static void print_summary(struct capture_run *run)
 	char bytes[32];
 
 	human_bytes(run->bytes, bytes, sizeof(bytes));
-	fprintf(stderr, "%llu packets captured (%s on the wire), %llu lost in the ring buffer\n",
+	fprintf(stderr, "%llu packets captured (%s on the wire), %llu lost in the rings\n",
 		(unsigned long long)run->pkts, bytes, (unsigned long long)total_lost(run));
 	for (unsigned i = 0; i < run->opts->cfg.n_ifaces; i++) {
 		struct capture_if_counters c;
@@ -559,7 +554,7 @@ static int capture_loop(struct capture_run *run)
 
 		n = capture_session_poll(run->session, POLL_MS);
 		if (n < 0 && n != -ECANCELED) {
-			pr_err("reading the ring buffer failed: %s\n", strerror(-n));
+			pr_err("reading the rings failed: %s\n", strerror(-n));
 			return -1;
 		}
 		now = capture_session_now_ns(run->session);
@@ -614,7 +609,7 @@ int main(int argc, char **argv)
 	opts.cfg.on_record = on_record;
 	opts.cfg.ctx = &run;
 
-	/* No SA_RESTART: a signal must wake the ring buffer's epoll_wait. */
+	/* No SA_RESTART: a signal must wake the wake-up ring's epoll_wait. */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

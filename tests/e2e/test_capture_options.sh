@@ -116,6 +116,33 @@ else
 	fail capture-disk-full-file-readable "$kept packets, or the file ends inside a block"
 fi
 
+# -B: rings too small for this machine's CPUs are refused in one line, before anything is
+# attached; a small ring overflowing under --topspeed counts every record it could not take:
+# captured + lost = the RoCE packets sent.
+n_possible=$(python3 -c 'import sys; n=0
+for part in open("/sys/devices/system/cpu/possible").read().strip().split(","):
+    a, _, b = part.partition("-"); n += int(b or a) - int(a) + 1
+print(n)')
+if [ "$n_possible" -ge 2 ]; then
+	ip netns exec "$CAP_NS_RX" "$CAP_BIN" -q -i axcap-b -B 4 -w "$CAP_TMP/tiny.pcapng" -d 1 2>"$CAP_TMP/tiny.err"
+	rc=$?
+	if [ $rc -eq 1 ] && [ "$(wc -l <"$CAP_TMP/tiny.err")" = 1 ] &&
+		grep -q "too small for $n_possible CPUs.*raise -B" "$CAP_TMP/tiny.err"; then
+		pass capture-ring-too-small-refused
+	else
+		fail capture-ring-too-small-refused "exit $rc: $(cat "$CAP_TMP/tiny.err")"
+	fi
+fi
+run_capture small-ring "$CAP_TMP/big.pcap" -B $((16 * n_possible)) -w "$CAP_TMP/small.pcapng"
+n_big=$(cap_tshark -r "$CAP_TMP/big.pcap" -Y infiniband | wc -l)
+read -r got lost < <(sed -n 's/^\([0-9]*\) packets captured .*, \([0-9]*\) lost in the rings$/\1 \2/p' \
+	"$CAP_TMP/small-ring.log")
+if [ -n "$got" ] && [ "$((got + lost))" = "$n_big" ] && [ "$(npkts "$CAP_TMP/small.pcapng")" = "$got" ]; then
+	pass "capture-small-ring-every-loss-counted ($got captured + $lost lost = $n_big sent)"
+else
+	fail capture-small-ring-every-loss-counted "captured '$got' lost '$lost', sent $n_big, file $(npkts "$CAP_TMP/small.pcapng")"
+fi
+
 # Every example of --help runs: eth0/eth1 become the veths, files land in a scratch directory.
 "$CAP_BIN" --help >"$CAP_TMP/help"
 grep -q "^Examples:" "$CAP_TMP/help" && pass capture-help-has-examples || fail capture-help-has-examples "no Examples: block"

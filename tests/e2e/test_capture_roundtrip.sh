@@ -60,7 +60,7 @@ roundtrip() {
 	else
 		fail "$name-epb-inbound-queue" "$(awk '$5 != 1 || $6 != 0 || $7 != "-"' "$CAP_TMP/$name.got-blocks" | head -n 1 | cut -c1-60)"
 	fi
-	grep -q " 0 lost in the ring buffer" "$log" && pass "$name-nothing-lost" ||
+	grep -q " 0 lost in the rings" "$log" && pass "$name-nothing-lost" ||
 		fail "$name-nothing-lost" "$(grep lost "$log" | head -n 1)"
 	CAP_LAST_OUT=$out
 	CAP_LAST_NSENT=$n_sent
