@@ -57,6 +57,18 @@ echo "$old_stats" >/proc/sys/kernel/bpf_stats_enabled
 cap_pkts=$($CAP_BLOCKS "$CAP_TMP/cap.pcapng" | wc -l)
 cap_lost=$($CAP_BLOCKS --blocks "$CAP_TMP/cap.pcapng" | sed -n 's/^isb 0 .*drop=\([0-9]*\).*/\1/p' | tail -n 1)
 
+# The peer for the live figure: an XDP_PASS-only program, attached in native mode as
+# agentxdp-capture is on veth, on the same traffic, measured by the same bpf_stats (whose
+# own two clock reads per run are in both figures).
+echo 1 >/proc/sys/kernel/bpf_stats_enabled
+ip -n "$CAP_NS_RX" link set dev axcap-b xdpdrv obj "$TOP/build/tests-bpf/xdp_dummy.bpf.o" sec xdp ||
+	{ echo "| capture: empty XDP program on veth | FAILED to attach | | |"; exit 1; }
+cap_replay axcap-a "$CAP_TMP/bench.pcap" --topspeed
+dummy_id=$(ip -n "$CAP_NS_RX" -d link show dev axcap-b | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p' | head -n 1)
+read -r dummy_ns dummy_cnt < <(bpftool prog show id "$dummy_id" -j | python3 -c 'import json,sys; p=json.load(sys.stdin); print(p.get("run_time_ns", 0), p.get("run_cnt", 0))')
+ip -n "$CAP_NS_RX" link set dev axcap-b xdpdrv off
+echo "$old_stats" >/proc/sys/kernel/bpf_stats_enabled
+
 # tcpdump on the same traffic.
 ip netns exec "$CAP_NS_RX" tcpdump -i axcap-b -s 128 -w "$CAP_TMP/tcpdump.pcap" 2>"$CAP_TMP/tcpdump.log" &
 td=$!
@@ -71,6 +83,6 @@ wait "$td"
 td_pkts=$(capinfos -Mc "$CAP_TMP/tcpdump.pcap" 2>/dev/null | sed -n 's/^Number of packets: *//p')
 td_drop=$(sed -n 's/^\([0-9]*\) packets dropped by kernel/\1/p' "$CAP_TMP/tcpdump.log")
 
-echo "| capture: XDP program per RoCE packet on live veth traffic (bpf_stats run_time_ns/run_cnt) | $(awk -v t="$run_ns" -v c="$run_cnt" 'BEGIN { printf "%.1f ns (%d runs)", c ? t / c : 0, c }') | target < 50 ns | bash tests/bench/bench_capture.sh |"
+echo "| capture: XDP program per RoCE packet on live veth traffic (bpf_stats run_time_ns/run_cnt) | $(awk -v t="$run_ns" -v c="$run_cnt" 'BEGIN { printf "%.1f ns (%d runs)", c ? t / c : 0, c }') | an XDP_PASS-only program, same traffic: $(awk -v t="$dummy_ns" -v c="$dummy_cnt" 'BEGIN { printf "%.1f ns (%d runs)", c ? t / c : 0, c }') | bash tests/bench/bench_capture.sh |"
 echo "| capture: $N RoCE frames, tcpreplay --topspeed over veth: captured / lost, at the sender's rate | $cap_pkts / ${cap_lost:-?} lost at $cap_pps pps | tcpdump -s 128 -w: $td_pkts / ${td_drop:-?} dropped at $td_pps pps | bash tests/bench/bench_capture.sh |"
 echo "| capture: user-space CPU per captured packet (process utime+stime) | $(awk -v t="$cap_cpu" -v n="$cap_pkts" 'BEGIN { printf "%.0f ns", n ? t / n : 0 }') | tcpdump -s 128 -w: $(awk -v t="$td_cpu" -v n="$td_pkts" 'BEGIN { printf "%.0f ns", n ? t / n : 0 }') | bash tests/bench/bench_capture.sh |"
