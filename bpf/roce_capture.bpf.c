@@ -129,7 +129,7 @@ static __always_inline void copy_words(void *dst, const void *src, const int n_w
 	__u64 *d = dst;
 	const __u64 *s = src;
 
-#pragma unroll
+#pragma clang loop unroll(full)
 	for (int i = 0; i < n_words; i++)
 		d[i] = s[i];
 }
@@ -189,7 +189,7 @@ int roce_capture(struct xdp_md *ctx)
 	struct ethhdr *eth;
 	void *pos = data;
 	__u64 hdr_len, frame_len, want, cap_len; /* 64-bit so the verifier keeps the bounds */
-	__u64 lost_before, prod, cons, rec_size;
+	__u64 lost_before, prod, cons, rec_size, ts;
 	struct roce_cap_ring_head *head;
 	__u32 slot, dest_qp, cpu;
 	__u8 flags = 0, opcode;
@@ -285,6 +285,8 @@ int roce_capture(struct xdp_md *ctx)
 		return XDP_PASS;
 	}
 
+	/* The packet's time, as soon as it is known to be kept (the clock is half the cost). */
+	ts = bpf_ktime_get_ns();
 	hdr_len = (__u64)(pos - data) + roce_ext_len[opcode];
 	frame_len = bpf_xdp_get_buff_len(ctx);
 	if (hdr_len > frame_len)
@@ -322,6 +324,22 @@ int roce_capture(struct xdp_md *ctx)
 			copy_words(rec->data, data, ROCE_CAP_CLASS_S_BYTES / 8);
 			goto fill;
 		}
+		/*
+		 * A frame shorter than the class, most often an ACK (58 bytes of headers in
+		 * a 62-byte frame): seven whole words, then the 8 bytes that end at cap_len.
+		 */
+		if (cap_len > ROCE_CAP_CLASS_S_BYTES - 8 && data + ROCE_CAP_CLASS_S_BYTES - 8 <= data_end) {
+			__u64 tail = cap_len - 8;
+			const __u64 *src = data + tail;
+
+			/* Keep src one register, so the verifier sees the bound on the load's pointer. */
+			asm volatile("" : "+r"(src));
+			if ((void *)(src + 1) <= data_end) {
+				copy_words(rec->data, data, ROCE_CAP_CLASS_S_BYTES / 8 - 1);
+				*(__u64 *)(rec->data + tail) = *src;
+				goto fill;
+			}
+		}
 	} else if (cap_len <= ROCE_CAP_CLASS_M_BYTES) {
 		rec_size = sizeof(*rec) + ROCE_CAP_CLASS_M_BYTES;
 		if (prod + rec_size - cons > cfg_ring_region)
@@ -356,20 +374,24 @@ fill:
 	rec->rx_queue = ctx->rx_queue_index;
 	rec->orig_len = frame_len;
 	lost_before = cnt->lost_pkts - cnt->lost_reported;
-	rec->lost_before = lost_before < 0xffffffffu ? lost_before : 0xffffffffu;
-	cnt->lost_reported = cnt->lost_pkts;
-	rec->ts_ns = bpf_ktime_get_ns();
+	rec->lost_before = 0;
+	if (lost_before) {
+		rec->lost_before = lost_before < 0xffffffffu ? lost_before : 0xffffffffu;
+		cnt->lost_reported = cnt->lost_pkts;
+	}
+	rec->ts_ns = ts;
 	/*
 	 * Publish: the record's stores must be visible before the new prod. x86 keeps stores
-	 * in order, so a compiler barrier and a plain store do; elsewhere an atomic add with
-	 * fetch is a full barrier in every BPF JIT.
+	 * in order, so a compiler barrier and a plain store do. Elsewhere an atomic add whose
+	 * result is used (BPF_FETCH, -mcpu=v3 in bpf/build.mk) is a full barrier in every BPF
+	 * JIT; one whose result is unused is not (arm64 STADD).
 	 */
-	prod += rec_size;
 #if defined(__TARGET_ARCH_x86)
+	prod += rec_size;
 	asm volatile("" ::: "memory");
 	*(volatile __u64 *)&head->prod = prod;
 #else
-	__sync_fetch_and_add(&head->prod, rec_size);
+	prod = __sync_fetch_and_add(&head->prod, rec_size) + rec_size;
 #endif
 	/*
 	 * Wake the reader when the ring is filled past the threshold, but not again before it

@@ -2,7 +2,6 @@
 #include "capture/cpu_ring.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,38 +23,51 @@ int cpu_ring_layout(uint64_t total_bytes, int n_cpus, uint32_t data_cap, uint64_
 	per_cpu = total_bytes / (uint64_t)n_cpus;
 	if (per_cpu < r || per_cpu < 4 * largest)
 		return -EINVAL;
-	while (r * 2 <= per_cpu && r * 2 <= (1ull << 30))
+	while (r * 2 <= per_cpu && r * 2 <= CPU_RING_MAX_REGION)
 		r *= 2;
 	*region = r;
 	*value_size = (uint32_t)(ROCE_CAP_RING_HEAD_BYTES + r + ((largest + 7) & ~7ull));
 	return 0;
 }
 
-int cpu_ring_map(struct cpu_ring *r, int map_fd, int n_cpus, uint64_t region, uint32_t value_size,
-		 uint32_t data_cap)
+int cpu_ring_init(struct cpu_ring *r, void *mem, int n_cpus, uint64_t region, uint32_t value_size,
+		  uint32_t data_cap)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	void *mem;
-
 	memset(r, 0, sizeof(*r));
-	r->stride = ((size_t)value_size + 7) & ~(size_t)7;
-	r->map_bytes = (r->stride * (size_t)n_cpus + (size_t)page - 1) & ~((size_t)page - 1);
 	r->cur = calloc((size_t)n_cpus, sizeof(*r->cur));
-	if (!r->cur)
+	r->active = calloc((size_t)n_cpus, sizeof(*r->active));
+	if (!r->cur || !r->active) {
+		cpu_ring_unmap(r);
 		return -ENOMEM;
-	/* Writable: the reader's cons lives in each CPU's head. */
-	mem = mmap(NULL, r->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
-	if (mem == MAP_FAILED) {
-		int err = -errno;
-
-		free(r->cur);
-		r->cur = NULL;
-		return err;
 	}
 	r->mem = mem;
+	r->stride = ((size_t)value_size + 7) & ~(size_t)7;
 	r->region = region;
 	r->data_cap = data_cap;
 	r->n_cpus = n_cpus;
+	return 0;
+}
+
+int cpu_ring_map(struct cpu_ring *r, int map_fd, int n_cpus, uint64_t region, uint32_t value_size,
+		 uint32_t data_cap)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t stride = ((size_t)value_size + 7) & ~(size_t)7;
+	size_t map_bytes = (stride * (size_t)n_cpus + page - 1) & ~(page - 1);
+	/* Writable: the reader's cons lives in each CPU's head. */
+	void *mem = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, map_fd, 0);
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	if (mem == MAP_FAILED)
+		return -errno;
+	err = cpu_ring_init(r, mem, n_cpus, region, value_size, data_cap);
+	if (err) {
+		munmap(mem, map_bytes);
+		return err;
+	}
+	r->mapped = 1;
+	r->map_bytes = map_bytes;
 	return 0;
 }
 
@@ -97,25 +109,19 @@ uint64_t cpu_ring_pending(const struct cpu_ring *r)
 int cpu_ring_drain(struct cpu_ring *r, cpu_ring_fn fn, void *ctx)
 {
 	int n = 0, ret = 0, n_active = 0;
-	int active[64];
-	bool more = false;
+	int *active = r->active;
 
 	/*
-	 * Each CPU's records are in time order; take a window of every ring and merge them.
-	 * The merge looks at the CPUs with records only (rarely more than a few), up to 64 at
-	 * a time; the rest wait for the next pass of this loop.
+	 * Each CPU's records are in time order: take a window of every ring (one snapshot)
+	 * and merge them. The merge looks only at the CPUs with records, rarely more than a few.
 	 */
 	for (int c = 0; c < r->n_cpus; c++) {
 		struct roce_cap_ring_head *h = ring_head(r, c);
 
 		r->cur[c].cons = h->cons;
 		r->cur[c].prod = __atomic_load_n(&h->prod, __ATOMIC_ACQUIRE);
-		if (r->cur[c].prod == r->cur[c].cons)
-			continue;
-		if (n_active < (int)(sizeof(active) / sizeof(active[0])))
+		if (r->cur[c].prod != r->cur[c].cons)
 			active[n_active++] = c;
-		else
-			more = true;
 	}
 	while (n_active) {
 		struct roce_cap_rec *best = NULL;
@@ -128,6 +134,7 @@ int cpu_ring_drain(struct cpu_ring *r, cpu_ring_fn fn, void *ctx)
 			size_t size = record_size(r, rec, cur->prod - cur->cons);
 
 			if (!size) {
+				/* Not a record the program wrote: skip this CPU's window. */
 				r->corrupt++;
 				cur->cons = cur->prod;
 				active[i--] = active[--n_active];
@@ -156,20 +163,14 @@ int cpu_ring_drain(struct cpu_ring *r, cpu_ring_fn fn, void *ctx)
 		if (r->cur[c].cons != h->cons)
 			__atomic_store_n(&h->cons, r->cur[c].cons, __ATOMIC_RELEASE);
 	}
-	if (ret < 0)
-		return ret;
-	if (more) {
-		int m = cpu_ring_drain(r, fn, ctx);
-
-		return m < 0 ? m : n + m;
-	}
-	return n;
+	return ret < 0 ? ret : n;
 }
 
 void cpu_ring_unmap(struct cpu_ring *r)
 {
-	if (r->mem)
+	if (r->mem && r->mapped)
 		munmap(r->mem, r->map_bytes);
 	free(r->cur);
+	free(r->active);
 	memset(r, 0, sizeof(*r));
 }

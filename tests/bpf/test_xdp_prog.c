@@ -269,6 +269,21 @@ static void test_parsing(void)
 	n = build(&s, f, sizeof(f));
 	expect_record(&l, "v2-ipv4-rc-write-first", f, n, 54 + 16, 0);
 
+	/* An IPv4 ACK: 58 bytes of headers in a 62-byte frame, shorter than its 64-byte
+	 * class: seven words and the overlapping last word. Every AETH byte must be there. */
+	roce_frame_default(&s);
+	s.opcode = 0x11;
+	s.payload_bytes = 0;
+	n = build(&s, f, sizeof(f));
+	if (n != 62)
+		result(0, "v2-ipv4-rc-ack-frame", "frame %zu bytes, want 62", n);
+	expect_record(&l, "v2-ipv4-rc-ack-short-frame", f, n, 14 + 20 + 8 + 12 + 4, 0);
+	f[57] ^= 0xa5; /* the last AETH byte: the one only the overlapping word copies */
+	expect_record(&l, "v2-ipv4-rc-ack-last-byte", f, n, 58, 0);
+	/* 58 bytes: the headers without the ICRC; 57 bytes: truncated inside the AETH. */
+	expect_record(&l, "v2-ipv4-rc-ack-no-icrc", f, 58, 58, 0);
+	expect_record(&l, "v2-ipv4-rc-ack-truncated", f, 57, 57, ROCE_CAP_F_TRUNCATED);
+
 	roce_frame_default(&s);
 	s.ip_version = 6;
 	s.opcode = 0x11; /* RC ACK: AETH */
@@ -294,8 +309,8 @@ static void test_parsing(void)
 	n = build(&s, f, sizeof(f));
 	expect_record(&l, "v2-ipv6-qinq-rd-cmp-swap", f, n, 14 + 8 + 40 + 8 + 12 + 4 + 8 + 28,
 		      ROCE_CAP_F_VLAN | ROCE_CAP_F_IPV6);
-	/* Frames up to here are shorter than their size class: bpf_xdp_load_bytes() copies.
-	 * With a payload the 128-byte class is copied word by word from the packet. */
+	/* Frames without payload are shorter than their size class: bpf_xdp_load_bytes()
+	 * copies them. With a payload the 128-byte class is copied word by word. */
 	s.payload_bytes = 64;
 	n = build(&s, f, sizeof(f));
 	expect_record(&l, "v2-ipv6-qinq-rd-cmp-swap-inline-copy", f, n,
@@ -427,6 +442,16 @@ static void test_snaplen(void)
 	n = build(&s, f, sizeof(f));
 	expect_record(&l, "snaplen-40-inside-headers", f, n, 40, 0);
 	unload(&l);
+
+	/* The largest -s: 9216-byte records (the slack and the verifier's bounds follow). */
+	if (load(&l, ROCE_CAP_MAX_SNAPLEN, NULL, 0)) {
+		result(0, "snaplen-load-9216", "%s", strerror(errno));
+		return;
+	}
+	s.payload_bytes = 1900;
+	n = build(&s, f, sizeof(f));
+	expect_record(&l, "snaplen-9216-whole-frame", f, n, n, 0);
+	unload(&l);
 }
 
 static void test_filters(void)
@@ -530,13 +555,17 @@ static void test_loss(void)
 	result(l.got->n == 1 && l.got->hdr[0].lost_before == 10, "loss-reported-in-next-record",
 	       "%d records, lost_before %llu (want 1, 10)", l.got->n,
 	       l.got->n ? (unsigned long long)l.got->hdr[0].lost_before : 0ull);
-	/* That record ran past the region's end into the slack; now the ring wraps. */
+	/* It started 48 bytes before the region's end and ran on into the slack, whole. */
+	result(l.got->n == 1 && l.got->hdr[0].cap_len == 54 && !memcmp(l.got->data[0], f, 54),
+	       "record-into-slack-intact", "cap_len %u or bytes differ from the frame",
+	       l.got->n ? l.got->hdr[0].cap_len : 0);
+	/* The ring has wrapped: the next records reuse the region's start. */
 	for (size_t i = 0; i < fit; i++)
 		run(&l, f, n, 1, NULL);
 	drain(&l);
 	for (int i = 0; i < l.got->n; i++)
 		intact += l.got->hdr[i].cap_len == 54 && !memcmp(l.got->data[i], f, 54);
-	result(l.got->n == (int)fit && intact == (int)fit, "ring-wraps",
+	result(l.got->n == (int)fit && intact == (int)fit, "ring-reused-after-wrap",
 	       "%d records, %d intact, want %zu", l.got->n, intact, fit);
 	unload(&l);
 }
