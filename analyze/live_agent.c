@@ -46,6 +46,9 @@ struct live_agent {
 	struct live_agent_opts o;
 	struct roce_decode_opts dopts;
 	struct qp_tracker *tracker;
+	struct qp_tracker_cfg tracker_cfg;
+	size_t n_flows;			/* at the last tick */
+	uint64_t flow_resets;		/* the flow table started afresh (forget_ns, max_flows) */
 	struct qp_event_sink sink;
 	struct agent_latency latency;
 	struct topology topo;
@@ -168,6 +171,10 @@ struct live_agent *live_agent_new(const struct live_agent_opts *o, char *err, si
 		a->history_windows = AGENT_MIN_HISTORY_WINDOWS;
 	if (!a->o.service_name)
 		a->o.service_name = "agentxdp-agent";
+	if (!a->o.forget_ns)
+		a->o.forget_ns = 600000000000ull;
+	if (!a->o.max_flows)
+		a->o.max_flows = 50000;
 	if (gethostname(a->hostname, sizeof(a->hostname)))
 		snprintf(a->hostname, sizeof(a->hostname), "unknown");
 	roce_decode_opts_default(&a->dopts);
@@ -186,6 +193,7 @@ struct live_agent *live_agent_new(const struct live_agent_opts *o, char *err, si
 	cfg.window_ns = a->o.window_ns;
 	cfg.max_windows = 0; /* the agent keeps its own recent windows (on_window) */
 	cfg.sink = &a->sink;
+	a->tracker_cfg = cfg;
 	a->tracker = qp_tracker_new(&cfg);
 	if (!a->tracker) {
 		snprintf(err, errlen, "%s", strerror(ENOMEM));
@@ -234,6 +242,58 @@ void live_agent_counts(const struct live_agent *a, uint64_t *roce, uint64_t *oth
 	*roce = a->roce;
 	*other = a->other;
 	*malformed = a->malformed;
+}
+
+void live_agent_flow_table(const struct live_agent *a, size_t *flows, uint64_t *resets)
+{
+	*flows = a->n_flows;
+	*resets = a->flow_resets;
+}
+
+/* Whether the flow table should start afresh: mostly idle flows, or too many of them. */
+static bool flow_table_stale(const struct live_agent *a, const struct flow_stats *flows, size_t n,
+			     uint64_t now_ns, size_t *idle)
+{
+	*idle = 0;
+	for (size_t i = 0; i < n; i++)
+		*idle += now_ns > flows[i].last_ns && now_ns - flows[i].last_ns >= a->o.forget_ns;
+	return n >= a->o.max_flows || (*idle >= LIVE_AGENT_FORGET_MIN_IDLE && 2 * *idle >= n);
+}
+
+/*
+ * Start the flow table afresh, as a restart would: flows, their windows and their latency
+ * histograms go (their counters restart, which Prometheus' rate() reads as a reset); the
+ * capture's and the decoder's counts stay. The active flows come back with their next
+ * packets. A new tracker first, so that running out of memory keeps the old one.
+ */
+static int forget_flows(struct live_agent *a)
+{
+	struct qp_tracker *fresh = qp_tracker_new(&a->tracker_cfg);
+
+	if (!fresh)
+		return -ENOMEM;
+	qp_tracker_free(a->tracker);
+	a->tracker = fresh;
+	agent_latency_free(&a->latency);
+	agent_latency_init(&a->latency);
+	for (size_t i = 0; i < a->n_rings; i++)
+		free(a->rings[i].w);
+	free(a->rings);
+	a->rings = NULL;
+	a->n_rings = 0;
+	a->flow_resets++;
+	return 0;
+}
+
+static int add_flow_table_health(struct metric_set *set, const struct live_agent *a)
+{
+	struct metric_family *f = metric_family_get(
+		set, "agentxdp_flow_table_resets_total", METRIC_COUNTER,
+		"Times the flow table started afresh (mostly idle flows, or --max-flows reached): "
+		"per-pair counters and histograms restart then.",
+		"{reset}");
+
+	return f ? metric_add_int(f, NULL, 0, a->flow_resets, 0) : -errno;
 }
 
 /* Print findings when they change: a person watching the terminal sees them as they are made. */
@@ -294,6 +354,18 @@ int live_agent_tick(struct live_agent *a, uint64_t now_ns, const struct agent_ca
 	n_flows = qp_tracker_snapshot(a->tracker, &flows);
 	if (n_flows < 0)
 		return (int)n_flows;
+	size_t idle;
+	if (n_flows && flow_table_stale(a, flows, (size_t)n_flows, now_ns, &idle)) {
+		if (forget_flows(a))
+			pr_warn("cannot start the flow table afresh: %s\n", strerror(ENOMEM));
+		else {
+			pr_info("flow table started afresh: %ld flows, %zu idle for %" PRIu64 " s or more\n",
+				n_flows, idle, (uint64_t)(a->o.forget_ns / 1000000000ull));
+			n_flows = 0;
+			flows = NULL;
+		}
+	}
+	a->n_flows = (size_t)n_flows;
 	if (n_flows) {
 		flows = recent_view(a, flows, (size_t)n_flows);
 		if (!flows)
@@ -323,6 +395,8 @@ int live_agent_tick(struct live_agent *a, uint64_t now_ns, const struct agent_ca
 	};
 	metric_set_init(&set, a->start_ns ? a->start_ns : now_ns, now_ns);
 	err = agent_metrics_build(&set, &in);
+	if (!err)
+		err = add_flow_table_health(&set, a);
 	if (!err && a->otlp)
 		err = add_otlp_health(&set, a->otlp);
 	if (!err && (a->http || a->o.textfile_dir))

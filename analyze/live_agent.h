@@ -23,6 +23,14 @@ struct live_agent_opts {
 					   shift is judged against the recent past, and memory and
 					   work per interval stay bounded however long the agent runs */
 	size_t max_pairs, top_qps;	/* label cardinality bounds (defaults 200, 20) */
+	/*
+	 * The flow table is started afresh (as a restart would, counters included) when at
+	 * least half of its flows, and LIVE_AGENT_FORGET_MIN_IDLE or more, have been idle for
+	 * forget_ns (default 600 s), or when it holds max_flows (default 50000): queue pairs
+	 * come and go with every job, and a months-long agent must not keep them all.
+	 */
+	uint64_t forget_ns;
+	size_t max_flows;
 	bool print_findings;		/* print findings on stderr as they appear and clear */
 	const char *service_name;	/* OTLP service.name (default "agentxdp-agent") */
 };
@@ -42,6 +50,10 @@ int live_agent_tick(struct live_agent *a, uint64_t now_ns, const struct agent_ca
 		    size_t n_captures);
 /* Packets decoded as RoCE / not RoCE / malformed so far. */
 void live_agent_counts(const struct live_agent *a, uint64_t *roce, uint64_t *other, uint64_t *malformed);
+/* Flows in the table at the last tick, and how often the table was started afresh. */
+void live_agent_flow_table(const struct live_agent *a, size_t *flows, uint64_t *resets);
+
+#define LIVE_AGENT_FORGET_MIN_IDLE 256
 /* Stop the endpoint, drain the OTLP queue (up to 2 s), free. */
 void live_agent_free(struct live_agent *a);
 

@@ -68,6 +68,11 @@ static const char usage_text[] =
 	"      --topology FILE     links.csv for localization (with --analyze)\n"
 	"      --paths FILE        paths.csv for localization (with --analyze)\n"
 	"      --interval DURATION how often the agent localizes and exports (default 1s)\n"
+	"      --forget DURATION   start the flow table afresh once half its flows (256 or\n"
+	"                          more) have been idle this long (default 10m)\n"
+	"      --max-flows N       ... or once it holds N flows (default 50000)\n"
+	"      --max-pairs N       host pairs with their own metric labels (default 200)\n"
+	"      --top-qps N         queue pairs with their own p99 gauge (default 20)\n"
 	"  -q, --quiet             no status line, no summary; only errors\n"
 	"  -v, --verbose           more detail on standard error (repeat for libbpf debug)\n"
 	"  -h, --help              show this help and exit\n"
@@ -102,6 +107,10 @@ enum {
 	OPT_TOPOLOGY,
 	OPT_PATHS,
 	OPT_INTERVAL,
+	OPT_FORGET,
+	OPT_MAX_FLOWS,
+	OPT_MAX_PAIRS,
+	OPT_TOP_QPS,
 };
 
 static const struct option long_options[] = {
@@ -122,6 +131,10 @@ static const struct option long_options[] = {
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
 	{ "paths", required_argument, NULL, OPT_PATHS },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "forget", required_argument, NULL, OPT_FORGET },
+	{ "max-flows", required_argument, NULL, OPT_MAX_FLOWS },
+	{ "max-pairs", required_argument, NULL, OPT_MAX_PAIRS },
+	{ "top-qps", required_argument, NULL, OPT_TOP_QPS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -141,6 +154,7 @@ struct capture_opts {
 	bool metrics_set;		/* --metrics given (else the default endpoint) */
 	struct live_agent_opts agent;	/* --metrics, --textfile, --otlp, --topology, --paths */
 	uint64_t agent_interval_ns;	/* --interval */
+	bool agent_tuned;		/* --forget, --max-flows, --max-pairs or --top-qps given */
 };
 
 /* Everything the record callback and the main loop share. */
@@ -260,6 +274,30 @@ static int parse_options(int argc, char **argv, struct capture_opts *o)
 				return usage_error("invalid --interval '%s' (100ms to 1h, e.g. 1s)", optarg);
 			o->agent_interval_ns = v;
 			break;
+		case OPT_FORGET:
+			if (parse_duration_ns(optarg, 1000000000ull, 1000000000ull, 30 * 86400000000000ull, &v))
+				return usage_error("invalid --forget '%s' (1s to 30d, e.g. 10m)", optarg);
+			o->agent.forget_ns = v;
+			o->agent_tuned = true;
+			break;
+		case OPT_MAX_FLOWS:
+			if (parse_u64(optarg, 1000, 100000000, &v))
+				return usage_error("invalid --max-flows '%s' (1000 to 100000000)", optarg);
+			o->agent.max_flows = (size_t)v;
+			o->agent_tuned = true;
+			break;
+		case OPT_MAX_PAIRS:
+			if (parse_u64(optarg, 1, 100000, &v))
+				return usage_error("invalid --max-pairs '%s' (1 to 100000)", optarg);
+			o->agent.max_pairs = (size_t)v;
+			o->agent_tuned = true;
+			break;
+		case OPT_TOP_QPS:
+			if (parse_u64(optarg, 1, 100000, &v))
+				return usage_error("invalid --top-qps '%s' (1 to 100000)", optarg);
+			o->agent.top_qps = (size_t)v;
+			o->agent_tuned = true;
+			break;
 		case 'q':
 			o->quiet = true;
 			agentxdp_log_level = LOG_ERR;
@@ -282,8 +320,9 @@ static int parse_options(int argc, char **argv, struct capture_opts *o)
 	if (!o->cfg.n_ifaces)
 		return usage_error("%s", "no interface given (-i IFACE)");
 	if (!o->analyze && (o->metrics_set || o->agent.textfile_dir || o->agent.otlp_url || o->agent.topology_csv ||
-			    o->agent.paths_csv))
-		return usage_error("%s", "--metrics, --textfile, --otlp, --topology and --paths need --analyze");
+			    o->agent.paths_csv || o->agent_tuned))
+		return usage_error("%s", "--metrics, --textfile, --otlp, --topology, --paths, --forget, --max-flows, "
+				   "--max-pairs and --top-qps need --analyze");
 	if (o->analyze && !o->metrics_set)
 		o->agent.metrics_listen = "127.0.0.1:9476";
 	if (!o->agent_interval_ns)

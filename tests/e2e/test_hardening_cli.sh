@@ -70,4 +70,12 @@ for tool in "$BIN"/agentxdp-*; do
 	one_line_usage "cli-bad-number-eq-$name" "$tool" "'-1'" "$opt=-1"
 done
 [ "$n" -ge 7 ] && pass cli-tools-found || fail cli-tools-found "only $n tools in $BIN"
+
+# Agent mode's bounds: bad values, and options that mean nothing without --analyze.
+cap="$BIN/agentxdp-capture"
+one_line_usage cli-capture-forget-bad "$cap" "invalid --forget '5x'" -i lo --analyze --forget 5x
+one_line_usage cli-capture-forget-too-short "$cap" "invalid --forget '500ms'" -i lo --analyze --forget 500ms
+one_line_usage cli-capture-max-flows-too-small "$cap" "invalid --max-flows '10'" -i lo --analyze --max-flows 10
+one_line_usage cli-capture-top-qps-zero "$cap" "invalid --top-qps '0'" -i lo --analyze --top-qps 0
+one_line_usage cli-capture-max-pairs-needs-analyze "$cap" "need --analyze" -i lo -w x.pcapng --max-pairs 5
 exit "$T_FAILED"

@@ -1,0 +1,131 @@
+/*
+ * test_live_agent.c: the live agent's flow table does not grow for ever: it starts afresh
+ * when most of its flows have gone idle, or when it holds --max-flows, and not otherwise.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "analyze/live_agent.h"
+#include "samples/roce_frame.h"
+
+#define SEC 1000000000ull
+#define T0 (1700000000ull * SEC)
+
+/* One RC SEND Only request 198.18.0.1 -> 198.18.0.2 on queue pair qpn at ts. */
+static void send_frame(struct live_agent *a, uint32_t qpn, uint32_t psn, uint64_t ts)
+{
+	struct roce_frame_addr addr = { .ip_version = 4, .ttl = 64, .udp_sport = 49152 };
+	struct roce_pkt pkt = { 0 };
+	uint8_t frame[256];
+	size_t n;
+
+	memcpy(addr.src_ip, "\0\0\0\0\0\0\0\0\0\0\xff\xff\xc6\x12\x00\x01", 16);
+	memcpy(addr.dst_ip, "\0\0\0\0\0\0\0\0\0\0\xff\xff\xc6\x12\x00\x02", 16);
+	pkt.opcode = 0x04;
+	pkt.transport = ROCE_TR_RC;
+	pkt.pkey = 0xffff;
+	pkt.dest_qp = qpn;
+	pkt.psn = psn;
+	pkt.payload_len = 64;
+	n = roce_frame_build(frame, sizeof(frame), &addr, &pkt, NULL, true);
+	assert_true(n > 0);
+	assert_int_equal(live_agent_frame(a, frame, (uint32_t)n, (uint32_t)n, ts), 0);
+}
+
+static struct live_agent *new_agent(size_t max_flows)
+{
+	struct live_agent_opts o = { .max_flows = max_flows };
+	char err[256];
+	struct live_agent *a = live_agent_new(&o, err, sizeof(err));
+
+	assert_non_null(a);
+	return a;
+}
+
+static void expect_table(struct live_agent *a, size_t want_flows, uint64_t want_resets)
+{
+	size_t flows;
+	uint64_t resets;
+
+	live_agent_flow_table(a, &flows, &resets);
+	assert_int_equal(flows, want_flows);
+	assert_int_equal(resets, want_resets);
+}
+
+static void test_idle_flows_are_forgotten(void **state)
+{
+	struct live_agent *a = new_agent(0);
+
+	(void)state;
+	for (uint32_t q = 0; q < 300; q++)
+		send_frame(a, 0x100 + q, 1, T0 + q * 1000);
+	live_agent_tick(a, T0 + SEC, NULL, 0);
+	expect_table(a, 300, 0);
+	/* Five minutes on, one queue pair still talks: the rest are idle, but not for 10 min. */
+	send_frame(a, 0x100, 2, T0 + 300 * SEC);
+	live_agent_tick(a, T0 + 300 * SEC, NULL, 0);
+	expect_table(a, 300, 0);
+	/* Eleven minutes on: 299 of 300 idle for 10 minutes or more: the table starts afresh. */
+	send_frame(a, 0x100, 3, T0 + 660 * SEC);
+	live_agent_tick(a, T0 + 660 * SEC, NULL, 0);
+	expect_table(a, 0, 1);
+	/* The active queue pair comes back with its next packet; the others do not. */
+	send_frame(a, 0x100, 4, T0 + 661 * SEC);
+	live_agent_tick(a, T0 + 662 * SEC, NULL, 0);
+	expect_table(a, 1, 1);
+	live_agent_free(a);
+}
+
+static void test_few_or_busy_flows_are_kept(void **state)
+{
+	struct live_agent *a = new_agent(0);
+
+	(void)state;
+	/* 200 idle flows: fewer than LIVE_AGENT_FORGET_MIN_IDLE, not worth a reset. */
+	for (uint32_t q = 0; q < 200; q++)
+		send_frame(a, 0x100 + q, 1, T0);
+	live_agent_tick(a, T0 + 3600 * SEC, NULL, 0);
+	expect_table(a, 200, 0);
+	live_agent_free(a);
+
+	/* 300 idle among 400 busy ones: under half, kept. */
+	a = new_agent(0);
+	for (uint32_t q = 0; q < 700; q++)
+		send_frame(a, 0x100 + q, 1, T0);
+	for (uint32_t q = 0; q < 400; q++)
+		send_frame(a, 0x100 + q, 2, T0 + 3600 * SEC);
+	live_agent_tick(a, T0 + 3600 * SEC, NULL, 0);
+	expect_table(a, 700, 0);
+	live_agent_free(a);
+}
+
+static void test_max_flows(void **state)
+{
+	struct live_agent *a = new_agent(50);
+
+	(void)state;
+	for (uint32_t q = 0; q < 49; q++)
+		send_frame(a, 0x100 + q, 1, T0);
+	live_agent_tick(a, T0 + SEC, NULL, 0);
+	expect_table(a, 49, 0);
+	send_frame(a, 0x200, 1, T0 + SEC);
+	live_agent_tick(a, T0 + 2 * SEC, NULL, 0);
+	expect_table(a, 0, 1);
+	live_agent_free(a);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_idle_flows_are_forgotten),
+		cmocka_unit_test(test_few_or_busy_flows_are_kept),
+		cmocka_unit_test(test_max_flows),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
