@@ -38,8 +38,13 @@ struct window_ring {
 	uint64_t closed;		/* windows this flow closed so far */
 };
 
-/* A flow's first window is skipped: it starts mid-window, and its queues are still filling. */
-#define AGENT_WARMUP_WINDOWS 1
+/*
+ * A flow's first windows are skipped: the first starts mid-window, and while a bulk flow's
+ * queues fill its latency climbs from the idle RTT; a shift judged against those windows
+ * was most of the agent's false alarms on the testbed (bench_detection.sh: 2 of 60 healthy
+ * polls with one window skipped, 0 of 60 with three).
+ */
+#define AGENT_WARMUP_WINDOWS 3
 #define AGENT_MIN_HISTORY_WINDOWS 8
 
 struct live_agent {
