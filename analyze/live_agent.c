@@ -185,6 +185,14 @@ struct live_agent *live_agent_new(const struct live_agent_opts *o, char *err, si
 	roce_decode_opts_default(&a->dopts);
 	agent_latency_init(&a->latency);
 	localize_config_default(&a->lcfg);
+	/*
+	 * A finding here pages someone, so a latency that rose against its own past must have
+	 * doubled (offline the analyzer reports from 1.05x, ranked by its evidence). A host's
+	 * RTT drifts by 10-30% over minutes when its CPUs get busier (bench_detection.sh with a
+	 * 30 s baseline: 14 of 180 healthy polls at 1.05x); the testbed's 20 Mbit/s bucket, or
+	 * any link that really degrades, moves it by far more. Slow against peers stays 1.2x.
+	 */
+	a->lcfg.shift_min_ratio = LIVE_AGENT_SHIFT_MIN_RATIO;
 	if (o->topology_csv) {
 		if (topology_load(&a->topo, o->topology_csv, o->paths_csv, err, errlen))
 			goto fail;

@@ -54,6 +54,8 @@ void live_agent_counts(const struct live_agent *a, uint64_t *roce, uint64_t *oth
 void live_agent_flow_table(const struct live_agent *a, size_t *flows, uint64_t *resets);
 
 #define LIVE_AGENT_FORGET_MIN_IDLE 256
+/* Least severity of a finding that rests on latency against the flows' own past. */
+#define LIVE_AGENT_SHIFT_MIN_RATIO 2.0
 /* Stop the endpoint, drain the OTLP queue (up to 2 s), free. */
 void live_agent_free(struct live_agent *a);
 

@@ -5,11 +5,11 @@
 # repetition starts a fresh agent and traffic, waits for a healthy baseline, rate-limits
 # a->b (tc tbf 20mbit), and polls /metrics every 100 ms until agentxdp_findings > 0.
 # Prints markdown rows (median and max over the repetitions, per --interval). Needs root.
-# Usage: nice -n 10 bash tests/bench/bench_detection.sh [REPS] (default 5)
+# Usage: nice -n 10 bash tests/bench/bench_detection.sh [REPS] (default 4)
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$TOP"
-REPS=${1:-5}
+REPS=${1:-4}
 TB=scripts/testbed.sh
 BIN=$TOP/bin
 cmd="nice -n 10 bash tests/bench/bench_detection.sh"
@@ -20,7 +20,7 @@ IP_A=198.19.${net%.*}.$((${net#*.} + 1))
 IP_B=198.19.${net%.*}.$((${net#*.} + 2))
 T=$(mktemp -d /tmp/axtb-bench.XXXXXX)
 AGENT_PID="" TRAFFIC_PID=""
-BASELINE_S=${BENCH_DETECTION_BASELINE_S:-6} # healthy traffic before the impairment, s
+BASELINE_S=${BENCH_DETECTION_BASELINE_S:-20} # healthy traffic before the impairment, s (drift shows after ~10 s)
 TIMEOUT_S=30     # give up on one repetition after this long
 stop_run() {
 	[ -n "$TRAFFIC_PID" ] && kill "$TRAFFIC_PID" 2>/dev/null && wait "$TRAFFIC_PID" 2>/dev/null

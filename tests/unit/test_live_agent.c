@@ -3,6 +3,7 @@
  * when most of its flows have gone idle, or when it holds --max-flows, and not otherwise.
  */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,8 +17,8 @@
 #define SEC 1000000000ull
 #define T0 (1700000000ull * SEC)
 
-/* One RC SEND Only request 198.18.0.1 -> 198.18.0.2 on queue pair qpn at ts. */
-static void send_frame(struct live_agent *a, uint32_t qpn, uint32_t psn, uint64_t ts)
+/* One RC packet between 198.18.0.1 and 198.18.0.2 (from .2 when `back`) at ts. */
+static void rc_frame(struct live_agent *a, bool back, uint8_t opcode, uint32_t qpn, uint32_t psn, uint64_t ts)
 {
 	struct roce_frame_addr addr = { .ip_version = 4, .ttl = 64, .udp_sport = 49152 };
 	struct roce_pkt pkt = { 0 };
@@ -26,15 +27,25 @@ static void send_frame(struct live_agent *a, uint32_t qpn, uint32_t psn, uint64_
 
 	memcpy(addr.src_ip, "\0\0\0\0\0\0\0\0\0\0\xff\xff\xc6\x12\x00\x01", 16);
 	memcpy(addr.dst_ip, "\0\0\0\0\0\0\0\0\0\0\xff\xff\xc6\x12\x00\x02", 16);
-	pkt.opcode = 0x04;
+	if (back) {
+		addr.src_ip[15] = 2;
+		addr.dst_ip[15] = 1;
+	}
+	pkt.opcode = opcode;
 	pkt.transport = ROCE_TR_RC;
 	pkt.pkey = 0xffff;
 	pkt.dest_qp = qpn;
 	pkt.psn = psn;
-	pkt.payload_len = 64;
+	pkt.payload_len = opcode == 0x11 ? 0 : 64;
 	n = roce_frame_build(frame, sizeof(frame), &addr, &pkt, NULL, true);
 	assert_true(n > 0);
 	assert_int_equal(live_agent_frame(a, frame, (uint32_t)n, (uint32_t)n, ts), 0);
+}
+
+/* One RC SEND Only request 198.18.0.1 -> 198.18.0.2 on queue pair qpn at ts. */
+static void send_frame(struct live_agent *a, uint32_t qpn, uint32_t psn, uint64_t ts)
+{
+	rc_frame(a, false, 0x04, qpn, psn, ts);
 }
 
 static struct live_agent *new_agent(size_t max_flows)
@@ -119,12 +130,49 @@ static void test_max_flows(void **state)
 	live_agent_free(a);
 }
 
+/*
+ * One host pair, two queue pairs: no peers to compare with, so only the latency against
+ * the flows' own past can speak. ACK latency 100 us (+-2%) for 30 s, then `after_us` for
+ * 15 s. Returns the findings of the last interval.
+ */
+static int own_past_findings(uint32_t after_us)
+{
+	struct live_agent *a = new_agent(0);
+	uint32_t psn[2] = { 0, 0 };
+	int n = 0;
+
+	for (uint64_t s = 0; s < 45; s++) {
+		for (uint32_t i = 0; i < 100; i++) {
+			uint32_t q = i % 2, lat_us = s < 30 ? 100 : after_us;
+			uint64_t ts = T0 + s * SEC + i * 10000000ull;
+			uint64_t lat_ns = (uint64_t)lat_us * 1000 * (98 + (i * 7 + s * 3) % 5) / 100;
+
+			rc_frame(a, false, 0x04, 0x100 + q, psn[q], ts);
+			rc_frame(a, true, 0x11, 0x200 + q, psn[q], ts + lat_ns);
+			psn[q]++;
+		}
+		n = live_agent_tick(a, T0 + (s + 1) * SEC, NULL, 0);
+	}
+	live_agent_free(a);
+	return n;
+}
+
+static void test_own_past_needs_twice(void **state)
+{
+	(void)state;
+	/* A host's RTT drifting by 30% is not worth a page; tripled, it is. */
+	assert_int_equal(own_past_findings(100), 0);
+	assert_int_equal(own_past_findings(130), 0);
+	assert_true(own_past_findings(300) > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_idle_flows_are_forgotten),
 		cmocka_unit_test(test_few_or_busy_flows_are_kept),
 		cmocka_unit_test(test_max_flows),
+		cmocka_unit_test(test_own_past_needs_twice),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
