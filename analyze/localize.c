@@ -99,6 +99,7 @@ struct conn {
 	bool ack_only;
 	int klass;			/* baseline group: hop count * 4 + latency kind */
 	double baseline_us, y[N_SIGNALS], w[N_SIGNALS];
+	bool lat_own_past;		/* SIG_LATENCY: too few peers, baseline_us is its first windows */
 	double shift_before_us;		/* SIG_SHIFT: window p50 before the flow's change point */
 	bool has_comp;			/* message completion times (first packet -> last ACK) */
 	double comp_p50_us, comp_p99_us, comp_baseline_us;
@@ -149,6 +150,7 @@ struct candidate {
 	uint32_t flows_hurt;
 	uint64_t onset_ns;
 	bool onset_change_point;
+	bool own_past;			/* SIG_LATENCY judged against hurt flows' own first windows */
 	char alt_subject[128];
 	double alt_score_ratio;
 	double *resid;			/* the pursuit's residuals when picked (evidence) */
@@ -780,6 +782,7 @@ static void build_signals(struct ctx *c)
 							  -1;
 				if (cn->baseline_us <= 0)
 					continue;
+				cn->lat_own_past = true;
 			}
 			cn->y[SIG_LATENCY] = cn->lat_p50_us - cn->baseline_us;
 			cn->w[SIG_LATENCY] = 1;
@@ -1164,6 +1167,7 @@ static bool judge(struct ctx *c, struct candidate *cand, const double *resid, bo
 		const struct conn *cn = &c->conns[k];
 		if (!hurt[k])
 			continue;
+		cand->own_past |= s == SIG_LATENCY && cn->lat_own_past;
 		base_sum += s == SIG_TURNAROUND ? cn->turnaround_us - cn->y[s] :
 			    s == SIG_SHIFT	 ? cn->shift_before_us :
 			    s == SIG_COMPLETION ? cn->comp_baseline_us :
@@ -1230,6 +1234,9 @@ static bool judge(struct ctx *c, struct candidate *cand, const double *resid, bo
 				 (cand->baseline_us + cand->effect_us) / cand->baseline_us :
 				 0;
 	double min_ratio = s == SIG_SHIFT ? cfg->shift_min_ratio : cfg->slow_min_ratio;
+	/* Without peers the latency signal too is a flow against its own past: both bars. */
+	if (cand->own_past)
+		min_ratio = fmax(min_ratio, cfg->shift_min_ratio);
 	return cand->baseline_us > 0 && cand->severity >= min_ratio && cand->z >= min_z;
 }
 
@@ -1466,8 +1473,12 @@ static void severity_text(const struct candidate *cand, char *buf, size_t len)
 {
 	switch (cand->signal) {
 	case SIG_LATENCY:
-		snprintf(buf, len, "latency %.2fx healthy peers (+%.1f us median RTT; p99 %.1fx)",
-			 cand->severity, cand->effect_us, cand->p99_ratio);
+		if (cand->own_past)
+			snprintf(buf, len, "latency %.2fx its first windows (+%.1f us median RTT; too few peers)",
+				 cand->severity, cand->effect_us);
+		else
+			snprintf(buf, len, "latency %.2fx healthy peers (+%.1f us median RTT; p99 %.1fx)",
+				 cand->severity, cand->effect_us, cand->p99_ratio);
 		break;
 	case SIG_COMPLETION:
 		snprintf(buf, len,
