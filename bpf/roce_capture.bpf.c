@@ -316,10 +316,10 @@ int roce_capture(struct xdp_md *ctx)
 	prod = head->prod;
 	cons = *(volatile __u64 *)&head->cons;
 	rec = (void *)(ring + ROCE_CAP_RING_HEAD_BYTES + (prod & (cfg_ring_region - 8)));
+	rec_size = roce_cap_rec_size(cap_len, cfg_data_cap);
+	if (prod + rec_size - cons > cfg_ring_region)
+		goto lost;
 	if (cap_len <= ROCE_CAP_CLASS_S_BYTES) {
-		rec_size = sizeof(*rec) + ROCE_CAP_CLASS_S_BYTES;
-		if (prod + rec_size - cons > cfg_ring_region)
-			goto lost;
 		if (data + ROCE_CAP_CLASS_S_BYTES <= data_end) {
 			copy_words(rec->data, data, ROCE_CAP_CLASS_S_BYTES / 8);
 			goto fill;
@@ -341,25 +341,15 @@ int roce_capture(struct xdp_md *ctx)
 			}
 		}
 	} else if (cap_len <= ROCE_CAP_CLASS_M_BYTES) {
-		rec_size = sizeof(*rec) + ROCE_CAP_CLASS_M_BYTES;
-		if (prod + rec_size - cons > cfg_ring_region)
-			goto lost;
 		if (data + ROCE_CAP_CLASS_M_BYTES <= data_end) {
 			copy_words(rec->data, data, ROCE_CAP_CLASS_M_BYTES / 8);
 			goto fill;
 		}
 	} else if (cap_len <= ROCE_CAP_CLASS_L_BYTES) {
-		rec_size = sizeof(*rec) + ROCE_CAP_CLASS_L_BYTES;
-		if (prod + rec_size - cons > cfg_ring_region)
-			goto lost;
 		if (data + ROCE_CAP_CLASS_L_BYTES <= data_end) {
 			copy_words(rec->data, data, ROCE_CAP_CLASS_L_BYTES / 8);
 			goto fill;
 		}
-	} else {
-		rec_size = sizeof(*rec) + cfg_data_cap;
-		if (prod + rec_size - cons > cfg_ring_region)
-			goto lost;
 	}
 	if (bpf_xdp_load_bytes(ctx, 0, rec->data, cap_len)) {
 		cnt->malformed_pkts++;

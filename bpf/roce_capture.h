@@ -4,10 +4,11 @@
 
 /*
  * Kernel and user space both include this file, so it uses only fixed-width __u* types
- * (xdp-tools xdp-dump/xdpdump.h style). User-only helpers sit behind #ifndef __bpf__.
+ * (xdp-tools xdp-dump/xdpdump.h style); the one helper, roce_cap_rec_size(), serves both.
  */
 #ifndef __bpf__
 #include <linux/types.h>
+#include <stddef.h>
 #endif
 
 /* Bump when struct roce_cap_rec, roce_cap_counters or the ring layout change shape. */
@@ -109,11 +110,10 @@ struct roce_cap_host_filter {
 	__u16 ipv4;		/* 1: addr is v4-mapped; matches IPv4 and v4-mapped GIDs */
 };
 
-#ifndef __bpf__
-/* User-space only helpers go here. */
-#include <stddef.h>
-
-/* Bytes of the ring a record with cap_len bytes of data takes (a multiple of 8). */
+/*
+ * Bytes of the ring a record with cap_len bytes of data takes (a multiple of 8): what the
+ * program advances prod by and the reader steps over, one rule for both.
+ */
 static inline size_t roce_cap_rec_size(__u32 cap_len, __u32 data_cap)
 {
 	if (cap_len <= ROCE_CAP_CLASS_S_BYTES)
@@ -124,6 +124,5 @@ static inline size_t roce_cap_rec_size(__u32 cap_len, __u32 data_cap)
 		return sizeof(struct roce_cap_rec) + ROCE_CAP_CLASS_L_BYTES;
 	return sizeof(struct roce_cap_rec) + data_cap;
 }
-#endif
 
 #endif
