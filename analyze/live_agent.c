@@ -273,6 +273,15 @@ static bool flow_table_stale(const struct live_agent *a, const struct flow_stats
 	return n >= a->o.max_flows || (*idle >= LIVE_AGENT_FORGET_MIN_IDLE && 2 * *idle >= n);
 }
 
+static void free_rings(struct live_agent *a)
+{
+	for (size_t i = 0; i < a->n_rings; i++)
+		free(a->rings[i].w);
+	free(a->rings);
+	a->rings = NULL;
+	a->n_rings = 0;
+}
+
 /*
  * Start the flow table afresh, as a restart would: flows, their windows and their latency
  * histograms go (their counters restart, which Prometheus' rate() reads as a reset); the
@@ -289,11 +298,7 @@ static int forget_flows(struct live_agent *a)
 	a->tracker = fresh;
 	agent_latency_free(&a->latency);
 	agent_latency_init(&a->latency);
-	for (size_t i = 0; i < a->n_rings; i++)
-		free(a->rings[i].w);
-	free(a->rings);
-	a->rings = NULL;
-	a->n_rings = 0;
+	free_rings(a);
 	a->flow_resets++;
 	return 0;
 }
@@ -458,9 +463,7 @@ void live_agent_free(struct live_agent *a)
 	metrics_http_stop(a->http);
 	qp_tracker_free(a->tracker);
 	agent_latency_free(&a->latency);
-	for (size_t i = 0; i < a->n_rings; i++)
-		free(a->rings[i].w);
-	free(a->rings);
+	free_rings(a);
 	free(a->view);
 	free(a->view_windows);
 	if (a->have_topo)
