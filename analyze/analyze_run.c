@@ -8,23 +8,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent_metrics.h"
-#include "analyze_opts.h"
-#include "export_file.h"
-#include "export.h"
-#include "localize.h"
-#include "log.h"
-#include "prom_text.h"
-#include "qp_track.h"
-#include "report/report_write.h"
-#include "roce_decode.h"
-#include "store_sqlite.h"
-#include "topology.h"
-#include "trace_reader.h"
+#include "lib/export/agent_metrics.h"
+#include "analyze/analyze_opts.h"
+#include "lib/export/export_file.h"
+#include "lib/export/export.h"
+#include "lib/localize/localize.h"
+#include "lib/util/log.h"
+#include "lib/export/prom_text.h"
+#include "lib/track/qp_track.h"
+#include "lib/report/report_write.h"
+#include "lib/decode/roce_decode.h"
+#include "lib/store/store_sqlite.h"
+#include "lib/localize/topology.h"
+#include "lib/trace/trace_reader.h"
 
-#ifndef AGENTXDP_VERSION
-#define AGENTXDP_VERSION "0.1.0"
-#endif
 
 #define N_MALFORMED (1 - ROCE_DECODE_STATUS_MIN)
 

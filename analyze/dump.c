@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze_opts.h"
-#include "log.h"
-#include "roce_decode.h"
-#include "trace_reader.h"
+#include "analyze/analyze_opts.h"
+#include "lib/util/log.h"
+#include "lib/decode/roce_decode.h"
+#include "lib/trace/trace_reader.h"
 
 #define DUMP_STDOUT_BUF (1 << 16)
 

@@ -7,13 +7,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "analyze_opts.h"
-#include "log.h"
-#include "parse_num.h"
+#include "analyze/analyze_opts.h"
+#include "lib/util/log.h"
+#include "lib/util/parse_num.h"
 
-#ifndef AGENTXDP_VERSION
-#define AGENTXDP_VERSION "0.1.0"
-#endif
 
 static const char usage_text[] =
 	"Usage: agentxdp-analyze [OPTIONS] TRACE...\n"

@@ -15,8 +15,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "capture/cpu_ring.h"
-#include "log.h"
+#include "lib/capture/cpu_ring.h"
+#include "lib/util/log.h"
 #include "roce_capture.skel.h"
 
 #define CLOCK_RESYNC_NS 1000000000ull /* re-read CLOCK_REALTIME - CLOCK_MONOTONIC every second */

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "bpf/roce_capture.h"
-#include "capture/capture_filter.h"
+#include "lib/capture/capture_filter.h"
 
 enum capture_xdp_mode {
 	CAPTURE_MODE_AUTO = 0,	/* native where the driver supports it, generic otherwise */
@@ -17,7 +17,7 @@ enum capture_xdp_mode {
 /*
  * One captured packet as handed to the record callback. The frame is Ethernet
  * (DLT_EN10MB), so a consumer can call roce_decode_frame(opts, DLT_EN10MB, frame, cap_len,
- * orig_len, ts_ns, &pkt) (analyze/roce_decode.h) to get a struct roce_pkt.
+ * orig_len, ts_ns, &pkt) (lib/decode/roce_decode.h) to get a struct roce_pkt.
  */
 struct capture_record {
 	const uint8_t *frame;	/* cap_len bytes from the Ethernet header on */

@@ -12,14 +12,11 @@
 #include <unistd.h>
 
 #include "capture/capture.h"
-#include "capture/pcapng_writer.h"
-#include "live_agent.h"
-#include "log.h"
-#include "parse_num.h"
+#include "lib/trace/pcapng_writer.h"
+#include "lib/agent/live_agent.h"
+#include "lib/util/log.h"
+#include "lib/util/parse_num.h"
 
-#ifndef AGENTXDP_VERSION
-#define AGENTXDP_VERSION "0.1.0"
-#endif
 
 #define LINKTYPE_ETHERNET 1
 #define POLL_MS 100

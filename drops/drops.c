@@ -23,15 +23,12 @@
 #include <bpf/libbpf.h>
 #include <sqlite3.h>
 
-#include "drop_names.h"
-#include "drops.h"
+#include "lib/drops/drop_names.h"
+#include "bpf/drops.h"
 #include "drops.skel.h"
-#include "log.h"
-#include "parse_num.h"
+#include "lib/util/log.h"
+#include "lib/util/parse_num.h"
 
-#ifndef AGENTXDP_VERSION
-#define AGENTXDP_VERSION "0.1.0"
-#endif
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
 #endif

@@ -1,5 +1,5 @@
 /* fabric_sim.c: packet-sampled leaf-spine model behind the localization evaluation. */
-#include "fabric_sim.h"
+#include "eval/fabric_sim.h"
 
 #include <errno.h>
 #include <math.h>

@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "flow.h"
-#include "topology.h"
+#include "lib/track/flow.h"
+#include "lib/localize/topology.h"
 
 enum sim_fault_kind { SIM_HEALTHY, SIM_SLOW, SIM_LOSSY, SIM_CONGESTED };
 

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "fabric_sim.h"
-#include "localize.h"
-#include "parse_num.h"
+#include "eval/fabric_sim.h"
+#include "lib/localize/localize.h"
+#include "lib/util/parse_num.h"
 
 struct scenario {
 	const char *name;

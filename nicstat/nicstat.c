@@ -12,22 +12,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "export_file.h"
-#include "log.h"
-#include "metrics.h"
-#include "nicstat/nic_db.h"
-#include "nicstat/nic_rates.h"
-#include "nicstat/nic_sensor.h"
-#include "otlp_json.h"
-#include "otlp_push.h"
-#include "parse_num.h"
-#include "prom_text.h"
-#include "nicstat/sysfs_counters.h"
-#include "text_buf.h"
+#include "lib/export/export_file.h"
+#include "lib/util/log.h"
+#include "lib/export/metrics.h"
+#include "lib/nic/nic_db.h"
+#include "lib/nic/nic_rates.h"
+#include "lib/nic/nic_sensor.h"
+#include "lib/export/otlp_json.h"
+#include "lib/export/otlp_push.h"
+#include "lib/util/parse_num.h"
+#include "lib/export/prom_text.h"
+#include "lib/nic/sysfs_counters.h"
+#include "lib/util/text_buf.h"
 
-#ifndef AGENTXDP_VERSION
-#define AGENTXDP_VERSION "0.1.0"
-#endif
 
 #define TEXTFILE_NAME "agentxdp_nicstat.prom"
 

@@ -8,17 +8,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "parse_num.h"
-#include "report_charts.h"
-#include "report_data.h"
-#include "report_render.h"
-#include "report_write.h"
-#include "text_buf.h"
+#include "lib/util/log.h"
+#include "lib/util/parse_num.h"
+#include "lib/report/report_charts.h"
+#include "lib/report/report_data.h"
+#include "lib/report/report_render.h"
+#include "lib/report/report_write.h"
+#include "lib/util/text_buf.h"
 
-#ifndef AGENTXDP_VERSION
-#define AGENTXDP_VERSION "0.1.0"
-#endif
 
 static const char usage_text[] =
 	"Usage: agentxdp-report [OPTIONS] DATABASE\n"

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "samples/rc_model.h"
+#include "lib/model/rc_model.h"
 
 #define SYNTH_MAX_HOSTS 1024
 #define SYNTH_MAX_SWITCHES 256

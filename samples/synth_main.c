@@ -8,13 +8,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "analyze/log.h"
-#include "analyze/parse_num.h"
+#include "lib/util/log.h"
+#include "lib/util/parse_num.h"
 #include "samples/synth.h"
 
-#ifndef AGENTXDP_VERSION
-#define AGENTXDP_VERSION "0.1.0"
-#endif
 
 #define NS_PER_S 1000000000ull
 

@@ -6,15 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analyze/log.h"
-#include "analyze/psn.h"
-#include "capture/pcapng_writer.h"
-#include "samples/roce_frame.h"
+#include "lib/util/log.h"
+#include "lib/decode/psn.h"
+#include "lib/trace/pcapng_writer.h"
+#include "lib/model/roce_frame.h"
 #include "samples/synth_sim.h"
 
-#ifndef AGENTXDP_VERSION
-#define AGENTXDP_VERSION "0.1.0"
-#endif
 
 #define PSN_RING 2048u	/* PSNs remembered per requester flow (window + READ spans fit) */
 

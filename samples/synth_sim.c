@@ -1,13 +1,13 @@
 /* synth_sim.c: agentxdp-synth's discrete-event fabric: hosts, Clos links with queues and faults, QPs, workloads. */
-#include "synth_sim.h"
+#include "samples/synth_sim.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/log.h"
-#include "analyze/psn.h"
+#include "lib/util/log.h"
+#include "lib/decode/psn.h"
 
 /* ---- random numbers: xoshiro256** seeded through splitmix64 (deterministic per --seed) ---- */
 

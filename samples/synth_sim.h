@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "samples/synth.h"
-#include "samples/rc_model.h"
+#include "lib/model/rc_model.h"
 
 struct rng {
 	uint64_t s[4];

@@ -16,16 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "emu_icrc.h"
-#include "log.h"
-#include "parse_num.h"
-#include "roce_pkt.h"
-#include "samples/rc_model.h"
-#include "samples/roce_frame.h"
+#include "lib/model/emu_icrc.h"
+#include "lib/util/log.h"
+#include "lib/util/parse_num.h"
+#include "lib/decode/roce_pkt.h"
+#include "lib/model/rc_model.h"
+#include "lib/model/roce_frame.h"
 
-#ifndef AGENTXDP_VERSION
-#define AGENTXDP_VERSION "0.1.0"
-#endif
 
 /* BTH + RETH + AETH + MTU + pad + ICRC, with room to spare. */
 #define EMU_MAX_PKT (64 + 4096 + 4)
@@ -124,7 +121,7 @@ struct emu_config {
 };
 
 /*
- * One QP end: the synthesizer's RC model (samples/rc_model.h) does the transport; this
+ * One QP end: the synthesizer's RC model (lib/model/rc_model.h) does the transport; this
  * program owns the socket, the clock and the work requests. Each QP here is used in one
  * role, requester or responder, so every captured flow carries one kind of packet.
  */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse_num.h"
+#include "lib/util/parse_num.h"
 #include "tests/bpf/roce_frames.h"
 
 static const uint8_t opcodes[] = {

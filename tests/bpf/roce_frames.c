@@ -1,9 +1,9 @@
 /* roce_frames.c: craft RoCE v1/v2 test frames with every extended header the opcode implies. */
-#include "roce_frames.h"
+#include "tests/bpf/roce_frames.h"
 
 #include <string.h>
 
-#include "byte_reader.h"
+#include "lib/util/byte_reader.h"
 
 enum ext_hdr {
 	EXT_RDETH = 1u << 0,	/* 4 bytes */

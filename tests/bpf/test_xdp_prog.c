@@ -16,8 +16,8 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
-#include "capture/capture_filter.h"
-#include "capture/cpu_ring.h"
+#include "lib/capture/capture_filter.h"
+#include "lib/capture/cpu_ring.h"
 #include "roce_capture.skel.h"
 #include "tests/bpf/roce_frames.h"
 

@@ -66,7 +66,7 @@ def frames_of(path):
 
 
 def icrc_ok(frame):
-    """RoCE v2 ICRC (IBA annex A17), computed independently of samples/roce_frame.c."""
+    """RoCE v2 ICRC (IBA annex A17), computed independently of lib/model/roce_frame.c."""
     off = 12
     etype = struct.unpack(">H", frame[off:off + 2])[0]
     if etype == 0x8100:

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture/capture_filter.h"
+#include "lib/capture/capture_filter.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

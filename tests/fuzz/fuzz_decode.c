@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "roce_decode.h"
+#include "lib/decode/roce_decode.h"
 
 static const int link_types[] = {
 	DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_RAW, DLT_IPV4, DLT_IPV6, DLT_INFINIBAND,

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "drops/drop_names.h"
+#include "lib/drops/drop_names.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

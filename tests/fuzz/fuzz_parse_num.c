@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse_num.h"
+#include "lib/util/parse_num.h"
 
 struct u64_bounds {
 	uint64_t min, max;

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "pcapng_drops.h"
-#include "roce_decode.h"
+#include "lib/trace/pcapng_drops.h"
+#include "lib/decode/roce_decode.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

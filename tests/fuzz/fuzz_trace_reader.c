@@ -11,9 +11,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "qp_track.h"
-#include "roce_decode.h"
-#include "trace_reader.h"
+#include "lib/track/qp_track.h"
+#include "lib/decode/roce_decode.h"
+#include "lib/trace/trace_reader.h"
 
 static const uint8_t shb_magic[4] = { 0x0a, 0x0d, 0x0d, 0x0a };
 

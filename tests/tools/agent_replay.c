@@ -1,6 +1,6 @@
 /*
  * agent_replay.c: test driver for agent mode without XDP: feeds a trace's frames to the live
- * agent (analyze/live_agent.h) as capture records would arrive, ticks once per second of trace
+ * agent (lib/agent/live_agent.h) as capture records would arrive, ticks once per second of trace
  * time, then keeps serving /metrics for --serve seconds (for a real Prometheus to scrape).
  *   agent_replay TRACE [--metrics ADDR:PORT] [--otlp URL] [--textfile DIR] [--serve SECONDS]
  *                [--history SECONDS] [--topology FILE] [--paths FILE]
@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "live_agent.h"
-#include "log.h"
-#include "trace_reader.h"
+#include "lib/agent/live_agent.h"
+#include "lib/util/log.h"
+#include "lib/trace/trace_reader.h"
 
 int main(int argc, char **argv)
 {

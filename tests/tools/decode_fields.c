@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse_num.h"
-#include "roce_decode.h"
-#include "trace_reader.h"
+#include "lib/util/parse_num.h"
+#include "lib/decode/roce_decode.h"
+#include "lib/trace/trace_reader.h"
 
 static void print_fields(FILE *out, uint64_t frame_number, const struct roce_pkt *p)
 {

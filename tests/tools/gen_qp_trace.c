@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "samples/roce_frame.h"
+#include "lib/model/roce_frame.h"
 
 #define ROUND_GAP_NS 20000ull
 #define REQ_GAP_NS 10ull

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flow.h"
-#include "topology.h"
+#include "lib/track/flow.h"
+#include "lib/localize/topology.h"
 
 #define FX_MAX_HOSTS 64
 #define FX_MAX_QPS 512

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent_metrics.h"
-#include "prom_text.h"
-#include "text_buf.h"
+#include "lib/export/agent_metrics.h"
+#include "lib/export/prom_text.h"
+#include "lib/util/text_buf.h"
 
 static void v4(uint8_t a[16], int last)
 {

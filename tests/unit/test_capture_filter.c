@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "capture/capture_filter.h"
+#include "lib/capture/capture_filter.h"
 
 static void test_host_and_qpn(void **state)
 {

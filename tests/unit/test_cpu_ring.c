@@ -3,6 +3,7 @@
  * roce_capture.bpf.c writes it: merge order, a callback that stops, corrupt records,
  * many busy CPUs, records running into the slack, and the layout rules.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "capture/cpu_ring.c"
+#include "lib/capture/cpu_ring.h"
+#include "bpf/roce_capture.h"
 
 #define TEST_REGION 4096u
 #define TEST_DATA_CAP ROCE_CAP_HDR_SNAPLEN
@@ -43,9 +45,9 @@ static void fixture_free(struct rings_fixture *f)
 /* What the program does: write at prod within the region (into the slack past its end). */
 static void put_record(struct rings_fixture *f, int cpu, uint16_t cap_len, uint64_t ts, uint8_t tag)
 {
-	struct roce_cap_ring_head *h = ring_head(&f->r, cpu);
+	struct roce_cap_ring_head *h = cpu_ring_head(&f->r, cpu);
 	size_t size = roce_cap_rec_size(cap_len, TEST_DATA_CAP);
-	struct roce_cap_rec *rec = ring_record(&f->r, cpu, h->prod);
+	struct roce_cap_rec *rec = cpu_ring_record(&f->r, cpu, h->prod);
 
 	assert_true(h->prod + size - h->cons <= f->r.region);
 	memset(rec, 0, size);
@@ -102,7 +104,7 @@ static void test_merges_cpus_by_time(void **state)
 	/* The space is given back: nothing pending, each cons at its prod. */
 	assert_int_equal(cpu_ring_pending(&f.r), 0);
 	for (int c = 0; c < 3; c++)
-		assert_int_equal(ring_head(&f.r, c)->cons, ring_head(&f.r, c)->prod);
+		assert_int_equal(cpu_ring_head(&f.r, c)->cons, cpu_ring_head(&f.r, c)->prod);
 	fixture_free(&f);
 }
 
@@ -137,7 +139,7 @@ static void test_corrupt_record_skips_that_cpu_only(void **state)
 	fixture_init(&f, 2);
 	put_record(&f, 0, 58, 1, 7);
 	put_record(&f, 1, 58, 2, 8);
-	bad = ring_record(&f.r, 1, 0);
+	bad = cpu_ring_record(&f.r, 1, 0);
 	bad->version = ROCE_CAP_REC_VERSION + 1;
 	put_record(&f, 1, 58, 3, 9);
 	assert_int_equal(cpu_ring_drain(&f.r, collect, &s), 1);
@@ -146,10 +148,10 @@ static void test_corrupt_record_skips_that_cpu_only(void **state)
 	assert_int_equal(cpu_ring_pending(&f.r), 0);
 	/* A cap_len over the capacity, or a size past prod, is not a record either. */
 	put_record(&f, 0, 58, 4, 10);
-	ring_record(&f.r, 0, ring_head(&f.r, 0)->cons)->cap_len = TEST_DATA_CAP + 8;
+	cpu_ring_record(&f.r, 0, cpu_ring_head(&f.r, 0)->cons)->cap_len = TEST_DATA_CAP + 8;
 	assert_int_equal(cpu_ring_drain(&f.r, collect, &s), 0);
 	put_record(&f, 0, 58, 5, 11);
-	ring_head(&f.r, 0)->prod -= 8;
+	cpu_ring_head(&f.r, 0)->prod -= 8;
 	assert_int_equal(cpu_ring_drain(&f.r, collect, &s), 0);
 	assert_int_equal(f.r.corrupt, 3);
 	fixture_free(&f);
@@ -182,7 +184,7 @@ static void test_record_runs_into_slack(void **state)
 
 	(void)state;
 	fixture_init(&f, 1);
-	h = ring_head(&f.r, 0);
+	h = cpu_ring_head(&f.r, 0);
 	/* 216-byte records (cap_len 192) lap the 4096-byte region many times at every offset. */
 	for (uint64_t ts = 0; ts < 200; ts++) {
 		put_record(&f, 0, 192, ts, (uint8_t)ts);

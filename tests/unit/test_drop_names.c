@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "drops/drop_names.h"
+#include "lib/drops/drop_names.h"
 
 static void add_lines(struct ksyms *ks, const char *const *lines, size_t n)
 {

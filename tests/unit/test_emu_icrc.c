@@ -7,8 +7,8 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
-#include "samples/roce_frame.h"
-#include "testbed/emu_icrc.c"
+#include "lib/model/roce_frame.h"
+#include "lib/model/emu_icrc.h"
 
 /* A UDP payload: BTH (RDMA WRITE ONLY, AckReq, FECN/BECN byte set: masked) + RETH + 64 B + ICRC. */
 static size_t make_payload(uint8_t *p)

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "export_file.h"
+#include "lib/export/export_file.h"
 
 static char dir[64];
 

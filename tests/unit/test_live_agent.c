@@ -11,8 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "analyze/live_agent.h"
-#include "samples/roce_frame.h"
+#include "lib/agent/live_agent.h"
+#include "lib/model/roce_frame.h"
 
 #define SEC 1000000000ull
 #define T0 (1700000000ull * SEC)

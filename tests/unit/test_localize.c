@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "fabric_fixture.h"
-#include "finding.h"
-#include "localize.h"
-#include "robust_stats.h"
-#include "topology.h"
+#include "lib/localize/finding.h"
+#include "lib/localize/localize.h"
+#include "lib/util/robust_stats.h"
+#include "lib/localize/topology.h"
 
 static struct fx_fabric fx; /* large: keep off the stack */
 

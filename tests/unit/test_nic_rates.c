@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "nicstat/nic_rates.h"
-#include "prom_text.h"
+#include "lib/nic/nic_rates.h"
+#include "lib/export/prom_text.h"
 
 static void test_delta(void **state)
 {

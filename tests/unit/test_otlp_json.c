@@ -10,8 +10,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "metrics.h"
-#include "otlp_json.h"
+#include "lib/export/metrics.h"
+#include "lib/export/otlp_json.h"
 
 static const struct metric_label resource_attrs[] = {
 	{ "service.name", "agentxdp-test" },

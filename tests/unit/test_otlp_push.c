@@ -19,7 +19,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "otlp_push.h"
+#include "lib/export/otlp_push.h"
 
 struct collector {
 	struct MHD_Daemon *daemon;

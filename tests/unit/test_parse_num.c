@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "parse_num.h"
+#include "lib/util/parse_num.h"
 
 static void test_u64(void **state)
 {

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include <pcap/pcap.h>
 
-#include "capture/pcapng_writer.h"
+#include "lib/trace/pcapng_writer.h"
 
 static char tmp_path[64];
 

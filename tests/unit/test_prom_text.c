@@ -11,8 +11,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "metrics.h"
-#include "prom_text.h"
+#include "lib/export/metrics.h"
+#include "lib/export/prom_text.h"
 
 static void test_names(void **state)
 {

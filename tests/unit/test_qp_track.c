@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "qp_track.h"
+#include "lib/track/qp_track.h"
 
 #define HOST_A 1
 #define HOST_B 2

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "analyze/psn.h"
-#include "samples/rc_model.h"
-#include "samples/roce_frame.h"
+#include "lib/decode/psn.h"
+#include "lib/model/rc_model.h"
+#include "lib/model/roce_frame.h"
 
 /* A wire between QP a and QP b: fixed one-way delay, one packet per side per step. */
 #define STEP_NS 100

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "byte_reader.h"
-#include "roce_decode.h"
+#include "lib/util/byte_reader.h"
+#include "lib/decode/roce_decode.h"
 
 /* A frame under construction. Expected values in the tests come from the bytes written here. */
 struct fb {

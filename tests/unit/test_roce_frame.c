@@ -11,7 +11,7 @@
 #include <cmocka.h>
 #include <pcap/pcap.h>
 
-#include "samples/roce_frame.h"
+#include "lib/model/roce_frame.h"
 
 static void test_crc32_check_value(void **state)
 {

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "sort_u32.h"
+#include "lib/util/sort_u32.h"
 
 static int cmp_u32(const void *a, const void *b)
 {

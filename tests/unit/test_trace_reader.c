@@ -11,9 +11,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "capture/pcapng_writer.h"
-#include "pcapng_drops.h"
-#include "trace_reader.h"
+#include "lib/trace/pcapng_writer.h"
+#include "lib/trace/pcapng_drops.h"
+#include "lib/trace/trace_reader.h"
 
 static char tmp_paths[8][64];
 static int n_tmp;

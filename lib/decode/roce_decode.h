@@ -1,0 +1,51 @@
+/* roce_decode.h: frame bytes -> struct roce_pkt. Pure functions, no I/O. */
+#ifndef AGENTXDP_ROCE_DECODE_H
+#define AGENTXDP_ROCE_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/decode/roce_pkt.h"
+
+/* Results of roce_decode_frame(): >= 0 decoded or not RoCE, < 0 malformed (by reason). */
+enum roce_decode_status {
+	ROCE_DECODE_OK = 0,
+	ROCE_DECODE_NOT_ROCE = 1,	/* some other traffic: skipped, not an error */
+	ROCE_DECODE_BAD_LINK = -1,	/* link-layer header short or unknown link type */
+	ROCE_DECODE_BAD_IP = -2,	/* IPv4/IPv6 header short or inconsistent */
+	ROCE_DECODE_BAD_UDP = -3,	/* UDP header short or length inconsistent */
+	ROCE_DECODE_BAD_BTH = -4,	/* BTH shorter than 12 bytes or reserved version */
+	ROCE_DECODE_BAD_EXT = -5,	/* lengths say the packet cannot hold its extended headers */
+	ROCE_DECODE_BAD_GRH = -6,	/* RoCE v1 GRH short or next header not BTH */
+	ROCE_DECODE_STATUS_MIN = -6,
+};
+
+struct roce_decode_opts {
+	uint16_t udp_ports[9];		/* destination ports decoded as RoCE v2; 0 ends the list */
+};
+
+/* 4791 only. */
+void roce_decode_opts_default(struct roce_decode_opts *opts);
+
+/*
+ * Decode one captured frame of link type `linktype` (DLT_EN10MB, DLT_LINUX_SLL,
+ * DLT_LINUX_SLL2, DLT_RAW, DLT_IPV4, DLT_IPV6, DLT_INFINIBAND). Fills *out on ROCE_DECODE_OK; on a
+ * truncated (trimmed) packet decodes as far as the bytes go and sets ROCE_F_TRUNCATED.
+ */
+int roce_decode_frame(const struct roce_decode_opts *opts, int linktype, const uint8_t *frame,
+		      size_t caplen, uint32_t origlen, uint64_t ts_ns, struct roce_pkt *out);
+
+/* Names for printing: "RC RDMA WRITE First", "CNP", "UD SEND Only", ... */
+const char *roce_opcode_name(uint8_t opcode);
+const char *roce_transport_name(uint8_t transport);
+const char *roce_decode_status_name(int status);	/* "bad-ip", ... for malformed counters */
+/* "ACK", "RNR NAK", "NAK PSN sequence error", ... */
+const char *roce_aeth_name(uint8_t syndrome);
+/* Format a 16-byte address (v4-mapped prints as dotted quad). */
+const char *roce_addr_str(const uint8_t addr[16], char *buf, size_t len);
+/* "REQ", "REP", "RTU", ... for a CM MAD attribute ID; NULL when not a CM attribute. */
+const char *roce_cm_attr_name(uint16_t attr_id);
+/* True when the opcode is defined by the IBA (or is CNP). */
+int roce_opcode_known(uint8_t opcode);
+
+#endif

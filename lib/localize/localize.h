@@ -1,0 +1,73 @@
+/*
+ * localize.h: slow-link localization. From per-flow statistics (and optionally the fabric's
+ * links and per-flow paths) name the link, host link, path or host that hurts the traffic,
+ * how badly, since when, and how sure we are. Pure: no I/O (docs/localization.md).
+ */
+#ifndef AGENTXDP_LOCALIZE_H
+#define AGENTXDP_LOCALIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/localize/finding.h"
+#include "lib/track/flow.h"
+#include "lib/localize/topology.h"
+
+/* Every threshold, with its default in localize_config_default() and docs/localization.md. */
+struct localize_config {
+	/* Evidence a flow must carry to count. */
+	uint32_t min_latency_samples;	/* ACK/READ/completion samples for latency evidence (20) */
+	uint64_t min_packets;		/* packets for loss/ECN evidence (50) */
+	uint32_t min_completion_samples; /* message completions for completion evidence (10) */
+	uint32_t min_class_flows;	/* flows sharing hop count and latency kind for a
+					   population baseline; smaller classes fall back to each
+					   flow's own early windows (4) */
+	uint32_t baseline_windows;	/* early windows forming a flow's own baseline (3) */
+
+	/* slow: latency excess explained by one subject. */
+	double slow_min_ratio;		/* against peers: (baseline + excess) / baseline at least
+					   this (1.20; ECMP imbalance alone queues ~17% in a
+					   loaded healthy fabric) */
+	double shift_min_ratio;		/* against the flows' own past windows (1.05) */
+	double slow_min_z;		/* excess / robust sigma of unaffected flows (5) */
+	double shift_min_z;		/* likewise for the shift against the flows' past (4.5) */
+	double noise_floor_frac;	/* sigma is at least this fraction of the baseline (0.01) */
+
+	/* lossy: loss events (NAK sequence errors, timeouts; else retransmissions). */
+	double loss_min_rate;		/* events per data packet through the subject (0.0002) */
+	uint32_t loss_min_events;	/* (3) */
+	double loss_min_ratio;		/* rate through the subject / rate elsewhere (5) */
+	double loss_min_z;		/* Poisson z against the rate elsewhere (3) */
+
+	/* congested: ECN CE marks (or CNPs when no CE is visible). */
+	double ecn_min_rate;		/* marks per data packet through the subject (0.005) */
+	uint32_t ecn_min_events;	/* (10) */
+	double ecn_min_ratio;		/* (4) */
+	double ecn_min_z;		/* (3) */
+
+	/* host: receiver-not-ready NAKs at a responder. */
+	uint32_t rnr_min_naks;		/* (3) */
+
+	/* Preference between explanations that fit equally well (score = fit gain / penalty). */
+	double penalty_path;		/* a host pair instead of a link (1.5) */
+	double penalty_host;		/* responder turnaround instead of a link (1.2) */
+
+	uint32_t max_ecmp_paths;	/* shortest paths enumerated per host pair (64) */
+	uint32_t max_findings;		/* (5) */
+	double min_confidence;		/* findings below are dropped (0.2) */
+	double onset_min_shift;		/* change point: shift / within-segment sigma (3) */
+};
+
+void localize_config_default(struct localize_config *cfg);
+
+/*
+ * Localize. topo may be NULL (each host's access link and each host pair are the
+ * candidates); with a topology, its paths (paths.csv) are used when they match a flow's
+ * (src, dst, udp_sport), otherwise the evidence is spread over the ECMP shortest paths.
+ * On success *out holds *n_out findings ranked by confidence (free with findings_free);
+ * a healthy trace yields none. Returns 0, -EINVAL or -ENOMEM.
+ */
+int localize(const struct flow_stats *flows, size_t n_flows, const struct topology *topo,
+	     const struct localize_config *cfg, struct finding **out, size_t *n_out);
+
+#endif

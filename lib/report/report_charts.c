@@ -1,0 +1,515 @@
+/* report_charts.c: query the database, write gnuplot data and scripts, render SVG (or PNG). */
+#include "lib/report/report_charts.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lib/export/export_file.h"
+#include "lib/report/gnuplot_run.h"
+#include "lib/decode/psn.h"
+
+#define CDF_MAX_POINTS 2000	/* per series: enough for a smooth curve, small files */
+#define CDF_MAX_PAIRS 5
+#define TIME_MAX_FLOWS 4
+#define HEAT_MAX_HOSTS 32
+
+struct chart_ctx {
+	const struct report_data *d;
+	sqlite3 *db;
+	const char *chart_dir;	/* DIR/charts */
+	bool png;
+	struct report_chart *charts;
+	int n;
+	char err[4400];
+};
+
+static FILE *open_in(struct chart_ctx *c, const char *name)
+{
+	char path[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", c->chart_dir, name);
+	f = fopen_output(path);
+	if (!f)
+		snprintf(c->err, sizeof(c->err), "%s: %s", path, strerror(errno));
+	return f;
+}
+
+/* Seconds since the chart origin (the earliest window start or packet). */
+static int64_t chart_origin_ns;
+static double rel_s(const struct report_data *d, int64_t ns)
+{
+	(void)d;
+	return (double)(ns - chart_origin_ns) / 1e9;
+}
+
+/* Script preamble: terminal and output file. */
+static void script_head(struct chart_ctx *c, FILE *gp, const char *base, int w, int h)
+{
+	if (c->png)
+		fprintf(gp, "set terminal pngcairo size %d,%d noenhanced font 'sans,9'\nset output '%s.png'\n",
+			w, h, base);
+	else
+		fprintf(gp, "set terminal svg size %d,%d noenhanced font 'sans,10' background '#ffffff'\nset output '%s.svg'\n",
+			w, h, base);
+	fputs("set grid\nset key below\nset datafile missing 'NaN'\n", gp);
+}
+
+/* Close the script, run gnuplot, record the chart when it rendered. */
+static void finish_chart(struct chart_ctx *c, FILE *gp, const char *base, const char *title,
+			 const char *caption, int w, int h)
+{
+	char script[96], err[512];
+	struct report_chart *ch;
+
+	fclose(gp);
+	snprintf(script, sizeof(script), "%s.gp", base);
+	if (gnuplot_run(c->chart_dir, script, err, sizeof(err))) {
+		fprintf(stderr, "agentxdp-report: warning: chart %s not drawn: %s\n", base, err);
+		return;
+	}
+	if (c->n >= REPORT_MAX_CHARTS)
+		return;
+	ch = &c->charts[c->n++];
+	snprintf(ch->file, sizeof(ch->file), "charts/%s.%s", base, c->png ? "png" : "svg");
+	snprintf(ch->title, sizeof(ch->title), "%s", title);
+	snprintf(ch->caption, sizeof(ch->caption), "%s", caption);
+	ch->width = w;
+	ch->height = h;
+}
+
+/* Every series name goes through gnuplot_quote(): trace text never breaks the script. */
+static const char *q(const char *s, char *buf, size_t len)
+{
+	return gnuplot_quote(s, buf, len);
+}
+
+/* ACK latency CDF for the worst host pairs and the best one, for contrast. */
+static void chart_latency_cdf(struct chart_ctx *c)
+{
+	const struct report_data *d = c->d;
+	size_t pick[CDF_MAX_PAIRS + 1], n_pick = 0;
+	sqlite3_stmt *st = NULL;
+	FILE *gp = NULL;
+	char label[160], ql[400];
+
+	for (size_t i = 0; i < d->n_pairs && n_pick < CDF_MAX_PAIRS; i++)
+		if (d->pairs[i].ack_samples)
+			pick[n_pick++] = i;
+	/* The healthiest pair with samples (lowest p99), when not already drawn. */
+	for (size_t i = d->n_pairs; i-- > 0;) {
+		if (!d->pairs[i].ack_samples)
+			continue;
+		bool seen = false;
+		for (size_t k = 0; k < n_pick; k++)
+			seen |= pick[k] == i;
+		if (!seen)
+			pick[n_pick++] = i;
+		break;
+	}
+	if (!n_pick)
+		return;
+	if (sqlite3_prepare_v2(c->db,
+			       "SELECT s.latency_ns FROM latency_sample s JOIN qp ON qp.id = s.qp_id"
+			       " WHERE s.kind = 0 AND qp.src_ip = ? AND qp.dst_ip = ? ORDER BY s.latency_ns",
+			       -1, &st, NULL) != SQLITE_OK)
+		return;
+	gp = open_in(c, "latency_cdf.gp");
+	if (!gp)
+		goto cleanup;
+	script_head(c, gp, "latency_cdf", 900, 420);
+	fputs("set title 'ACK latency CDF per host pair'\nset xlabel 'ACK latency (us)'\n"
+	      "set ylabel 'fraction of samples'\nset logscale x\nset yrange [0:1]\nplot ", gp);
+	for (size_t k = 0; k < n_pick; k++) {
+		const struct report_pair *p = &d->pairs[pick[k]];
+		char name[32];
+		FILE *dat;
+		int64_t total = 0;
+
+		snprintf(name, sizeof(name), "cdf_%zu.dat", k);
+		dat = open_in(c, name);
+		if (!dat)
+			break;
+		/* Count first so every k-th sample is kept: the curve stays exact in shape. */
+		sqlite3_bind_text(st, 1, p->src, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, p->dst, -1, SQLITE_STATIC);
+		while (sqlite3_step(st) == SQLITE_ROW)
+			total++;
+		sqlite3_reset(st);
+		int64_t step = total > CDF_MAX_POINTS ? total / CDF_MAX_POINTS : 1, i = 0;
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			i++;
+			if (i % step == 0 || i == total)
+				fprintf(dat, "%.3f %.6f\n", sqlite3_column_int64(st, 0) / 1000.0,
+					(double)i / (double)total);
+		}
+		sqlite3_reset(st);
+		fclose(dat);
+		snprintf(label, sizeof(label), "%s -> %s%s", p->src, p->dst,
+			 k == n_pick - 1 && n_pick > 1 && pick[k] == d->n_pairs - 1 ? " (healthiest)" : "");
+		fprintf(gp, "%s'%s' using 1:2 with lines lw 2 title '%s'", k ? ", " : "", name,
+			q(label, ql, sizeof(ql)));
+	}
+	fputs("\n", gp);
+	finish_chart(c, gp, "latency_cdf", "ACK latency CDF per host pair",
+		     "Cumulative distribution of ACK latency (Karn's rule: no sample from a retransmitted PSN) for the host pairs with the worst p99, and the healthiest pair for contrast.",
+		     900, 420);
+	gp = NULL;
+cleanup:
+	if (gp)
+		fclose(gp);
+	sqlite3_finalize(st);
+}
+
+/* Pick up to TIME_MAX_FLOWS worst flows with latency samples and the healthiest one. */
+static size_t pick_latency_flows(const struct report_data *d, const struct report_flow **out)
+{
+	size_t n = 0;
+	const struct report_flow *best = NULL;
+
+	for (size_t i = 0; i < d->n_flows; i++) {
+		const struct report_flow *f = &d->flows[i];
+		if (!f->ack_samples)
+			continue;
+		if (n < TIME_MAX_FLOWS)
+			out[n++] = f;
+		else if (!best || f->p99_us < best->p99_us)
+			best = f;
+	}
+	if (best)
+		out[n++] = best;
+	return n;
+}
+
+static void flow_label(const struct report_flow *f, char *buf, size_t len)
+{
+	snprintf(buf, len, "qp %" PRId64 ": %s -> %s QPN 0x%06x", f->id, f->src, f->dst, f->dst_qpn);
+}
+
+static void onset_marks(struct chart_ctx *c, FILE *gp)
+{
+	for (size_t i = 0; i < c->d->n_findings && i < 3; i++) {
+		const struct report_finding *f = &c->d->findings[i];
+		if (!f->onset_ns)
+			continue;
+		fprintf(gp, "set arrow from %.6f, graph 0 to %.6f, graph 1 nohead lw 2 dt 2 lc rgb '#c00000'\n",
+			rel_s(c->d, (int64_t)f->onset_ns), rel_s(c->d, (int64_t)f->onset_ns));
+		fprintf(gp, "set label 'onset #%d' at %.6f, graph 0.95 tc rgb '#c00000' offset 0.5,0\n", f->rank,
+			rel_s(c->d, (int64_t)f->onset_ns));
+	}
+}
+
+/* p99 ACK latency per window over time: the worst flows and a healthy one, onset marked. */
+static void chart_latency_time(struct chart_ctx *c)
+{
+	const struct report_flow *flows[TIME_MAX_FLOWS + 1];
+	size_t n = pick_latency_flows(c->d, flows);
+	sqlite3_stmt *st = NULL;
+	FILE *gp;
+	char label[200], ql[420];
+
+	if (!n || sqlite3_prepare_v2(c->db,
+				     "SELECT start_ns, ack_latency_p99_us FROM qp_window WHERE qp_id = ?"
+				     " AND ack_samples > 0 ORDER BY start_ns",
+				     -1, &st, NULL) != SQLITE_OK)
+		return;
+	gp = open_in(c, "latency_time.gp");
+	if (!gp)
+		goto cleanup;
+	script_head(c, gp, "latency_time", 900, 420);
+	fputs("set title 'p99 ACK latency per window'\nset xlabel 'time since start of trace (s)'\n"
+	      "set ylabel 'p99 ACK latency (us)'\nset logscale y\n", gp);
+	onset_marks(c, gp);
+	fputs("plot ", gp);
+	for (size_t k = 0; k < n; k++) {
+		char name[48];
+		FILE *dat;
+		snprintf(name, sizeof(name), "lat_time_%zu.dat", k);
+		dat = open_in(c, name);
+		if (!dat)
+			break;
+		sqlite3_bind_int64(st, 1, flows[k]->id);
+		while (sqlite3_step(st) == SQLITE_ROW)
+			fprintf(dat, "%.6f %.3f\n", rel_s(c->d, sqlite3_column_int64(st, 0)),
+				sqlite3_column_double(st, 1));
+		sqlite3_reset(st);
+		fclose(dat);
+		flow_label(flows[k], label, sizeof(label));
+		fprintf(gp, "%s'%s' using 1:2 with linespoints pt 7 ps 0.4 title '%s%s'", k ? ", " : "", name,
+			q(label, ql, sizeof(ql)), k == n - 1 && n > TIME_MAX_FLOWS ? " (healthy)" : "");
+	}
+	fputs("\n", gp);
+	finish_chart(c, gp, "latency_time", "p99 ACK latency over time",
+		     "p99 ACK latency per time window for the worst flows and a healthy one for contrast; dashed red lines mark the onset of each finding.",
+		     900, 420);
+cleanup:
+	sqlite3_finalize(st);
+}
+
+/* PSN against time, tcptrace-style, for one flow: sends, retransmissions, NAKs, CNPs. */
+static void chart_psn_time(struct chart_ctx *c, const struct report_flow *f, int index)
+{
+	static const char *const queries[] = {
+		/* first transmissions: ACK time minus latency is when the PSN left */
+		"SELECT ts_ns - latency_ns, psn FROM latency_sample WHERE qp_id = ?1 AND kind = 0 ORDER BY 1",
+		"SELECT ts_ns, psn FROM retransmission WHERE qp_id = ?1 ORDER BY ts_ns",
+		"SELECT ts_ns, psn FROM nak WHERE qp_id = ?1 AND kind <> 'rnr' ORDER BY ts_ns",
+		"SELECT ts_ns, psn FROM nak WHERE qp_id = ?1 AND kind = 'rnr' ORDER BY ts_ns",
+		"SELECT ts_ns, NULL FROM cnp WHERE qp_id = ?1 ORDER BY ts_ns",
+	};
+	static const char *const titles[] = { "sent (ACKed once)", "retransmission", "NAK", "RNR NAK", "CNP" };
+	static const char *const styles[] = {
+		"points pt 7 ps 0.3 lc rgb '#1f77b4'", "points pt 2 ps 0.8 lc rgb '#d62728'",
+		"points pt 6 ps 1.0 lc rgb '#ff7f0e'", "points pt 4 ps 1.0 lc rgb '#9467bd'",
+		"impulses lc rgb '#2ca02c'",
+	};
+	char base[32], label[200], ql[420];
+	uint32_t first_psn = 0;
+	bool have_first = false;
+	int drawn = 0;
+	FILE *gp;
+
+	snprintf(base, sizeof(base), "psn_time_%d", index);
+	char gpname[48];
+	snprintf(gpname, sizeof(gpname), "%s.gp", base);
+	gp = open_in(c, gpname);
+	if (!gp)
+		return;
+	script_head(c, gp, base, 900, 400);
+	flow_label(f, label, sizeof(label));
+	fprintf(gp, "set title 'PSN over time, %s'\nset xlabel 'time since start of trace (s)'\n"
+		    "set ylabel 'PSN (relative, unwrapped)'\n", q(label, ql, sizeof(ql)));
+	fputs("plot ", gp);
+	for (size_t k = 0; k < sizeof(queries) / sizeof(queries[0]); k++) {
+		sqlite3_stmt *st;
+		char name[48];
+		FILE *dat;
+		int rows = 0;
+		int64_t last_unwrapped = 0;
+		uint32_t last_psn = 0;
+
+		if (sqlite3_prepare_v2(c->db, queries[k], -1, &st, NULL) != SQLITE_OK)
+			continue;
+		snprintf(name, sizeof(name), "%s_%zu.dat", base, k);
+		dat = open_in(c, name);
+		if (!dat) {
+			sqlite3_finalize(st);
+			break;
+		}
+		sqlite3_bind_int64(st, 1, f->id);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			double t = rel_s(c->d, sqlite3_column_int64(st, 0));
+			if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
+				fprintf(dat, "%.6f 0\n", t);
+			} else {
+				uint32_t psn = (uint32_t)sqlite3_column_int64(st, 1) & PSN_MASK;
+				if (!have_first) {
+					first_psn = psn;
+					have_first = true;
+				}
+				/* Unwrap modulo 2^24 relative to the flow's first PSN, per series. */
+				if (!rows)
+					last_unwrapped = psn_diff(psn, first_psn);
+				else
+					last_unwrapped += psn_diff(psn, last_psn);
+				last_psn = psn;
+				fprintf(dat, "%.6f %" PRId64 "\n", t, last_unwrapped);
+			}
+			rows++;
+		}
+		sqlite3_finalize(st);
+		fclose(dat);
+		if (!rows)
+			continue;
+		fprintf(gp, "%s'%s' using 1:2 with %s title '%s'", drawn ? ", " : "", name, styles[k], titles[k]);
+		drawn++;
+	}
+	fputs("\n", gp);
+	if (!drawn) {
+		fclose(gp);
+		return;
+	}
+	finish_chart(c, gp, base, "PSN over time",
+		     "tcptrace-style PSN over time for one of the worst queue pairs: each dot a first transmission (its ACK arrived), crosses retransmissions, circles NAKs, squares RNR NAKs, green impulses CNPs.",
+		     900, 400);
+}
+
+/* Fabric-wide counts per window: retransmissions, NAKs, CNPs, ECN marks; and throughput. */
+static void chart_window_totals(struct chart_ctx *c)
+{
+	sqlite3_stmt *st = NULL;
+	FILE *dat = NULL, *gp = NULL;
+	int64_t prev = -1, window_ns = 0;
+	int rows = 0;
+
+	if (sqlite3_prepare_v2(c->db,
+			       "SELECT start_ns, total(retransmitted_packets), total(naks), total(cnps),"
+			       " total(ecn_ce), total(bytes), total(goodput_bytes), total(timeouts)"
+			       " FROM qp_window GROUP BY start_ns ORDER BY start_ns",
+			       -1, &st, NULL) != SQLITE_OK)
+		return;
+	dat = open_in(c, "windows.dat");
+	if (!dat)
+		goto cleanup;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t start = sqlite3_column_int64(st, 0);
+		if (prev >= 0 && start > prev && (!window_ns || start - prev < window_ns))
+			window_ns = start - prev;
+		prev = start;
+		fprintf(dat, "%.6f %.0f %.0f %.0f %.0f %.0f %.0f %.0f\n", rel_s(c->d, start),
+			sqlite3_column_double(st, 1), sqlite3_column_double(st, 2),
+			sqlite3_column_double(st, 3), sqlite3_column_double(st, 4),
+			sqlite3_column_double(st, 5), sqlite3_column_double(st, 6),
+			sqlite3_column_double(st, 7));
+		rows++;
+	}
+	fclose(dat);
+	dat = NULL;
+	if (!rows)
+		goto cleanup;
+	if (!window_ns)
+		window_ns = 1000000000;
+
+	gp = open_in(c, "events_time.gp");
+	if (!gp)
+		goto cleanup;
+	script_head(c, gp, "events_time", 900, 380);
+	fputs("set title 'Retransmissions, NAKs, timeouts, CNPs and ECN marks per window'\n"
+	      "set xlabel 'time since start of trace (s)'\nset ylabel 'events per window'\n", gp);
+	onset_marks(c, gp);
+	fputs("plot 'windows.dat' using 1:2 with steps lw 2 title 'retransmitted',"
+	      " '' using 1:3 with steps title 'NAKs', '' using 1:8 with steps title 'timeouts',"
+	      " '' using 1:4 with steps title 'CNPs', '' using 1:5 with steps title 'ECN CE'\n", gp);
+	finish_chart(c, gp, "events_time", "Loss and congestion events over time",
+		     "Retransmitted packets, NAKs, timeouts, CNPs and ECN CE marks per window over all flows.",
+		     900, 380);
+
+	gp = open_in(c, "throughput.gp");
+	if (!gp)
+		goto cleanup;
+	script_head(c, gp, "throughput", 900, 380);
+	fprintf(gp, "set title 'Throughput and goodput (all flows)'\nset xlabel 'time since start of trace (s)'\n"
+		    "set ylabel 'Gbit/s'\nw = %.9f\n", (double)window_ns / 1e9);
+	onset_marks(c, gp);
+	fputs("plot 'windows.dat' using 1:($6*8/w/1e9) with steps lw 2 title 'throughput (wire bytes)',"
+	      " '' using 1:($7*8/w/1e9) with steps lw 2 title 'goodput (first transmissions)'\n", gp);
+	finish_chart(c, gp, "throughput", "Throughput over time",
+		     "Wire throughput and goodput (payload of first transmissions) per window, all flows together.",
+		     900, 380);
+cleanup:
+	if (dat)
+		fclose(dat);
+	sqlite3_finalize(st);
+}
+
+/* Source x destination heat map of p99 ACK latency. */
+static void chart_heatmap(struct chart_ctx *c)
+{
+	const struct report_data *d = c->d;
+	char hosts[HEAT_MAX_HOSTS][64];
+	size_t n_hosts = 0;
+	FILE *dat, *gp;
+
+	for (size_t i = 0; i < d->n_pairs; i++) {
+		const char *ends[2] = { d->pairs[i].src, d->pairs[i].dst };
+		for (int e = 0; e < 2; e++) {
+			bool seen = false;
+			for (size_t h = 0; h < n_hosts; h++)
+				seen |= !strcmp(hosts[h], ends[e]);
+			if (!seen && n_hosts < HEAT_MAX_HOSTS)
+				snprintf(hosts[n_hosts++], sizeof(hosts[0]), "%s", ends[e]);
+		}
+	}
+	if (n_hosts < 2)
+		return;
+	dat = open_in(c, "heatmap.dat");
+	if (!dat)
+		return;
+	/* matrix with row and column headers: labels travel as data, not as script text */
+	fputs("src\\dst", dat);
+	for (size_t h = 0; h < n_hosts; h++)
+		fprintf(dat, " %s", hosts[h]);
+	fputs("\n", dat);
+	for (size_t s = 0; s < n_hosts; s++) {
+		fprintf(dat, "%s", hosts[s]);
+		for (size_t t = 0; t < n_hosts; t++) {
+			double v = -1;
+			for (size_t i = 0; i < d->n_pairs; i++)
+				if (!strcmp(d->pairs[i].src, hosts[s]) && !strcmp(d->pairs[i].dst, hosts[t]) &&
+				    d->pairs[i].ack_samples)
+					v = d->pairs[i].p99_us;
+			if (v < 0)
+				fputs(" NaN", dat);
+			else
+				fprintf(dat, " %.3f", v);
+		}
+		fputs("\n", dat);
+	}
+	fclose(dat);
+	gp = open_in(c, "heatmap.gp");
+	if (!gp)
+		return;
+	int size = 260 + 22 * (int)n_hosts;
+	script_head(c, gp, "heatmap", size + 200, size);
+	fputs("set title 'p99 ACK latency (us), source (rows) x destination (columns)'\n"
+	      "unset grid\nset xtics rotate by 90 right font ',8'\nset ytics font ',8'\n"
+	      "set palette defined (0 '#f7fbff', 0.5 '#fdae6b', 1 '#a50f15')\nset size ratio -1\n"
+	      "set cblabel 'p99 us'\nset logscale cb\nunset key\n"
+	      "plot 'heatmap.dat' matrix rowheaders columnheaders using 1:2:3 with image\n", gp);
+	finish_chart(c, gp, "heatmap", "p99 ACK latency heat map",
+		     "p99 ACK latency of each source (row) to destination (column) host pair; blank where the pair had no ACK samples.",
+		     size + 200, size);
+}
+
+int report_charts_render(const struct report_data *d, const char *dir, bool png,
+			 struct report_chart *charts, char *err, size_t errlen)
+{
+	struct chart_ctx c = { .d = d, .png = png, .charts = charts };
+	char chart_dir[4096];
+	int psn_charts = 0;
+
+	if (!gnuplot_available()) {
+		snprintf(err, errlen, "gnuplot not found: charts skipped (install gnuplot-nox)");
+		return -1;
+	}
+	snprintf(chart_dir, sizeof(chart_dir), "%s/charts", dir);
+	if (mkdir(chart_dir, 0750) && errno != EEXIST) {
+		snprintf(err, errlen, "%s: %s", chart_dir, strerror(errno));
+		return -1;
+	}
+	c.chart_dir = chart_dir;
+	if (sqlite3_open_v2(d->db_path, &c.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", d->db_path, c.db ? sqlite3_errmsg(c.db) : "cannot open");
+		sqlite3_close(c.db);
+		return -1;
+	}
+	/* Windows start on window boundaries, before the first packet: take the earlier. */
+	chart_origin_ns = (int64_t)d->first_ns;
+	{
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(c.db, "SELECT min(start_ns) FROM qp_window", -1, &st, NULL) == SQLITE_OK) {
+			if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL &&
+			    sqlite3_column_int64(st, 0) < chart_origin_ns)
+				chart_origin_ns = sqlite3_column_int64(st, 0);
+			sqlite3_finalize(st);
+		}
+	}
+	chart_latency_cdf(&c);
+	chart_latency_time(&c);
+	for (size_t i = 0; i < d->n_flows && psn_charts < 2; i++) {
+		const struct report_flow *f = &d->flows[i];
+		if (f->retransmitted || f->naks_psn_seq || f->rnr_naks || f->cnps || (i == 0 && f->ack_samples))
+			chart_psn_time(&c, f, ++psn_charts);
+	}
+	chart_window_totals(&c);
+	chart_heatmap(&c);
+	sqlite3_close(c.db);
+	if (c.err[0])
+		fprintf(stderr, "agentxdp-report: warning: %s\n", c.err);
+	return c.n;
+}

@@ -1,0 +1,331 @@
+/* report_render.c: the report's words and tables, as text, markdown and HTML. */
+#include "lib/report/report_render.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+const char *format_time_ns(uint64_t ns, char *buf, size_t len)
+{
+	time_t secs = (time_t)(ns / 1000000000ull);
+	struct tm tm;
+	char day[32];
+
+	if (!ns) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	gmtime_r(&secs, &tm);
+	strftime(day, sizeof(day), "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%06" PRIu64 " UTC", day, (uint64_t)((ns % 1000000000ull) / 1000));
+	return buf;
+}
+
+int html_escape(struct text_buf *out, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&':
+			text_buf_puts(out, "&amp;");
+			break;
+		case '<':
+			text_buf_puts(out, "&lt;");
+			break;
+		case '>':
+			text_buf_puts(out, "&gt;");
+			break;
+		case '"':
+			text_buf_puts(out, "&quot;");
+			break;
+		case '\'':
+			text_buf_puts(out, "&#39;");
+			break;
+		default:
+			text_buf_putc(out, *s);
+		}
+	}
+	return out->failed ? -1 : 0;
+}
+
+/*
+ * Markdown: a backslash before each character CommonMark could read as markup, or as the end
+ * of a table cell ('|'). Text from the database (paths, names, findings) goes through here;
+ * control characters were already neutralized when it was read.
+ */
+static const char *md_escape(char *buf, size_t len, const char *s)
+{
+	size_t o = 0;
+
+	for (; s && *s && o + 2 < len; s++) {
+		if (strchr("\\`*_[]<>|#!&~", *s))
+			buf[o++] = '\\';
+		buf[o++] = *s;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* Database text for the summary: escaped for markdown, as is for plain text. */
+#define CELL_LEN 600
+#define CELL(i, text) (md ? md_escape(cell[i], CELL_LEN, (text)) : (text))
+
+static double rate_per_1000(uint64_t events, uint64_t packets)
+{
+	return packets ? 1000.0 * (double)events / (double)packets : 0;
+}
+
+static double duration_s(const struct report_data *d)
+{
+	return d->last_ns > d->first_ns ? (double)(d->last_ns - d->first_ns) / 1e9 : 0;
+}
+
+/* The one-paragraph verdict, the same words in every format. */
+static void verdict_text(struct text_buf *out, const struct report_data *d, bool md)
+{
+	char when[64], cell[3][CELL_LEN];
+
+	if (!d->n_findings) {
+		text_buf_printf(out,
+				"No slow or lossy link found. Checked %" PRIu64 " flows, %" PRIu64
+				" packets over %.3f s: ACK latency against the population (median/MAD),"
+				" retransmissions, NAKs, timeouts, RNR NAKs, CNPs and ECN marks.",
+				d->total_flows, d->total_packets, duration_s(d));
+		return;
+	}
+	const struct report_finding *f = &d->findings[0];
+	text_buf_printf(out, "%s %s: %s", CELL(0, f->kind), CELL(1, f->subject), CELL(2, f->severity_text));
+	if (f->direction[0])
+		text_buf_printf(out, " (direction %s)", CELL(0, f->direction));
+	text_buf_printf(out, "; confidence %.0f%%; %u flows hurt", f->confidence * 100, f->flows_hurt);
+	if (f->onset_ns)
+		text_buf_printf(out, "; since %s", format_time_ns(f->onset_ns, when, sizeof(when)));
+	text_buf_puts(out, ".");
+}
+
+int report_render_summary(struct text_buf *out, const struct report_data *d, enum report_format fmt,
+			  size_t top_n)
+{
+	bool md = fmt == REPORT_MARKDOWN;
+	char t1[64], t2[64], cell[4][CELL_LEN];
+
+	text_buf_puts(out, md ? "# AgentXDP incident report\n\n" : "AgentXDP incident report\n");
+	text_buf_printf(out, md ? "Database: %s\n\n" : "database: %s\n", CELL(0, d->db_path));
+
+	text_buf_puts(out, md ? "## Verdict\n\n" : "\nVERDICT\n  ");
+	verdict_text(out, d, md);
+	text_buf_puts(out, "\n");
+	for (size_t i = 0; i < d->n_findings && i < top_n; i++) {
+		const struct report_finding *f = &d->findings[i];
+		if (i == 0)
+			text_buf_puts(out, md ? "\n| rank | kind | subject | direction | severity | confidence | onset | flows |\n|---|---|---|---|---|---|---|---|\n"
+					      : "\n  rank kind       subject                        severity                                  conf  flows\n");
+		if (md)
+			text_buf_printf(out, "| %d | %s | %s | %s | %s | %.2f | %s | %u |\n", f->rank,
+					CELL(0, f->kind), CELL(1, f->subject), CELL(2, f->direction),
+					CELL(3, f->severity_text), f->confidence,
+					format_time_ns(f->onset_ns, t1, sizeof(t1)), f->flows_hurt);
+		else
+			text_buf_printf(out, "  %4d %-10s %-30s %-41s %4.2f %6u\n", f->rank, f->kind,
+					f->subject, f->severity_text, f->confidence, f->flows_hurt);
+	}
+
+	text_buf_puts(out, md ? "\n## Capture health\n\n" : "\nCAPTURE HEALTH\n");
+	for (size_t i = 0; i < d->n_captures; i++) {
+		const struct report_capture *c = &d->captures[i];
+		text_buf_printf(out,
+				"%s%s: %" PRIu64 " frames, %" PRIu64 " RoCE, %" PRIu64
+				" malformed, %s to %s; capture lost %s%s%s\n",
+				md ? "- " : "  ", CELL(0, c->path), c->frames, c->roce_packets, c->malformed,
+				format_time_ns(c->first_ns, t1, sizeof(t1)),
+				format_time_ns(c->last_ns, t2, sizeof(t2)),
+				c->has_drop_counters ? "" : "unknown (no drop counters in the file)",
+				c->has_drop_counters ? (c->capture_dropped ? "packets: " : "nothing") : "",
+				c->truncated ? "; TRUNCATED" : "");
+		if (c->has_drop_counters && c->capture_dropped)
+			text_buf_printf(out, "%s  %" PRIu64 " packets dropped by the capture\n",
+					md ? "" : "  ", c->capture_dropped);
+		if (c->truncated && c->stop_reason[0])
+			text_buf_printf(out, "%s  stopped: %s\n", md ? "" : "  ", CELL(0, c->stop_reason));
+	}
+	text_buf_printf(out,
+			"%stotals: %" PRIu64 " flows, %" PRIu64 " packets, %" PRIu64
+			" bytes; %" PRIu64 " retransmitted, %" PRIu64 " NAKs, %" PRIu64
+			" RNR NAKs, %" PRIu64 " timeouts, %" PRIu64 " CNPs, %" PRIu64 " ECN CE\n",
+			md ? "- " : "  ", d->total_flows, d->total_packets, d->total_bytes,
+			d->total_retransmitted, d->total_naks, d->total_rnr, d->total_timeouts,
+			d->total_cnps, d->total_ecn_ce);
+
+	text_buf_puts(out, md ? "\n## Host pairs, worst flow p99 ACK latency first\n\n| src | dst | flows | packets | worst flow p50 us | worst flow p99 us | retx | NAKs | CNPs |\n|---|---|---|---|---|---|---|---|---|\n"
+			      : "\nHOST PAIRS (worst flow p99 ACK latency first)\n  src              dst               flows   packets  max_p50_us max_p99_us   retx   naks   cnps\n");
+	for (size_t i = 0; i < d->n_pairs && i < top_n; i++) {
+		const struct report_pair *p = &d->pairs[i];
+		text_buf_printf(out,
+				md ? "| %s | %s | %u | %" PRIu64 " | %.1f | %.1f | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " |\n"
+				   : "  %-16s %-16s %6u %9" PRIu64 " %11.1f %10.1f %6" PRIu64 " %6" PRIu64 " %6" PRIu64 "\n",
+				CELL(0, p->src), CELL(1, p->dst), p->flows, p->packets, p->p50_us, p->p99_us, p->retransmitted,
+				p->naks, p->cnps);
+	}
+
+	text_buf_printf(out, md ? "\n## Flows, worst first (top %zu of %" PRIu64 ")\n\n| qp id | src | dst | QPN | sport | packets | p50 us | p99 us | retx/1k | NAKs | timeouts | CNPs |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+				: "\nFLOWS (worst first, top %zu of %" PRIu64 ")\n     id src              dst              qpn      sport   packets    p50_us    p99_us retx/1k  naks  tmo  cnps\n",
+			top_n < d->n_flows ? top_n : d->n_flows, d->total_flows);
+	for (size_t i = 0; i < d->n_flows && i < top_n; i++) {
+		const struct report_flow *f = &d->flows[i];
+		text_buf_printf(out,
+				md ? "| %" PRId64 " | %s | %s | 0x%06x | %u | %" PRIu64 " | %.1f | %.1f | %.2f | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " |\n"
+				   : "  %5" PRId64 " %-16s %-16s 0x%06x %5u %9" PRIu64 " %9.1f %9.1f %7.2f %5" PRIu64 " %4" PRIu64 " %5" PRIu64 "\n",
+				f->id, CELL(0, f->src), CELL(1, f->dst), f->dst_qpn, f->udp_sport, f->packets, f->p50_us,
+				f->p99_us, rate_per_1000(f->retransmitted, f->packets),
+				f->naks_psn_seq + f->naks_other + f->rnr_naks, f->timeouts, f->cnps);
+	}
+	return out->failed ? -1 : 0;
+}
+
+static const char html_style[] =
+	"body{font-family:sans-serif;margin:2em;max-width:1200px;color:#222}"
+	"h1{margin-bottom:0}.sub{color:#666}"
+	".verdict{padding:1em;border-radius:6px;font-size:1.15em;margin:1em 0}"
+	".bad{background:#fde8e8;border:1px solid #e0a0a0}.ok{background:#e8f6e8;border:1px solid #a0d0a0}"
+	"table{border-collapse:collapse;margin:0.5em 0 1.5em 0;font-size:0.9em}"
+	"th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+	"th{background:#f0f0f0}td.l,th.l{text-align:left}"
+	"figure{margin:1em 0}figcaption{color:#555;font-size:0.9em}"
+	"img{max-width:100%;border:1px solid #ddd}"
+	"details pre{white-space:pre-wrap;font-size:0.8em;background:#f8f8f8;padding:0.5em}";
+
+static void html_td(struct text_buf *out, const char *cls, const char *text)
+{
+	text_buf_printf(out, "<td%s>", cls ? " class=\"l\"" : "");
+	html_escape(out, text);
+	text_buf_puts(out, "</td>");
+}
+
+int report_render_html(struct text_buf *out, const struct report_data *d,
+		       const struct report_chart *charts, size_t n_charts, size_t top_n)
+{
+	char t1[64], t2[64], num[64];
+	struct text_buf verdict = { 0 };
+
+	text_buf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+			   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src 'self'; style-src 'unsafe-inline'\">\n"
+			   "<title>AgentXDP incident report</title><style>");
+	text_buf_puts(out, html_style);
+	text_buf_puts(out, "</style></head><body>\n<h1>AgentXDP incident report</h1>\n<p class=\"sub\">");
+	html_escape(out, d->db_path);
+	text_buf_printf(out, " &middot; %s to %s &middot; schema %d</p>\n",
+			format_time_ns(d->first_ns, t1, sizeof(t1)), format_time_ns(d->last_ns, t2, sizeof(t2)),
+			d->schema_version);
+
+	verdict_text(&verdict, d, false);
+	text_buf_printf(out, "<h2>Verdict</h2>\n<div class=\"verdict %s\" id=\"verdict\">",
+			d->n_findings ? "bad" : "ok");
+	html_escape(out, verdict.data ? verdict.data : "");
+	text_buf_puts(out, "</div>\n");
+	text_buf_free(&verdict);
+
+	if (d->n_findings) {
+		text_buf_puts(out, "<table id=\"findings\"><tr><th>rank</th><th class=\"l\">kind</th><th class=\"l\">subject</th>"
+				   "<th class=\"l\">direction</th><th class=\"l\">severity</th><th>confidence</th>"
+				   "<th class=\"l\">onset</th><th>flows hurt</th></tr>\n");
+		for (size_t i = 0; i < d->n_findings && i < top_n; i++) {
+			const struct report_finding *f = &d->findings[i];
+			text_buf_printf(out, "<tr><td>%d</td>", f->rank);
+			html_td(out, "l", f->kind);
+			html_td(out, "l", f->subject);
+			html_td(out, "l", f->direction);
+			html_td(out, "l", f->severity_text);
+			text_buf_printf(out, "<td>%.2f</td>", f->confidence);
+			html_td(out, "l", format_time_ns(f->onset_ns, t1, sizeof(t1)));
+			text_buf_printf(out, "<td>%u</td></tr>\n", f->flows_hurt);
+		}
+		text_buf_puts(out, "</table>\n");
+		for (size_t i = 0; i < d->n_findings && i < top_n; i++) {
+			text_buf_printf(out, "<details><summary>Evidence for finding %d</summary><pre>",
+					d->findings[i].rank);
+			html_escape(out, d->findings[i].evidence);
+			text_buf_puts(out, "</pre></details>\n");
+		}
+	}
+
+	text_buf_puts(out, "<h2>Capture health</h2>\n<table id=\"captures\"><tr><th class=\"l\">trace</th><th>frames</th>"
+			   "<th>RoCE</th><th>malformed</th><th>lost by capture</th><th class=\"l\">from</th>"
+			   "<th class=\"l\">to</th><th class=\"l\">status</th></tr>\n");
+	for (size_t i = 0; i < d->n_captures; i++) {
+		const struct report_capture *c = &d->captures[i];
+		text_buf_puts(out, "<tr>");
+		html_td(out, "l", c->path);
+		text_buf_printf(out, "<td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td>", c->frames,
+				c->roce_packets, c->malformed);
+		if (c->has_drop_counters)
+			snprintf(num, sizeof(num), "%" PRIu64, c->capture_dropped);
+		else
+			snprintf(num, sizeof(num), "unknown");
+		html_td(out, NULL, num);
+		html_td(out, "l", format_time_ns(c->first_ns, t1, sizeof(t1)));
+		html_td(out, "l", format_time_ns(c->last_ns, t2, sizeof(t2)));
+		html_td(out, "l", c->truncated ? (c->stop_reason[0] ? c->stop_reason : "truncated") : "complete");
+		text_buf_puts(out, "</tr>\n");
+	}
+	text_buf_printf(out,
+			"</table>\n<p>%" PRIu64 " flows, %" PRIu64 " packets, %" PRIu64 " bytes; %" PRIu64
+			" retransmitted, %" PRIu64 " NAKs, %" PRIu64 " RNR NAKs, %" PRIu64 " timeouts, %" PRIu64
+			" CNPs, %" PRIu64 " ECN CE marks, %" PRIu64 " malformed packets.</p>\n",
+			d->total_flows, d->total_packets, d->total_bytes, d->total_retransmitted,
+			d->total_naks, d->total_rnr, d->total_timeouts, d->total_cnps, d->total_ecn_ce,
+			d->total_malformed);
+
+	text_buf_puts(out, "<h2>Charts</h2>\n");
+	if (!n_charts)
+		text_buf_puts(out, "<p>No charts (gnuplot missing, or no latency samples).</p>\n");
+	for (size_t i = 0; i < n_charts; i++) {
+		text_buf_puts(out, "<figure><img src=\"");
+		html_escape(out, charts[i].file);
+		text_buf_printf(out, "\" width=\"%d\" height=\"%d\" alt=\"", charts[i].width, charts[i].height);
+		html_escape(out, charts[i].title);
+		text_buf_puts(out, "\"><figcaption>");
+		html_escape(out, charts[i].caption);
+		text_buf_puts(out, "</figcaption></figure>\n");
+	}
+
+	text_buf_puts(out, "<h2>Host pairs, worst flow p99 ACK latency first</h2>\n<table id=\"pairs\"><tr><th class=\"l\">src</th>"
+			   "<th class=\"l\">dst</th><th>flows</th><th>packets</th><th>worst flow p50 &micro;s</th><th>worst flow p99 &micro;s</th>"
+			   "<th>retransmitted</th><th>NAKs</th><th>CNPs</th><th>ECN CE</th></tr>\n");
+	for (size_t i = 0; i < d->n_pairs && i < top_n; i++) {
+		const struct report_pair *p = &d->pairs[i];
+		text_buf_puts(out, "<tr>");
+		html_td(out, "l", p->src);
+		html_td(out, "l", p->dst);
+		text_buf_printf(out,
+				"<td>%u</td><td>%" PRIu64 "</td><td>%.1f</td><td>%.1f</td><td>%" PRIu64
+				"</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td></tr>\n",
+				p->flows, p->packets, p->p50_us, p->p99_us, p->retransmitted, p->naks, p->cnps,
+				p->ecn_ce);
+	}
+	text_buf_puts(out, "</table>\n");
+
+	text_buf_printf(out, "<h2>Flows, worst first (top %zu of %" PRIu64 ")</h2>\n",
+			top_n < d->n_flows ? top_n : d->n_flows, d->total_flows);
+	text_buf_puts(out, "<p>Each row is one direction of a queue pair; <code>qp id</code> is the row id in the "
+			   "database's <code>qp</code> table.</p>\n<table id=\"flows\"><tr><th>qp id</th><th class=\"l\">src</th>"
+			   "<th class=\"l\">dst</th><th>QPN</th><th>UDP sport</th><th class=\"l\">transport</th><th>packets</th>"
+			   "<th>p50 &micro;s</th><th>p99 &micro;s</th><th>max &micro;s</th><th>retransmitted</th>"
+			   "<th>NAK seq</th><th>RNR</th><th>timeouts</th><th>CNPs</th><th>ECN CE</th></tr>\n");
+	for (size_t i = 0; i < d->n_flows && i < top_n; i++) {
+		const struct report_flow *f = &d->flows[i];
+		text_buf_printf(out, "<tr><td>%" PRId64 "</td>", f->id);
+		html_td(out, "l", f->src);
+		html_td(out, "l", f->dst);
+		text_buf_printf(out, "<td>0x%06x</td><td>%u</td>", f->dst_qpn, f->udp_sport);
+		html_td(out, "l", f->transport);
+		text_buf_printf(out,
+				"<td>%" PRIu64 "</td><td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%" PRIu64
+				"</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64
+				"</td><td>%" PRIu64 "</td></tr>\n",
+				f->packets, f->p50_us, f->p99_us, f->max_us, f->retransmitted, f->naks_psn_seq,
+				f->rnr_naks, f->timeouts, f->cnps, f->ecn_ce);
+	}
+	text_buf_puts(out, "</table>\n<p class=\"sub\">Made by agentxdp-report from the database above; every number is a "
+			   "column of its tables (docs/schema.md).</p>\n</body></html>\n");
+	return out->failed ? -1 : 0;
+}

@@ -1,0 +1,790 @@
+/* store_sqlite.c: write the analysis into SQLite (schema: docs/schema.md). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/util/log.h"
+#include "lib/store/store_sqlite.h"
+
+static const char schema_sql[] =
+	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);\n"
+	"CREATE TABLE capture (id INTEGER PRIMARY KEY, path TEXT NOT NULL, frames INTEGER,"
+	" bytes INTEGER, roce_packets INTEGER, other_packets INTEGER, malformed_packets INTEGER,"
+	" first_ns INTEGER, last_ns INTEGER, capture_dropped INTEGER, has_drop_counters INTEGER,"
+	" ts_backwards INTEGER, truncated INTEGER, stop_reason TEXT, flows INTEGER,"
+	" unpaired_flows INTEGER, one_direction INTEGER);\n"
+	"CREATE TABLE endpoint (ip TEXT NOT NULL, capture_id INTEGER NOT NULL, ip_version INTEGER,"
+	" flows_out INTEGER, flows_in INTEGER, packets_out INTEGER, packets_in INTEGER,"
+	" bytes_out INTEGER, bytes_in INTEGER, PRIMARY KEY (ip, capture_id));\n"
+	"CREATE TABLE qp (id INTEGER PRIMARY KEY, capture_id INTEGER NOT NULL,"
+	" src_ip TEXT NOT NULL, dst_ip TEXT NOT NULL, dst_qpn INTEGER NOT NULL, src_qpn INTEGER,"
+	" udp_sport INTEGER, ip_version INTEGER, transport TEXT, role TEXT, peer_qp_id INTEGER,"
+	" cm_confirmed INTEGER, packets INTEGER, bytes INTEGER, goodput_bytes INTEGER,"
+	" first_ns INTEGER, last_ns INTEGER, first_transmissions INTEGER,"
+	" retransmitted_packets INTEGER, naks_psn_seq INTEGER, naks_other INTEGER,"
+	" rnr_naks INTEGER, rnr_wait_ns INTEGER, timeouts INTEGER, cnps INTEGER, ecn_ce INTEGER,"
+	" dup_acks INTEGER, out_of_order INTEGER, duplicates INTEGER, psn_gaps INTEGER,"
+	" ts_backwards INTEGER, naks_carried INTEGER,"
+	" ack_samples INTEGER, ack_latency_p50_us REAL, ack_latency_p99_us REAL,"
+	" ack_latency_max_us REAL, ack_latency_mad_us REAL,"
+	" read_samples INTEGER, read_latency_p50_us REAL, read_latency_p99_us REAL,"
+	" read_latency_max_us REAL, read_first_p50_us REAL, read_first_p99_us REAL,"
+	" atomic_samples INTEGER, atomic_latency_p50_us REAL, atomic_latency_p99_us REAL,"
+	" completion_samples INTEGER, completion_p50_us REAL, completion_p99_us REAL,"
+	" completion_max_us REAL, first_ce_ns INTEGER, last_ce_ns INTEGER,"
+	" first_cnp_ns INTEGER, last_cnp_ns INTEGER);\n"
+	"CREATE TABLE sample_kind (id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n"
+	"CREATE TABLE latency_sample (qp_id INTEGER NOT NULL, kind INTEGER NOT NULL,"
+	" ts_ns INTEGER NOT NULL, psn INTEGER, latency_ns INTEGER NOT NULL);\n"
+	"CREATE TABLE retransmission (qp_id INTEGER NOT NULL, ts_ns INTEGER NOT NULL,"
+	" psn INTEGER, opcode INTEGER, cause TEXT, tx_count INTEGER, first_tx_ns INTEGER,"
+	" prev_tx_ns INTEGER, trigger_ns INTEGER);\n"
+	"CREATE TABLE nak (qp_id INTEGER, responder_qp_id INTEGER, ts_ns INTEGER NOT NULL,"
+	" psn INTEGER, msn INTEGER, syndrome INTEGER, kind TEXT, rnr_timer_ns INTEGER);\n"
+	"CREATE TABLE cnp (qp_id INTEGER, cnp_qp_id INTEGER, ts_ns INTEGER NOT NULL);\n"
+	"CREATE TABLE qp_window (qp_id INTEGER NOT NULL, start_ns INTEGER NOT NULL,"
+	" packets INTEGER, bytes INTEGER, goodput_bytes INTEGER, retransmitted_packets INTEGER,"
+	" naks INTEGER, timeouts INTEGER, cnps INTEGER, ecn_ce INTEGER, ack_samples INTEGER,"
+	" ack_latency_mean_us REAL, ack_latency_p50_us REAL, ack_latency_p99_us REAL,"
+	" ack_latency_max_us REAL);\n"
+	"CREATE TABLE malformed (capture_id INTEGER NOT NULL, reason TEXT NOT NULL,"
+	" packets INTEGER NOT NULL);\n"
+	"CREATE TABLE finding (rank INTEGER PRIMARY KEY, kind TEXT NOT NULL,"
+	" subject_kind TEXT, subject TEXT NOT NULL, direction TEXT, severity REAL,"
+	" severity_text TEXT, confidence REAL, onset_ns INTEGER, flows_hurt INTEGER,"
+	" evidence TEXT);\n"
+	"CREATE VIEW latency_sample_v AS SELECT s.qp_id, k.name AS kind, s.ts_ns, s.psn,"
+	" s.latency_ns, s.latency_ns / 1000.0 AS latency_us FROM latency_sample s"
+	" JOIN sample_kind k ON k.id = s.kind;\n";
+
+/* Built after the load: cheaper than maintaining them row by row. */
+static const char index_sql[] =
+	"CREATE INDEX qp_key ON qp (src_ip, dst_ip, dst_qpn);\n"
+	"CREATE INDEX latency_sample_qp ON latency_sample (qp_id, kind, latency_ns);\n"
+	"CREATE INDEX retransmission_qp ON retransmission (qp_id, ts_ns);\n"
+	"CREATE INDEX nak_qp ON nak (qp_id, ts_ns);\n"
+	"CREATE INDEX cnp_qp ON cnp (qp_id, ts_ns);\n"
+	"CREATE INDEX qp_window_qp ON qp_window (qp_id, start_ns);\n";
+
+/* latency_sample rows go in SAMPLE_BATCH at a time: one statement step per batch, not per row. */
+#define SAMPLE_BATCH 64
+#define SAMPLE_COLS 5
+
+enum stmt_id {
+	ST_SAMPLE,
+	ST_SAMPLE_BATCH,
+	ST_RETX,
+	ST_NAK,
+	ST_CNP,
+	ST_WINDOW,
+	ST_N,
+};
+
+static const char *const stmt_sql[ST_N] = {
+	[ST_SAMPLE] = "INSERT INTO latency_sample VALUES (?,?,?,?,?)",
+	[ST_SAMPLE_BATCH] = NULL, /* built in store_open: SAMPLE_BATCH rows */
+	[ST_RETX] = "INSERT INTO retransmission VALUES (?,?,?,?,?,?,?,?,?)",
+	[ST_NAK] = "INSERT INTO nak VALUES (?,?,?,?,?,?,?,?)",
+	[ST_CNP] = "INSERT INTO cnp VALUES (?,?,?)",
+	[ST_WINDOW] = "INSERT INTO qp_window VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+};
+
+/* Per-flow thinning state for latency_sample rows. */
+struct thin {
+	uint64_t window_start_ns;
+	uint32_t kept[QP_SAMPLE_KINDS];
+};
+
+struct store {
+	sqlite3 *db;
+	char *path;		/* final name */
+	char *tmp_path;		/* where it is built */
+	sqlite3_stmt *st[ST_N];
+	struct qp_event_sink sink;
+	struct store_opts opts;
+	uint64_t window_ns;
+	struct thin *thin;	/* by flow id */
+	uint64_t n_thin;
+	int failed;		/* first SQLite error code */
+	char errmsg[256];
+	uint64_t sample_rows;
+	struct qp_latency_sample batch[SAMPLE_BATCH]; /* rows not inserted yet, in order */
+	int n_batch;
+};
+
+static void note_error(struct store *s, int rc, const char *what)
+{
+	if (s->failed)
+		return;
+	s->failed = rc ? rc : SQLITE_ERROR;
+	if (rc == SQLITE_FULL)
+		snprintf(s->errmsg, sizeof(s->errmsg), "%s: disk full while writing %s", s->path, what);
+	else
+		snprintf(s->errmsg, sizeof(s->errmsg), "%s: writing %s: %s", s->path, what,
+			 sqlite3_errmsg(s->db));
+}
+
+static int exec(struct store *s, const char *sql, const char *what)
+{
+	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+
+	if (rc != SQLITE_OK) {
+		note_error(s, rc, what);
+		return -1;
+	}
+	return 0;
+}
+
+static void step(struct store *s, sqlite3_stmt *st, const char *what)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc != SQLITE_DONE)
+		note_error(s, rc, what);
+	sqlite3_reset(st);
+}
+
+static inline void bind_u64(sqlite3_stmt *st, int i, uint64_t v)
+{
+	sqlite3_bind_int64(st, i, (sqlite3_int64)v);
+}
+
+/* An id, or NULL for 0 (unknown). */
+static inline void bind_id(sqlite3_stmt *st, int i, uint64_t id)
+{
+	if (id)
+		sqlite3_bind_int64(st, i, (sqlite3_int64)id);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static inline void bind_ns(sqlite3_stmt *st, int i, uint64_t ns)
+{
+	bind_id(st, i, ns);
+}
+
+/* ---- the sink ---- */
+
+static int thin_keep(struct store *s, const struct qp_latency_sample *x)
+{
+	struct thin *th;
+
+	if (!s->opts.max_samples_per_window || !x->flow_id)
+		return 1;
+	if (x->flow_id > s->n_thin) {
+		uint64_t n = s->n_thin ? s->n_thin : 1024;
+		struct thin *nt;
+
+		while (n < x->flow_id)
+			n *= 2;
+		nt = realloc(s->thin, n * sizeof(*nt));
+		if (!nt)
+			return 1;
+		memset(nt + s->n_thin, 0, (n - s->n_thin) * sizeof(*nt));
+		s->thin = nt;
+		s->n_thin = n;
+	}
+	th = &s->thin[x->flow_id - 1];
+	if (x->ts_ns >= th->window_start_ns + s->window_ns || x->ts_ns < th->window_start_ns) {
+		if (x->ts_ns >= th->window_start_ns + s->window_ns) {
+			th->window_start_ns = x->ts_ns - x->ts_ns % s->window_ns;
+			memset(th->kept, 0, sizeof(th->kept));
+		}
+	}
+	if (th->kept[x->kind] >= s->opts.max_samples_per_window)
+		return 0;
+	th->kept[x->kind]++;
+	return 1;
+}
+
+static void bind_sample(sqlite3_stmt *st, int col, const struct qp_latency_sample *x)
+{
+	bind_u64(st, col + 1, x->flow_id);
+	sqlite3_bind_int(st, col + 2, x->kind);
+	bind_u64(st, col + 3, x->ts_ns);
+	sqlite3_bind_int64(st, col + 4, x->psn);
+	bind_u64(st, col + 5, x->latency_ns);
+}
+
+/* Insert the rows waiting in the batch, in order. */
+static void flush_samples(struct store *s)
+{
+	if (!s->failed && s->n_batch == SAMPLE_BATCH) {
+		sqlite3_stmt *st = s->st[ST_SAMPLE_BATCH];
+
+		for (int i = 0; i < SAMPLE_BATCH; i++)
+			bind_sample(st, i * SAMPLE_COLS, &s->batch[i]);
+		step(s, st, "latency samples");
+	} else {
+		for (int i = 0; i < s->n_batch && !s->failed; i++) {
+			bind_sample(s->st[ST_SAMPLE], 0, &s->batch[i]);
+			step(s, s->st[ST_SAMPLE], "latency samples");
+		}
+	}
+	s->n_batch = 0;
+}
+
+static void sink_latency(void *ctx, const struct qp_latency_sample *x)
+{
+	struct store *s = ctx;
+
+	if (s->failed || !thin_keep(s, x))
+		return;
+	s->batch[s->n_batch++] = *x;
+	if (s->n_batch == SAMPLE_BATCH)
+		flush_samples(s);
+	s->sample_rows++;
+}
+
+static void sink_retx(void *ctx, const struct qp_retx_event *e)
+{
+	struct store *s = ctx;
+	sqlite3_stmt *st = s->st[ST_RETX];
+
+	if (s->failed)
+		return;
+	bind_u64(st, 1, e->flow_id);
+	bind_u64(st, 2, e->ts_ns);
+	sqlite3_bind_int64(st, 3, e->psn);
+	sqlite3_bind_int(st, 4, e->opcode);
+	sqlite3_bind_text(st, 5, qp_retx_cause_name(e->cause), -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 6, (int)e->tx_count);
+	bind_ns(st, 7, e->first_tx_ns);
+	bind_ns(st, 8, e->prev_tx_ns);
+	bind_ns(st, 9, e->trigger_ns);
+	step(s, st, "retransmissions");
+}
+
+static void sink_nak(void *ctx, const struct qp_nak_event *e)
+{
+	struct store *s = ctx;
+	sqlite3_stmt *st = s->st[ST_NAK];
+
+	if (s->failed)
+		return;
+	bind_id(st, 1, e->flow_id);
+	bind_id(st, 2, e->responder_flow_id);
+	bind_u64(st, 3, e->ts_ns);
+	sqlite3_bind_int64(st, 4, e->psn);
+	sqlite3_bind_int64(st, 5, e->msn);
+	sqlite3_bind_int(st, 6, e->syndrome);
+	sqlite3_bind_text(st, 7, qp_nak_kind_name(e->kind), -1, SQLITE_STATIC);
+	if (e->kind == QP_NAK_RNR)
+		bind_u64(st, 8, e->rnr_timer_ns);
+	else
+		sqlite3_bind_null(st, 8);
+	step(s, st, "NAKs");
+}
+
+static void sink_cnp(void *ctx, const struct qp_cnp_event *e)
+{
+	struct store *s = ctx;
+	sqlite3_stmt *st = s->st[ST_CNP];
+
+	if (s->failed)
+		return;
+	bind_id(st, 1, e->flow_id);
+	bind_id(st, 2, e->cnp_flow_id);
+	bind_u64(st, 3, e->ts_ns);
+	step(s, st, "CNPs");
+}
+
+static void sink_window(void *ctx, uint64_t flow_id, const struct flow_window *w)
+{
+	struct store *s = ctx;
+	sqlite3_stmt *st = s->st[ST_WINDOW];
+
+	if (s->failed)
+		return;
+	bind_u64(st, 1, flow_id);
+	bind_u64(st, 2, w->start_ns);
+	bind_u64(st, 3, w->packets);
+	bind_u64(st, 4, w->bytes);
+	bind_u64(st, 5, w->goodput_bytes);
+	bind_u64(st, 6, w->retransmitted_packets);
+	bind_u64(st, 7, w->naks);
+	bind_u64(st, 8, w->timeouts);
+	bind_u64(st, 9, w->cnps);
+	bind_u64(st, 10, w->ecn_ce);
+	bind_u64(st, 11, w->ack_samples);
+	if (w->ack_samples) {
+		sqlite3_bind_double(st, 12, (double)w->ack_latency_sum_ns / (double)w->ack_samples / 1000.0);
+		sqlite3_bind_double(st, 13, w->ack_latency_p50_ns / 1000.0);
+		sqlite3_bind_double(st, 14, w->ack_latency_p99_ns / 1000.0);
+		sqlite3_bind_double(st, 15, w->ack_latency_max_ns / 1000.0);
+	} else {
+		for (int i = 12; i <= 15; i++)
+			sqlite3_bind_null(st, i);
+	}
+	step(s, st, "time windows");
+}
+
+/* ---- open / commit ---- */
+
+void store_abort(struct store *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < ST_N; i++)
+		sqlite3_finalize(s->st[i]);
+	if (s->db)
+		sqlite3_close(s->db);
+	if (s->tmp_path) {
+		unlink(s->tmp_path);
+		free(s->tmp_path);
+	}
+	free(s->path);
+	free(s->thin);
+	free(s);
+}
+
+int store_open(struct store **out, const char *path, const struct store_opts *opts, char *err,
+	       size_t errlen)
+{
+	struct store *s;
+	size_t n = strlen(path) + 32;
+	struct stat st;
+	int fd, rc;
+
+	*out = NULL;
+	/* The database is renamed into place at the end: that would replace a device node
+	 * (/dev/null) or a FIFO with a regular file, so only a file or a new name will do. */
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file (the database must be a file)", path);
+		return -1;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
+		return -1;
+	}
+	if (opts)
+		s->opts = *opts;
+	s->window_ns = 1000000000ull;
+	s->path = strdup(path);
+	s->tmp_path = malloc(n);
+	if (!s->path || !s->tmp_path) {
+		snprintf(err, errlen, "%s: %s", path, strerror(ENOMEM));
+		goto fail;
+	}
+	/* Same directory as the final name, so the rename is atomic. */
+	snprintf(s->tmp_path, n, "%s.tmp-XXXXXX", path);
+	fd = mkstemp(s->tmp_path);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: cannot create a file there: %s", path, strerror(errno));
+		free(s->tmp_path);
+		s->tmp_path = NULL;
+		goto fail;
+	}
+	if (fchmod(fd, 0640))
+		pr_warn("%s: chmod 0640: %s\n", s->tmp_path, strerror(errno));
+	close(fd);
+	rc = sqlite3_open_v2(s->tmp_path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		snprintf(err, errlen, "%s: sqlite: %s", path, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+		goto fail;
+	}
+	/* A throwaway file until renamed: no journal, no fsync until the end. */
+	if (exec(s, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
+		    " PRAGMA temp_store=FILE; PRAGMA cache_size=-16384; PRAGMA page_size=65536;",
+		 "settings") ||
+	    exec(s, schema_sql, "the schema") || exec(s, "BEGIN", "the schema")) {
+		snprintf(err, errlen, "%s", s->errmsg);
+		goto fail;
+	}
+	{
+		char sql[128];
+		snprintf(sql, sizeof(sql), "PRAGMA user_version=%d", STORE_SCHEMA_VERSION);
+		if (exec(s, sql, "the schema")) {
+			snprintf(err, errlen, "%s", s->errmsg);
+			goto fail;
+		}
+	}
+	{
+		/* "INSERT INTO latency_sample VALUES (?,?,?,?,?),(?,?,?,?,?),..." */
+		char batch_sql[64 + SAMPLE_BATCH * 12];
+		size_t off = (size_t)snprintf(batch_sql, sizeof(batch_sql), "INSERT INTO latency_sample VALUES ");
+
+		for (int i = 0; i < SAMPLE_BATCH; i++)
+			off += (size_t)snprintf(batch_sql + off, sizeof(batch_sql) - off, "%s(?,?,?,?,?)", i ? "," : "");
+		if (sqlite3_prepare_v3(s->db, batch_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->st[ST_SAMPLE_BATCH],
+				       NULL) != SQLITE_OK) {
+			snprintf(err, errlen, "%s: sqlite: %s", path, sqlite3_errmsg(s->db));
+			goto fail;
+		}
+	}
+	for (int i = 0; i < ST_N; i++) {
+		if (!stmt_sql[i])
+			continue;
+		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
+		    SQLITE_OK) {
+			snprintf(err, errlen, "%s: sqlite: %s", path, sqlite3_errmsg(s->db));
+			goto fail;
+		}
+	}
+	for (int k = 0; k < QP_SAMPLE_KINDS; k++) {
+		char sql[160];
+		snprintf(sql, sizeof(sql), "INSERT INTO sample_kind VALUES (%d, '%s')", k, qp_sample_kind_name((uint8_t)k));
+		if (exec(s, sql, "the schema")) {
+			snprintf(err, errlen, "%s", s->errmsg);
+			goto fail;
+		}
+	}
+	s->sink.ctx = s;
+	s->sink.latency = sink_latency;
+	s->sink.retransmission = sink_retx;
+	s->sink.nak = sink_nak;
+	s->sink.cnp = sink_cnp;
+	s->sink.window = sink_window;
+	*out = s;
+	return 0;
+fail:
+	store_abort(s);
+	return -1;
+}
+
+void store_set_window(struct store *s, uint64_t window_ns)
+{
+	if (window_ns)
+		s->window_ns = window_ns;
+}
+
+const struct qp_event_sink *store_sink(struct store *s)
+{
+	return &s->sink;
+}
+
+int store_failed(const struct store *s)
+{
+	return s->failed;
+}
+
+uint64_t store_sample_rows(const struct store *s)
+{
+	return s->sample_rows;
+}
+
+static sqlite3_stmt *prepare(struct store *s, const char *sql, const char *what)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (s->failed)
+		return NULL;
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		note_error(s, sqlite3_errcode(s->db), what);
+		return NULL;
+	}
+	return st;
+}
+
+int store_meta(struct store *s, const char *key, const char *value)
+{
+	sqlite3_stmt *st = prepare(s, "INSERT OR REPLACE INTO meta VALUES (?,?)", "meta");
+
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, value, -1, SQLITE_TRANSIENT);
+	step(s, st, "meta");
+	sqlite3_finalize(st);
+	return s->failed ? -1 : 0;
+}
+
+int store_captures(struct store *s, const struct store_capture *caps, size_t n)
+{
+	sqlite3_stmt *st = prepare(s, "INSERT INTO capture VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", "captures");
+
+	if (!st)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct trace_health *h = caps[i].health;
+
+		sqlite3_bind_int64(st, 1, (sqlite3_int64)i + 1);
+		sqlite3_bind_text(st, 2, caps[i].path, -1, SQLITE_TRANSIENT);
+		bind_u64(st, 3, h->frames);
+		bind_u64(st, 4, h->bytes);
+		bind_u64(st, 5, caps[i].roce_packets);
+		bind_u64(st, 6, caps[i].other_packets);
+		bind_u64(st, 7, caps[i].malformed_packets);
+		bind_ns(st, 8, h->first_ns);
+		bind_ns(st, 9, h->last_ns);
+		if (h->has_drop_counters)
+			bind_u64(st, 10, h->capture_dropped);
+		else
+			sqlite3_bind_null(st, 10);
+		sqlite3_bind_int(st, 11, h->has_drop_counters);
+		bind_u64(st, 12, h->ts_backwards);
+		sqlite3_bind_int(st, 13, h->truncated);
+		if (h->stop_reason[0])
+			sqlite3_bind_text(st, 14, h->stop_reason, -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(st, 14);
+		bind_u64(st, 15, caps[i].flows);
+		bind_u64(st, 16, caps[i].unpaired_flows);
+		sqlite3_bind_int(st, 17, caps[i].one_direction);
+		step(s, st, "captures");
+	}
+	sqlite3_finalize(st);
+	return s->failed ? -1 : 0;
+}
+
+const char *store_addr_str(const uint8_t a[16], char *buf, size_t len)
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (!memcmp(a, v4mapped, 12)) {
+		snprintf(buf, len, "%u.%u.%u.%u", a[12], a[13], a[14], a[15]);
+		return buf;
+	}
+	if (!inet_ntop(AF_INET6, a, buf, (socklen_t)len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+const char *store_transport_name(uint8_t transport)
+{
+	static const char *const names[8] = { "RC", "UC", "RD", "UD", "CNP", "XRC", "DC", "vendor" };
+	return names[transport & 7];
+}
+
+static void bind_us(sqlite3_stmt *st, int i, uint64_t samples, double us)
+{
+	if (samples)
+		sqlite3_bind_double(st, i, us);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+struct endpoint_acc {
+	uint8_t ip[16];
+	uint32_t capture;
+	uint8_t ip_version;
+	uint64_t flows_out, flows_in, packets_out, packets_in, bytes_out, bytes_in;
+};
+
+int store_flows(struct store *s, const struct flow_stats *flows, struct qp_tracker *t, size_t n)
+{
+	/* 54 columns, bound in table order below */
+	sqlite3_stmt *st = prepare(s, "INSERT INTO qp VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+				      "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
+				      "?,?,?,?,?,?)",
+				   "flows");
+	struct endpoint_acc *eps = NULL;
+	size_t n_eps = 0, cap_eps = 0;
+	char src[64], dst[64];
+
+	if (!st)
+		return -1;
+	for (size_t i = 0; i < n && !s->failed; i++) {
+		const struct flow_stats *f = &flows[i];
+		const struct qp_flow_extra *x = qp_tracker_extra(t, i);
+		int c = 1;
+
+		bind_u64(st, c++, f->id);
+		sqlite3_bind_int64(st, c++, (sqlite3_int64)f->vantage + 1);
+		sqlite3_bind_text(st, c++, store_addr_str(f->key.src_ip, src, sizeof(src)), -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, c++, store_addr_str(f->key.dst_ip, dst, sizeof(dst)), -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, c++, f->key.dst_qpn);
+		bind_id(st, c++, x ? x->src_qpn : 0);
+		sqlite3_bind_int(st, c++, f->udp_sport);
+		sqlite3_bind_int(st, c++, f->ip_version);
+		sqlite3_bind_text(st, c++, store_transport_name(f->transport), -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, c++, flow_role_name(f->role), -1, SQLITE_STATIC);
+		bind_id(st, c++, f->peer_id);
+		sqlite3_bind_int(st, c++, x ? x->cm_confirmed : 0);
+		bind_u64(st, c++, f->packets);
+		bind_u64(st, c++, f->bytes);
+		bind_u64(st, c++, x ? x->goodput_bytes : 0);
+		bind_u64(st, c++, f->first_ns);
+		bind_u64(st, c++, f->last_ns);
+		bind_u64(st, c++, x ? x->first_transmissions : 0);
+		bind_u64(st, c++, f->retransmitted_packets);
+		bind_u64(st, c++, f->naks_psn_seq);
+		bind_u64(st, c++, f->naks_other);
+		bind_u64(st, c++, f->rnr_naks);
+		bind_u64(st, c++, f->rnr_wait_ns);
+		bind_u64(st, c++, f->timeouts);
+		bind_u64(st, c++, f->cnps);
+		bind_u64(st, c++, f->ecn_ce);
+		bind_u64(st, c++, f->dup_acks);
+		bind_u64(st, c++, f->out_of_order);
+		bind_u64(st, c++, x ? x->duplicates : 0);
+		bind_u64(st, c++, x ? x->psn_gaps : 0);
+		bind_u64(st, c++, x ? x->ts_backwards : 0);
+		bind_u64(st, c++, x ? x->naks_total : 0);
+		bind_u64(st, c++, f->ack_samples);
+		bind_us(st, c++, f->ack_samples, f->ack_latency_p50_us);
+		bind_us(st, c++, f->ack_samples, f->ack_latency_p99_us);
+		bind_us(st, c++, f->ack_samples, f->ack_latency_max_us);
+		bind_us(st, c++, f->ack_samples, f->ack_latency_mad_us);
+		bind_u64(st, c++, f->read_samples);
+		bind_us(st, c++, f->read_samples, f->read_latency_p50_us);
+		bind_us(st, c++, f->read_samples, f->read_latency_p99_us);
+		bind_us(st, c++, f->read_samples, x ? x->read_latency_max_us : 0);
+		bind_us(st, c++, x ? x->read_first_samples : 0, x ? x->read_first_p50_us : 0);
+		bind_us(st, c++, x ? x->read_first_samples : 0, x ? x->read_first_p99_us : 0);
+		bind_u64(st, c++, x ? x->atomic_samples : 0);
+		bind_us(st, c++, x ? x->atomic_samples : 0, x ? x->atomic_latency_p50_us : 0);
+		bind_us(st, c++, x ? x->atomic_samples : 0, x ? x->atomic_latency_p99_us : 0);
+		bind_u64(st, c++, f->completion_samples);
+		bind_us(st, c++, f->completion_samples, f->completion_p50_us);
+		bind_us(st, c++, f->completion_samples, f->completion_p99_us);
+		bind_us(st, c++, f->completion_samples, x ? x->completion_max_us : 0);
+		bind_ns(st, c++, x ? x->first_ce_ns : 0);
+		bind_ns(st, c++, x ? x->last_ce_ns : 0);
+		bind_ns(st, c++, x ? x->first_cnp_ns : 0);
+		bind_ns(st, c++, x ? x->last_cnp_ns : 0);
+		step(s, st, "flows");
+
+		/* endpoints: both ends of the flow, per capture */
+		for (int side = 0; side < 2; side++) {
+			const uint8_t *ip = side ? f->key.dst_ip : f->key.src_ip;
+			struct endpoint_acc *e = NULL;
+
+			for (size_t j = 0; j < n_eps; j++)
+				if (eps[j].capture == f->vantage && !memcmp(eps[j].ip, ip, 16)) {
+					e = &eps[j];
+					break;
+				}
+			if (!e) {
+				if (n_eps == cap_eps) {
+					size_t nc = cap_eps ? cap_eps * 2 : 64;
+					struct endpoint_acc *ne = realloc(eps, nc * sizeof(*ne));
+
+					if (!ne) {
+						note_error(s, SQLITE_NOMEM, "endpoints");
+						break;
+					}
+					eps = ne;
+					cap_eps = nc;
+				}
+				e = &eps[n_eps++];
+				memset(e, 0, sizeof(*e));
+				memcpy(e->ip, ip, 16);
+				e->capture = f->vantage;
+				e->ip_version = f->ip_version;
+			}
+			if (side == 0) {
+				e->flows_out++;
+				e->packets_out += f->packets;
+				e->bytes_out += f->bytes;
+			} else {
+				e->flows_in++;
+				e->packets_in += f->packets;
+				e->bytes_in += f->bytes;
+			}
+		}
+	}
+	sqlite3_finalize(st);
+	st = prepare(s, "INSERT INTO endpoint VALUES (?,?,?,?,?,?,?,?,?)", "endpoints");
+	for (size_t j = 0; st && j < n_eps && !s->failed; j++) {
+		sqlite3_bind_text(st, 1, store_addr_str(eps[j].ip, src, sizeof(src)), -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)eps[j].capture + 1);
+		sqlite3_bind_int(st, 3, eps[j].ip_version);
+		bind_u64(st, 4, eps[j].flows_out);
+		bind_u64(st, 5, eps[j].flows_in);
+		bind_u64(st, 6, eps[j].packets_out);
+		bind_u64(st, 7, eps[j].packets_in);
+		bind_u64(st, 8, eps[j].bytes_out);
+		bind_u64(st, 9, eps[j].bytes_in);
+		step(s, st, "endpoints");
+	}
+	sqlite3_finalize(st);
+	free(eps);
+	return s->failed ? -1 : 0;
+}
+
+int store_findings(struct store *s, const struct finding *f, size_t n)
+{
+	sqlite3_stmt *st = prepare(s, "INSERT INTO finding VALUES (?,?,?,?,?,?,?,?,?,?,?)", "findings");
+
+	if (!st)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_bind_int(st, 1, f[i].rank);
+		sqlite3_bind_text(st, 2, finding_kind_name(f[i].kind), -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, finding_subject_kind_name(f[i].subject_kind), -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, f[i].subject, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 5, f[i].direction, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_double(st, 6, f[i].severity);
+		sqlite3_bind_text(st, 7, f[i].severity_text, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_double(st, 8, f[i].confidence);
+		bind_ns(st, 9, f[i].onset_ns);
+		sqlite3_bind_int64(st, 10, f[i].flows_hurt);
+		if (f[i].evidence)
+			sqlite3_bind_text(st, 11, f[i].evidence, -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_null(st, 11);
+		step(s, st, "findings");
+	}
+	sqlite3_finalize(st);
+	return s->failed ? -1 : 0;
+}
+
+int store_malformed(struct store *s, int capture_index, const char *reason, uint64_t packets)
+{
+	sqlite3_stmt *st = prepare(s, "INSERT INTO malformed VALUES (?,?,?)", "malformed counts");
+
+	if (!st)
+		return -1;
+	sqlite3_bind_int(st, 1, capture_index + 1);
+	sqlite3_bind_text(st, 2, reason, -1, SQLITE_TRANSIENT);
+	bind_u64(st, 3, packets);
+	step(s, st, "malformed counts");
+	sqlite3_finalize(st);
+	return s->failed ? -1 : 0;
+}
+
+int store_commit(struct store *s, char *err, size_t errlen)
+{
+	int rc = -1;
+
+	flush_samples(s);
+	if (!s->failed)
+		exec(s, index_sql, "indexes");
+	if (!s->failed)
+		exec(s, "COMMIT", "the database");
+	for (int i = 0; i < ST_N; i++) {
+		sqlite3_finalize(s->st[i]);
+		s->st[i] = NULL;
+	}
+	if (s->failed) {
+		snprintf(err, errlen, "%s; nothing written", s->errmsg);
+		goto out;
+	}
+	if (sqlite3_close(s->db) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: closing the database: %s", s->path, sqlite3_errmsg(s->db));
+		goto out;
+	}
+	s->db = NULL;
+	{
+		/* Data on disk before the name points at it. */
+		int fd = open(s->tmp_path, O_RDONLY);
+
+		if (fd < 0 || fsync(fd)) {
+			snprintf(err, errlen, "%s: %s; nothing written", s->path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			goto out;
+		}
+		close(fd);
+	}
+	if (rename(s->tmp_path, s->path)) {
+		snprintf(err, errlen, "%s: cannot rename %s into place: %s", s->path, s->tmp_path, strerror(errno));
+		goto out;
+	}
+	free(s->tmp_path);
+	s->tmp_path = NULL;
+	rc = 0;
+out:
+	store_abort(s);
+	return rc;
+}

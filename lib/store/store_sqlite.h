@@ -1,0 +1,71 @@
+/*
+ * store_sqlite.h: agentxdp-analyze's SQLite output (schema in docs/schema.md).
+ *
+ * The database is built in a temporary file beside the final name (journal off, one
+ * transaction, prepared statements), indexed at the end, then renamed into place: a crash
+ * or a full disk never leaves a half-written database under the final name. Mode 0640.
+ *
+ *	store_open() -> rows stream in through store_sink() while packets are tracked ->
+ *	store_captures()/store_flows()/store_findings()/store_malformed()/store_meta() ->
+ *	store_commit() (or store_abort() on any error).
+ */
+#ifndef AGENTXDP_STORE_SQLITE_H
+#define AGENTXDP_STORE_SQLITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/localize/finding.h"
+#include "lib/track/flow.h"
+#include "lib/track/qp_track.h"
+#include "lib/trace/trace_reader.h"
+
+#define STORE_SCHEMA_VERSION 1
+
+struct store;
+
+/* What the capture table holds beyond trace_health. */
+struct store_capture {
+	const char *path;
+	const struct trace_health *health;
+	uint64_t roce_packets;
+	uint64_t other_packets;
+	uint64_t malformed_packets;
+	uint64_t flows;
+	uint64_t unpaired_flows;	/* RC/XRC flows with no flow found for the other direction */
+	int one_direction;		/* only one direction of its RC traffic is in this trace */
+};
+
+/* Latency sample rows kept: all, or per flow, kind and window at most `max_per_window`. */
+struct store_opts {
+	uint32_t max_samples_per_window; /* 0 = every sample */
+};
+
+/* Returns 0, or -1 with one line in err. */
+int store_open(struct store **out, const char *path, const struct store_opts *opts, char *err,
+	       size_t errlen);
+/* The time window (--window) the sample thinning counts in. */
+void store_set_window(struct store *s, uint64_t window_ns);
+/* The event sink writing latency_sample, retransmission, nak, cnp and qp_window rows. */
+const struct qp_event_sink *store_sink(struct store *s);
+/* Non-zero once any write failed (the sink cannot return errors): stop early. */
+int store_failed(const struct store *s);
+
+int store_meta(struct store *s, const char *key, const char *value);
+int store_captures(struct store *s, const struct store_capture *caps, size_t n);
+int store_flows(struct store *s, const struct flow_stats *flows, struct qp_tracker *t, size_t n);
+int store_findings(struct store *s, const struct finding *f, size_t n);
+int store_malformed(struct store *s, int capture_index, const char *reason, uint64_t packets);
+
+/* Index, commit, close and rename into place. 0, or -1 with one line in err (nothing left). */
+int store_commit(struct store *s, char *err, size_t errlen);
+/* Discard everything (the temporary file is removed). */
+void store_abort(struct store *s);
+/* Rows written to latency_sample (after any thinning). */
+uint64_t store_sample_rows(const struct store *s);
+
+/* Format an address as stored (IPv4 dotted quad, IPv6 RFC 5952). */
+const char *store_addr_str(const uint8_t addr[16], char *buf, size_t len);
+const char *store_transport_name(uint8_t transport); /* "RC", "UC", "UD", "XRC", "RD", "CNP" */
+
+#endif

@@ -1,0 +1,84 @@
+/*
+ * flow.h: what per-QP reconstruction hands to localization, storage and exporters.
+ *
+ * The contract between lib/track/qp_track.c (producer) and lib/localize/localize.c, the SQLite
+ * store and the metrics exporters (consumers). Add fields freely; do not change the
+ * meaning of existing ones without updating every consumer.
+ */
+#ifndef AGENTXDP_FLOW_H
+#define AGENTXDP_FLOW_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+/* One direction of a queue pair: packets from src to dst addressed to dst_qpn. */
+struct flow_key {
+	uint8_t src_ip[16];	/* IPv4 v4-mapped, as in struct roce_pkt */
+	uint8_t dst_ip[16];
+	uint32_t dst_qpn;
+};
+
+enum flow_role {
+	FLOW_ROLE_UNKNOWN = 0,
+	FLOW_ROLE_REQUESTER = 1, /* carries requests (SEND/WRITE/READ req/atomics) */
+	FLOW_ROLE_RESPONDER = 2, /* carries ACKs, NAKs, READ responses, atomic ACKs */
+	FLOW_ROLE_DATAGRAM = 3,	 /* UD / UC / CNP-only: nothing to acknowledge */
+};
+
+/* Per-flow counts in one time window (default 1 s, --window). */
+struct flow_window {
+	uint64_t start_ns;		/* window start, ns since the epoch */
+	uint64_t packets;
+	uint64_t bytes;			/* wire bytes (orig_len) */
+	uint64_t goodput_bytes;		/* payload bytes of first transmissions */
+	uint32_t retransmitted_packets;
+	uint32_t naks;			/* all NAK kinds, RNR included */
+	uint32_t timeouts;
+	uint32_t cnps;			/* CNPs that slow this flow down */
+	uint32_t ecn_ce;
+	uint32_t ack_samples;
+	uint64_t ack_latency_sum_ns;
+	uint32_t ack_latency_p50_ns;
+	uint32_t ack_latency_p99_ns;
+	uint32_t ack_latency_max_ns;
+};
+
+struct flow_stats {
+	uint64_t id;			/* stable id within one analysis (the qp table's row id) */
+	struct flow_key key;
+	uint8_t ip_version;
+	uint8_t transport;		/* enum roce_transport */
+	uint8_t role;			/* enum flow_role */
+	uint16_t udp_sport;		/* first seen; ECMP entropy */
+	uint64_t peer_id;		/* id of the paired flow in the other direction, 0 if unpaired */
+	uint32_t vantage;		/* which input trace saw it (0-based), for multi-vantage splits */
+
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t first_ns, last_ns;
+	uint64_t retransmitted_packets;
+	uint64_t naks_psn_seq;
+	uint64_t naks_other;
+	uint64_t rnr_naks;
+	uint64_t timeouts;
+	uint64_t cnps;			/* CNPs received for this flow (it is the one being slowed) */
+	uint64_t ecn_ce;		/* packets of this flow that arrived CE-marked */
+	uint64_t dup_acks;
+	uint64_t out_of_order;
+
+	/* ACK latency (Karn's rule: no sample from a retransmitted PSN), requester flows. */
+	uint64_t ack_samples;
+	double ack_latency_p50_us, ack_latency_p99_us, ack_latency_max_us;
+	double ack_latency_mad_us;	/* median absolute deviation, for robust comparison */
+	uint64_t read_samples;
+	double read_latency_p50_us, read_latency_p99_us;
+	uint64_t completion_samples;
+	double completion_p50_us, completion_p99_us;
+	uint64_t rnr_wait_ns;		/* RNR timer time the responder asked for, summed */
+
+	/* Time windows, ordered by start_ns; owned by the producer. */
+	const struct flow_window *windows;
+	size_t n_windows;
+};
+
+#endif

@@ -1,0 +1,219 @@
+/*
+ * qp_track.h: per-queue-pair reconstruction (request/ACK timelines, latency, retransmissions,
+ * NAKs, RNR, CNPs, ECN) from decoded RoCE packets. Pure computation, no I/O: the offline
+ * analyzer and the live agent drive the same code, packet by packet.
+ *
+ * Use:
+ *	struct qp_tracker_cfg cfg;
+ *	qp_tracker_cfg_default(&cfg);
+ *	cfg.sink = &my_sink;			// optional: rows as they happen
+ *	struct qp_tracker *t = qp_tracker_new(&cfg);
+ *	for each decoded packet:  qp_tracker_add(t, &pkt, vantage);
+ *	qp_tracker_finish(t);			// flushes windows; stats become final
+ *	n = qp_tracker_snapshot(t, &stats);	// any time, also before finish (live agent)
+ *	...
+ *	qp_tracker_free(t);
+ *
+ * Definitions (shared with agentxdp-synth's ground truth, docs/schema.md has the long form):
+ *  - A flow is one direction of a QP as seen at one vantage point (input trace):
+ *    (vantage, source IP, destination IP, destination QPN).
+ *  - Requester flow R (carries requests) pairs with responder flow B in the other direction
+ *    (its ACKs, NAKs, READ responses are addressed to R's QPN). Pairing: the CM REQ/REP
+ *    exchange when present (exact), the UD DETH source QPN (exact), otherwise PSN spaces
+ *    (the response PSN falls in exactly one candidate's outstanding window).
+ *  - ACK latency: ACK time minus the first transmission of the PSN the ACK (ACKNOWLEDGE or
+ *    ATOMIC ACKNOWLEDGE with AETH type ACK) names, taken only for the first ACK packet naming
+ *    that PSN and only when the PSN was sent exactly once before it (Karn's rule).
+ *  - Percentiles are nearest-rank: the sample at rank ceil(q*n) of the sorted samples.
+ *  - Counters attributed to the requester flow they slow down: retransmitted_packets,
+ *    naks_psn_seq, naks_other, rnr_naks, timeouts, cnps. ecn_ce counts the flow's own
+ *    CE-marked packets. packets/bytes count a flow's own packets.
+ *  - A retransmission is a request whose PSN was already sent on the flow. Its cause: "nak"
+ *    (a NAK PSN sequence error named a PSN at or before it), "rnr" (an RNR NAK did),
+ *    "timeout" (no NAK; the episode restarts at the oldest unacknowledged PSN), "response_gap"
+ *    (a READ or atomic sent again after a later response showed its response missing), "unknown".
+ *    A go-back-N episode (consecutive PSNs) has one cause; `timeouts` counts episodes.
+ *    Seen nearer the responder (requests arrive with a lower IP TTL than the other direction
+ *    leaves with), a restart with no NAK is "unknown": its trigger may be lost after the capture.
+ *  - A copy of a request seen again within cfg.dup_window_ns with nothing in between that
+ *    asked for it (a mirror that duplicates) is a duplicate, not a retransmission.
+ *
+ * Memory (per flow): struct qp_flow (824 bytes) + its snapshot (flow_stats + extra, 456) +
+ * in-memory windows up to cfg.max_windows (80 bytes each, array doubling from 1); for flows
+ * with latency samples, 7 sample sets (392 bytes, allocated at the first sample) holding
+ * exact samples (4 bytes each) up to cfg.exact_samples per kind, then a log-linear histogram
+ * (6.6 KB, <1% relative error), and the current window's samples (array growing 8 -> 1024);
+ * for flows that send requests an outstanding-PSN ring (32 bytes per slot, 16 slots growing
+ * to cfg.max_outstanding). Nothing grows with trace length beyond those caps.
+ */
+#ifndef AGENTXDP_QP_TRACK_H
+#define AGENTXDP_QP_TRACK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/track/flow.h"
+#include "lib/decode/roce_pkt.h"
+
+enum qp_sample_kind {
+	QP_SAMPLE_ACK = 0,		/* ACK time - first transmission of the PSN it names */
+	QP_SAMPLE_READ_FIRST = 1,	/* READ request -> first response */
+	QP_SAMPLE_READ_LAST = 2,	/* READ request -> last response */
+	QP_SAMPLE_ATOMIC = 3,		/* atomic request -> atomic ACK */
+	QP_SAMPLE_COMPLETION = 4,	/* first packet of a message -> ACK covering its last */
+	QP_SAMPLE_NAK_TO_RETX = 5,	/* NAK (or RNR NAK) -> the retransmission it asked for */
+	QP_SAMPLE_TIMEOUT_GAP = 6,	/* silence before a timeout retransmission */
+	QP_SAMPLE_KINDS = 7,
+};
+
+enum qp_retx_cause {
+	QP_RETX_NAK = 0,
+	QP_RETX_RNR = 1,
+	QP_RETX_TIMEOUT = 2,
+	QP_RETX_UNKNOWN = 3,
+	QP_RETX_READ_GAP = 4,	/* READ/atomic sent again: a later response showed its response lost */
+};
+
+enum qp_nak_kind {
+	QP_NAK_PSN_SEQ = 0,
+	QP_NAK_RNR = 1,
+	QP_NAK_OTHER = 2,
+};
+
+struct qp_latency_sample {
+	uint64_t flow_id;	/* the requester flow */
+	uint64_t ts_ns;		/* when the sample completed (ACK/response time) */
+	uint64_t latency_ns;
+	uint32_t psn;
+	uint8_t kind;		/* enum qp_sample_kind */
+};
+
+struct qp_retx_event {
+	uint64_t flow_id;	/* the requester flow that retransmitted */
+	uint64_t ts_ns;
+	uint64_t first_tx_ns;	/* first transmission of this PSN, 0 if not seen */
+	uint64_t prev_tx_ns;	/* previous transmission, 0 if not seen */
+	uint64_t trigger_ns;	/* NAK time (nak/rnr) or start of the silence (timeout), 0 */
+	uint32_t psn;
+	uint32_t tx_count;	/* transmissions so far including this one */
+	uint8_t cause;		/* enum qp_retx_cause */
+	uint8_t opcode;
+};
+
+struct qp_nak_event {
+	uint64_t flow_id;	/* requester flow it concerns, 0 if not paired */
+	uint64_t responder_flow_id; /* the flow that carried the NAK */
+	uint64_t ts_ns;
+	uint64_t rnr_timer_ns;	/* RNR NAK: the wait the responder asked for */
+	uint32_t psn;
+	uint32_t msn;
+	uint8_t syndrome;
+	uint8_t kind;		/* enum qp_nak_kind */
+};
+
+struct qp_cnp_event {
+	uint64_t flow_id;	/* requester flow it slows down, 0 if not known (yet) */
+	uint64_t cnp_flow_id;	/* the flow that carried the CNP */
+	uint64_t ts_ns;
+};
+
+/*
+ * Rows as they happen. Every callback is optional. Pointers are valid during the call only.
+ * Called from inside qp_tracker_add()/qp_tracker_finish(); must not call back into the tracker.
+ */
+struct qp_event_sink {
+	void *ctx;
+	void (*latency)(void *ctx, const struct qp_latency_sample *s);
+	void (*retransmission)(void *ctx, const struct qp_retx_event *e);
+	void (*nak)(void *ctx, const struct qp_nak_event *e);
+	void (*cnp)(void *ctx, const struct qp_cnp_event *e);
+	/* A time window closed (emitted in order per flow; flows interleave). */
+	void (*window)(void *ctx, uint64_t flow_id, const struct flow_window *w);
+};
+
+struct qp_tracker_cfg {
+	uint64_t window_ns;		/* throughput window, default 1 s */
+	uint64_t dup_window_ns;		/* a repeat within this is a mirror duplicate; default 0: off */
+	uint32_t max_outstanding;	/* PSN ring slots per flow, power of 2, default 65536 */
+	uint32_t exact_samples;		/* exact latency samples per flow and kind, default 65536 */
+	uint32_t max_windows;		/* windows kept in memory per flow, default 86400 */
+	bool split_vantage;		/* flows keyed by vantage too (default true) */
+	const struct qp_event_sink *sink;
+};
+
+/* Per-tracker totals. */
+struct qp_tracker_totals {
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t flows;
+	uint64_t paired_flows;
+	uint64_t cm_pairings;		/* flows paired by the CM exchange */
+	uint64_t retransmitted_packets;
+	uint64_t naks;
+	uint64_t rnr_naks;
+	uint64_t timeouts;
+	uint64_t cnps;
+	uint64_t cnps_unattributed;	/* CNPs whose requester flow is not known */
+	uint64_t ecn_ce;
+	uint64_t duplicates;		/* mirror duplicates, not counted as retransmissions */
+	uint64_t ts_backwards;		/* packets earlier than the one before them */
+	uint64_t first_ns, last_ns;
+};
+
+struct qp_tracker;
+
+void qp_tracker_cfg_default(struct qp_tracker_cfg *cfg);
+/* NULL on allocation failure (errno set). The cfg is copied. */
+struct qp_tracker *qp_tracker_new(const struct qp_tracker_cfg *cfg);
+/* One decoded packet seen at `vantage` (the input trace index). 0, or -ENOMEM. */
+int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t vantage);
+/* End of input: close every flow's current window (emitted to the sink). */
+void qp_tracker_finish(struct qp_tracker *t);
+/*
+ * Snapshot every flow's statistics (percentiles computed now), ordered by flow id.
+ * *out is an array owned by the tracker, valid until the next snapshot or free; each
+ * stats->windows points into tracker memory. Returns the number of flows, or -ENOMEM.
+ */
+long qp_tracker_snapshot(struct qp_tracker *t, const struct flow_stats **out);
+const struct qp_tracker_totals *qp_tracker_totals(const struct qp_tracker *t);
+
+/* Extra per-flow details not in struct flow_stats (same order as the snapshot). */
+struct qp_flow_extra {
+	uint64_t id;
+	uint32_t src_qpn;		/* from CM or DETH, 0 if not known */
+	bool cm_confirmed;		/* pairing confirmed by the CM exchange */
+	uint8_t opcode_first;
+	uint64_t goodput_bytes;
+	uint64_t duplicates;
+	uint64_t ts_backwards;
+	uint64_t atomic_samples;
+	double atomic_latency_p50_us, atomic_latency_p99_us;
+	uint64_t read_first_samples;
+	double read_first_p50_us, read_first_p99_us;
+	double read_latency_max_us;
+	double completion_max_us;
+	uint64_t first_ce_ns, last_ce_ns;
+	uint64_t first_cnp_ns, last_cnp_ns;
+	uint64_t naks_total;		/* NAKs this flow carried (as responder) */
+	uint64_t psn_gaps;		/* request PSNs skipped (capture loss or reordering) */
+	uint64_t first_transmissions;	/* requests whose PSN was not sent before, and datagrams */
+	bool carries_requests;		/* RC/XRC requests seen on this flow */
+	bool carries_responses;		/* RC/XRC ACKs, NAKs, READ responses, atomic ACKs seen */
+};
+/* Valid for index i < the last snapshot's count; NULL otherwise. */
+const struct qp_flow_extra *qp_tracker_extra(struct qp_tracker *t, size_t i);
+
+void qp_tracker_free(struct qp_tracker *t);
+
+/* Helpers, exposed for tests and other consumers. */
+const char *qp_sample_kind_name(uint8_t kind);	/* "ack", "read_first", ... */
+const char *qp_retx_cause_name(uint8_t cause);	/* "nak", "rnr", "timeout", "unknown", "response_gap" */
+const char *qp_nak_kind_name(uint8_t kind);	/* "psn_seq", "rnr", "other" */
+const char *flow_role_name(uint8_t role);	/* "requester", "responder", "datagram", "unknown" */
+/* RNR NAK timer field (AETH low five bits, IBA table 45) in ns. */
+uint64_t rnr_timer_ns(uint8_t syndrome);
+/* Nearest-rank percentile of sorted v[0..n): v[ceil(q10k*n/10000)-1]; q10k = 9900 for p99. */
+uint32_t percentile_nearest_rank_u32(const uint32_t *sorted, size_t n, uint32_t q10k);
+
+#endif

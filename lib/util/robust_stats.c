@@ -1,0 +1,67 @@
+/* robust_stats.c: median, MAD and a two-segment change point (pure). */
+#include "lib/util/robust_stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double rs_median(double *v, size_t n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double rs_mad(const double *v, size_t n, double med, double *scratch)
+{
+	for (size_t i = 0; i < n; i++)
+		scratch[i] = fabs(v[i] - med);
+	return rs_median(scratch, n);
+}
+
+double rs_sigma(const double *v, size_t n, double *scratch)
+{
+	double med;
+
+	for (size_t i = 0; i < n; i++)
+		scratch[i] = v[i];
+	med = rs_median(scratch, n);
+	return 1.4826 * rs_mad(v, n, med, scratch);
+}
+
+int rs_change_point(const double *series, size_t n, size_t min_segment, struct change_point *cp)
+{
+	double total = 0, total_sq = 0, left = 0, left_sq = 0, best_sse = INFINITY;
+
+	if (min_segment < 1)
+		min_segment = 1;
+	if (n < 2 * min_segment)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		total += series[i];
+		total_sq += series[i] * series[i];
+	}
+	/* Prefix sums give each split's SSE in O(1): sum(x^2) - (sum x)^2 / k per segment. */
+	for (size_t k = 1; k < n; k++) {
+		left += series[k - 1];
+		left_sq += series[k - 1] * series[k - 1];
+		if (k < min_segment || n - k < min_segment)
+			continue;
+		double right = total - left, right_sq = total_sq - left_sq;
+		double sse = (left_sq - left * left / k) + (right_sq - right * right / (n - k));
+		if (sse < best_sse) {
+			best_sse = sse;
+			cp->split = k;
+			cp->mean_before = left / k;
+			cp->mean_after = right / (n - k);
+		}
+	}
+	cp->sigma = n > 2 ? sqrt(fmax(best_sse, 0) / (double)(n - 2)) : 0;
+	return 0;
+}
