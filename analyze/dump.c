@@ -8,6 +8,7 @@
 #include "lib/util/log.h"
 #include "lib/decode/roce_decode.h"
 #include "lib/trace/trace_reader.h"
+#include "lib/util/util.h"
 
 #define DUMP_STDOUT_BUF (1 << 16)
 
@@ -77,8 +78,8 @@ static void print_packet(FILE *out, const struct trace_frame *f, int n_traces, u
 	if (p->roce_version == 0 && !(p->headers & ROCE_H_GRH))
 		fprintf(out, "LID %u -> LID %u IB", p->ib_slid, p->ib_dlid);
 	else
-		fprintf(out, "%s -> %s %s", roce_addr_str(p->src_ip, src, sizeof(src)),
-			roce_addr_str(p->dst_ip, dst, sizeof(dst)),
+		fprintf(out, "%s -> %s %s", addr_str(p->src_ip, src, sizeof(src)),
+			addr_str(p->dst_ip, dst, sizeof(dst)),
 			p->roce_version == 2 ? "RoCEv2" : p->roce_version == 1 ? "RoCEv1" : "IB");
 	if (p->roce_version == 2)
 		fprintf(out, " sport=%u", p->udp_sport);

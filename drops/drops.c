@@ -24,6 +24,7 @@
 #include <sqlite3.h>
 
 #include "lib/drops/drop_names.h"
+#include "lib/util/util.h"
 #include "bpf/drops.h"
 #include "drops.skel.h"
 #include "lib/util/log.h"
@@ -224,14 +225,8 @@ static void describe_filter(struct drops_opts *o)
 	size_t left = sizeof(o->filter_text);
 	int n;
 
-	if (o->addr_set) {
-		static const uint8_t v4_prefix[12] = { [10] = 0xff, [11] = 0xff };
-
-		if (!memcmp(o->addr, v4_prefix, sizeof(v4_prefix)))
-			inet_ntop(AF_INET, o->addr + 12, addr, sizeof(addr));
-		else
-			inet_ntop(AF_INET6, o->addr, addr, sizeof(addr));
-	}
+	if (o->addr_set)
+		addr_str(o->addr, addr, sizeof(addr));
 	if (o->l4_proto < 0 && !o->dport && !o->addr_set) {
 		snprintf(p, left, "all");
 		return;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "lib/model/rc_model.h"
+#include "lib/util/util.h"
 
 #define SYNTH_MAX_HOSTS 1024
 #define SYNTH_MAX_SWITCHES 256
@@ -84,8 +85,5 @@ void synth_opts_default(struct synth_opts *o);
 int synth_run(const struct synth_opts *o);
 
 const char *synth_workload_name(enum synth_workload w);
-
-/* Format a 16-byte address (v4-mapped prints dotted) into buf (>= 46 bytes). */
-const char *synth_addr_str(const uint8_t a[16], char *buf, size_t len);
 
 #endif

@@ -10,6 +10,7 @@
 #include "lib/decode/psn.h"
 #include "lib/trace/pcapng_writer.h"
 #include "lib/model/roce_frame.h"
+#include "lib/util/util.h"
 #include "samples/synth_sim.h"
 
 
@@ -46,16 +47,6 @@ struct vantage {
 static char out_dir[1024];
 static char trace_stem[200];
 static const char *trace_ext;
-
-const char *synth_addr_str(const uint8_t a[16], char *buf, size_t len)
-{
-	static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-	if (memcmp(a, v4mapped, 12) == 0)
-		inet_ntop(AF_INET, a + 12, buf, (socklen_t)len);
-	else
-		inet_ntop(AF_INET6, a, buf, (socklen_t)len);
-	return buf;
-}
 
 uint32_t synth_frame_len(const struct sim *s, const struct roce_pkt *pkt)
 {
@@ -481,8 +472,8 @@ static void write_flow(FILE *f, const struct sim *s, uint32_t id, struct vflow *
 	char src[64], dst[64];
 	const char *role = q->svc != RC_SVC_RC ? "datagram" : side == 0 ? "requester" : "responder";
 
-	synth_addr_str(s->hosts[q->host[side]].ip, src, sizeof(src));
-	synth_addr_str(s->hosts[q->host[1 - side]].ip, dst, sizeof(dst));
+	addr_str(s->hosts[q->host[side]].ip, src, sizeof(src));
+	addr_str(s->hosts[q->host[1 - side]].ip, dst, sizeof(dst));
 	fprintf(f, "%s\n        {\"src\": \"%s\", \"dst\": \"%s\", \"dst_qpn\": %u, \"qp_id\": %u, "
 		   "\"udp_sport\": %u, \"transport\": \"%s\", \"role\": \"%s\",\n",
 		first ? "" : ",", src, dst, q->qpn[1 - side], q->id, q->sport, transport_name(q->svc),
@@ -713,8 +704,8 @@ static int write_paths_csv(const struct sim *s, const char *path)
 			continue;	/* two QPs hashed to one port: same path */
 		char a[64], b[64];
 		const struct qp *q = rows[k].q;
-		fprintf(f, "%s,%s,%u", synth_addr_str(rows[k].src, a, sizeof(a)),
-			synth_addr_str(rows[k].dst, b, sizeof(b)), rows[k].sport);
+		fprintf(f, "%s,%s,%u", addr_str(rows[k].src, a, sizeof(a)),
+			addr_str(rows[k].dst, b, sizeof(b)), rows[k].sport);
 		for (uint32_t i = 0; i < q->path_len[rows[k].side]; i++)
 			fprintf(f, ",%s", s->links[q->path[rows[k].side][i] / 2].name);
 		fputc('\n', f);

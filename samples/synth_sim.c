@@ -8,6 +8,7 @@
 
 #include "lib/util/log.h"
 #include "lib/decode/psn.h"
+#include "lib/util/util.h"
 
 /* ---- random numbers: xoshiro256** seeded through splitmix64 (deterministic per --seed) ---- */
 
@@ -259,7 +260,7 @@ static int build_fabric(struct sim *s)
 	for (uint32_t i = 0; i < s->n_hosts; i++) {
 		struct host *h = &s->hosts[i];
 		host_addr(o, i, h->ip);
-		synth_addr_str(h->ip, h->name, sizeof(h->name));
+		addr_str(h->ip, h->name, sizeof(h->name));
 		h->leaf = i / per_leaf;
 		h->mac[0] = 0x02;
 		h->mac[4] = (uint8_t)(i >> 8);

@@ -193,21 +193,6 @@ const char *roce_cm_attr_name(uint16_t attr_id)
 	return NULL;
 }
 
-const char *roce_addr_str(const uint8_t addr[16], char *buf, size_t len)
-{
-	static const uint8_t v4_prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	if (!buf || len == 0)
-		return "";
-	if (!memcmp(addr, v4_prefix, sizeof(v4_prefix))) {
-		if (!inet_ntop(AF_INET, addr + 12, buf, (socklen_t)len))
-			buf[0] = '\0';
-	} else if (!inet_ntop(AF_INET6, addr, buf, (socklen_t)len)) {
-		buf[0] = '\0';
-	}
-	return buf;
-}
-
 void roce_decode_opts_default(struct roce_decode_opts *opts)
 {
 	memset(opts, 0, sizeof(*opts));

@@ -41,8 +41,6 @@ const char *roce_transport_name(uint8_t transport);
 const char *roce_decode_status_name(int status);	/* "bad-ip", ... for malformed counters */
 /* "ACK", "RNR NAK", "NAK PSN sequence error", ... */
 const char *roce_aeth_name(uint8_t syndrome);
-/* Format a 16-byte address (v4-mapped prints as dotted quad). */
-const char *roce_addr_str(const uint8_t addr[16], char *buf, size_t len);
 /* "REQ", "REP", "RTU", ... for a CM MAD attribute ID; NULL when not a CM attribute. */
 const char *roce_cm_attr_name(uint16_t attr_id);
 /* True when the opcode is defined by the IBA (or is CNP). */

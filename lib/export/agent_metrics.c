@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lib/decode/roce_decode.h"
+#include "lib/util/util.h"
 
 const double agent_latency_bounds_s[AGENT_LATENCY_BUCKETS] = {
 	1e-6, 2e-6, 5e-6, 10e-6, 20e-6, 50e-6, 100e-6, 200e-6, 500e-6,
@@ -110,8 +111,8 @@ static struct pair_agg *aggregate_pairs(const struct agent_metrics_input *in, si
 	for (size_t i = 0; i < in->n_flows; i++) {
 		const struct flow_stats *f = &in->flows[i];
 		struct pair_agg *r = &rows[i];
-		roce_addr_str(f->key.src_ip, r->src, sizeof(r->src));
-		roce_addr_str(f->key.dst_ip, r->dst, sizeof(r->dst));
+		addr_str(f->key.src_ip, r->src, sizeof(r->src));
+		addr_str(f->key.dst_ip, r->dst, sizeof(r->dst));
 		r->packets = f->packets;
 		r->bytes = f->bytes;
 		r->retx = f->retransmitted_packets;
@@ -199,8 +200,8 @@ static int add_top_qps(struct metric_set *set, const struct agent_metrics_input 
 	qsort(order, n, sizeof(*order), cmp_flow_p99);
 	for (size_t i = 0; i < n && i < top && !err; i++) {
 		char src[64], dst[64], qpn[16], sport[8];
-		roce_addr_str(order[i]->key.src_ip, src, sizeof(src));
-		roce_addr_str(order[i]->key.dst_ip, dst, sizeof(dst));
+		addr_str(order[i]->key.src_ip, src, sizeof(src));
+		addr_str(order[i]->key.dst_ip, dst, sizeof(dst));
 		snprintf(qpn, sizeof(qpn), "0x%06x", order[i]->key.dst_qpn);
 		snprintf(sport, sizeof(sport), "%u", order[i]->udp_sport);
 		struct metric_label l[] = { { "src", src }, { "dst", dst }, { "qp", qpn }, { "udp_sport", sport } };

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "lib/export/export.h"
+#include "lib/util/util.h"
 
 static void json_str(FILE *out, const char *s)
 {
@@ -49,9 +50,9 @@ static void json_flow(FILE *out, const struct flow_stats *f, const struct qp_flo
 	char src[64], dst[64];
 
 	fprintf(out, "{\"id\":%" PRIu64 ",\"capture\":%u,\"src\":", f->id, f->vantage + 1);
-	json_str(out, store_addr_str(f->key.src_ip, src, sizeof(src)));
+	json_str(out, addr_str(f->key.src_ip, src, sizeof(src)));
 	fputs(",\"dst\":", out);
-	json_str(out, store_addr_str(f->key.dst_ip, dst, sizeof(dst)));
+	json_str(out, addr_str(f->key.dst_ip, dst, sizeof(dst)));
 	fprintf(out, ",\"dst_qpn\":%" PRIu32 ",\"udp_sport\":%u,\"transport\":\"%s\",\"role\":\"%s\"",
 		f->key.dst_qpn, f->udp_sport, store_transport_name(f->transport), flow_role_name(f->role));
 	if (f->peer_id)
@@ -237,8 +238,8 @@ int export_text(FILE *out, const struct analysis_summary *sum, size_t top_n)
 			const struct flow_stats *f = by_p99[i];
 			char flow[160];
 
-			snprintf(flow, sizeof(flow), "%s -> %s", store_addr_str(f->key.src_ip, src, sizeof(src)),
-				 store_addr_str(f->key.dst_ip, dst, sizeof(dst)));
+			snprintf(flow, sizeof(flow), "%s -> %s", addr_str(f->key.src_ip, src, sizeof(src)),
+				 addr_str(f->key.dst_ip, dst, sizeof(dst)));
 			fprintf(out, "%6" PRIu64 "  %-40s %#8" PRIx32 " %10" PRIu64 " %6" PRIu64 " %6" PRIu64
 				     " %10.2f %10.2f %10.2f\n",
 				f->id, flow, f->key.dst_qpn, f->packets, f->retransmitted_packets,

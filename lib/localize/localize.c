@@ -23,6 +23,7 @@
 
 #include "lib/util/log.h"
 #include "lib/util/robust_stats.h"
+#include "lib/util/util.h"
 
 void localize_config_default(struct localize_config *cfg)
 {
@@ -161,20 +162,6 @@ struct candidate {
 
 /* ------------------------------------------------------------------ helpers */
 
-static bool is_v4mapped(const uint8_t a[16])
-{
-	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-	return !memcmp(a, prefix, 12);
-}
-
-static void addr_text(const uint8_t a[16], char *buf, size_t len)
-{
-	if (is_v4mapped(a))
-		inet_ntop(AF_INET, a + 12, buf, (socklen_t)len);
-	else
-		inet_ntop(AF_INET6, a, buf, (socklen_t)len);
-}
-
 static void var_subject(const struct ctx *c, const struct var *v, char *buf, size_t len)
 {
 	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
@@ -185,11 +172,11 @@ static void var_subject(const struct ctx *c, const struct var *v, char *buf, siz
 		break;
 	case VAR_HOST_LINK:
 	case VAR_HOST:
-		addr_text(v->a, buf, len);
+		addr_str(v->a, buf, len);
 		break;
 	case VAR_PATH:
-		addr_text(v->a, a, sizeof(a));
-		addr_text(v->b, b, sizeof(b));
+		addr_str(v->a, a, sizeof(a));
+		addr_str(v->b, b, sizeof(b));
 		snprintf(buf, len, "%.60s -> %.60s", a, b);
 		break;
 	}
@@ -1068,7 +1055,7 @@ static void direction_text(const struct ctx *c, struct candidate *cand)
 		snprintf(a, sizeof(a), "%s", c->topo->nodes[l->a].name);
 		snprintf(b, sizeof(b), "%s", c->topo->nodes[l->b].name);
 	} else {
-		addr_text(v->a, a, sizeof(a));
+		addr_str(v->a, a, sizeof(a));
 		snprintf(b, sizeof(b), "fabric");
 	}
 	snprintf(cand->direction, sizeof(cand->direction), "%.60s -> %.60s",
@@ -1513,8 +1500,8 @@ static void evidence_flow(struct sbuf *sb, const struct conn *cn, bool first)
 	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
 	const struct flow_stats *f = cn->req ? cn->req : cn->resp;
 
-	addr_text(cn->src, s, sizeof(s));
-	addr_text(cn->dst, d, sizeof(d));
+	addr_str(cn->src, s, sizeof(s));
+	addr_str(cn->dst, d, sizeof(d));
 	sb_printf(sb,
 		  "%s{\"id\":%llu,\"src\":\"%s\",\"dst\":\"%s\",\"dst_qpn\":%u,"
 		  "\"udp_sport\":%u,\"p50_us\":%.2f,\"p99_us\":%.2f,\"baseline_us\":%.2f,"

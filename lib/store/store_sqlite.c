@@ -13,6 +13,7 @@
 
 #include "lib/util/log.h"
 #include "lib/store/store_sqlite.h"
+#include "lib/util/util.h"
 
 static const char schema_sql[] =
 	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);\n"
@@ -536,19 +537,6 @@ int store_captures(struct store *s, const struct store_capture *caps, size_t n)
 	return s->failed ? -1 : 0;
 }
 
-const char *store_addr_str(const uint8_t a[16], char *buf, size_t len)
-{
-	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	if (!memcmp(a, v4mapped, 12)) {
-		snprintf(buf, len, "%u.%u.%u.%u", a[12], a[13], a[14], a[15]);
-		return buf;
-	}
-	if (!inet_ntop(AF_INET6, a, buf, (socklen_t)len))
-		snprintf(buf, len, "?");
-	return buf;
-}
-
 const char *store_transport_name(uint8_t transport)
 {
 	static const char *const names[8] = { "RC", "UC", "RD", "UD", "CNP", "XRC", "DC", "vendor" };
@@ -590,8 +578,8 @@ int store_flows(struct store *s, const struct flow_stats *flows, struct qp_track
 
 		bind_u64(st, c++, f->id);
 		sqlite3_bind_int64(st, c++, (sqlite3_int64)f->vantage + 1);
-		sqlite3_bind_text(st, c++, store_addr_str(f->key.src_ip, src, sizeof(src)), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, c++, store_addr_str(f->key.dst_ip, dst, sizeof(dst)), -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, c++, addr_str(f->key.src_ip, src, sizeof(src)), -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, c++, addr_str(f->key.dst_ip, dst, sizeof(dst)), -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(st, c++, f->key.dst_qpn);
 		bind_id(st, c++, x ? x->src_qpn : 0);
 		sqlite3_bind_int(st, c++, f->udp_sport);
@@ -686,7 +674,7 @@ int store_flows(struct store *s, const struct flow_stats *flows, struct qp_track
 	sqlite3_finalize(st);
 	st = prepare(s, "INSERT INTO endpoint VALUES (?,?,?,?,?,?,?,?,?)", "endpoints");
 	for (size_t j = 0; st && j < n_eps && !s->failed; j++) {
-		sqlite3_bind_text(st, 1, store_addr_str(eps[j].ip, src, sizeof(src)), -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 1, addr_str(eps[j].ip, src, sizeof(src)), -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)eps[j].capture + 1);
 		sqlite3_bind_int(st, 3, eps[j].ip_version);
 		bind_u64(st, 4, eps[j].flows_out);

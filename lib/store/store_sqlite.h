@@ -64,8 +64,6 @@ void store_abort(struct store *s);
 /* Rows written to latency_sample (after any thinning). */
 uint64_t store_sample_rows(const struct store *s);
 
-/* Format an address as stored (IPv4 dotted quad, IPv6 RFC 5952). */
-const char *store_addr_str(const uint8_t addr[16], char *buf, size_t len);
 const char *store_transport_name(uint8_t transport); /* "RC", "UC", "UD", "XRC", "RD", "CNP" */
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lib/util/text_buf.h"
+#include "lib/util/util.h"
 
 int text_buf_reserve(struct text_buf *b, size_t extra)
 {
@@ -92,78 +93,14 @@ void text_buf_free(struct text_buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 if it is not valid UTF-8. */
-static size_t utf8_seq_len(const unsigned char *p)
+static int put_text_buf(void *ctx, const char *s, size_t n)
 {
-	size_t n, i;
-	uint32_t cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if ((p[0] & 0xe0) == 0xc0) {
-		n = 2;
-		cp = p[0] & 0x1f;
-	} else if ((p[0] & 0xf0) == 0xe0) {
-		n = 3;
-		cp = p[0] & 0x0f;
-	} else if ((p[0] & 0xf8) == 0xf0) {
-		n = 4;
-		cp = p[0] & 0x07;
-	} else {
-		return 0;
-	}
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)	/* also stops at the NUL */
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	/* Reject overlong forms, surrogates and code points past U+10FFFF. */
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
+	return text_buf_append(ctx, s, n);
 }
 
 int text_buf_json_string(struct text_buf *b, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n;
-
-	text_buf_putc(b, '"');
-	while (*p) {
-		switch (*p) {
-		case '"':
-			text_buf_append(b, "\\\"", 2);
-			break;
-		case '\\':
-			text_buf_append(b, "\\\\", 2);
-			break;
-		case '\n':
-			text_buf_append(b, "\\n", 2);
-			break;
-		case '\r':
-			text_buf_append(b, "\\r", 2);
-			break;
-		case '\t':
-			text_buf_append(b, "\\t", 2);
-			break;
-		default:
-			if (*p < 0x20) {
-				text_buf_printf(b, "\\u%04x", *p);
-				break;
-			}
-			n = utf8_seq_len(p);
-			if (!n) {
-				text_buf_puts(b, "\xef\xbf\xbd");
-				break;
-			}
-			text_buf_append(b, (const char *)p, n);
-			p += n;
-			continue;
-		}
-		p++;
-	}
-	text_buf_putc(b, '"');
+	json_write_string(put_text_buf, b, s);
 	return b->failed ? -ENOMEM : 0;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/decode/roce_decode.h"
+#include "lib/util/util.h"
 
 static const int link_types[] = {
 	DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_RAW, DLT_IPV4, DLT_IPV6, DLT_INFINIBAND,
@@ -32,8 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (pkt.dest_qp > 0xffffff || pkt.psn > 0xffffff || pkt.orig_len < pkt.cap_len ||
 			    !(pkt.headers & ROCE_H_BTH) || pkt.pad_count > 3)
 				abort();
-			roce_addr_str(pkt.src_ip, addr, sizeof(addr));
-			roce_addr_str(pkt.dst_ip, addr, sizeof(addr));
+			addr_str(pkt.src_ip, addr, sizeof(addr));
+			addr_str(pkt.dst_ip, addr, sizeof(addr));
 			if (!roce_opcode_name(pkt.opcode) || !roce_aeth_name(pkt.aeth_syndrome) ||
 			    !roce_transport_name(pkt.transport))
 				abort();

@@ -10,6 +10,7 @@
 
 #include "lib/util/byte_reader.h"
 #include "lib/decode/roce_decode.h"
+#include "lib/util/util.h"
 
 /* A frame under construction. Expected values in the tests come from the bytes written here. */
 struct fb {
@@ -202,8 +203,8 @@ static void test_rc_send_first_ipv4(void **state)
 	assert_int_equal(p.orig_len, f.len);
 	assert_int_equal(p.ip_hdr_off, 14);
 	assert_int_equal(p.headers, ROCE_H_BTH);
-	assert_string_equal(roce_addr_str(p.src_ip, buf, sizeof(buf)), "198.18.0.1");
-	assert_string_equal(roce_addr_str(p.dst_ip, buf, sizeof(buf)), "198.18.0.2");
+	assert_string_equal(addr_str(p.src_ip, buf, sizeof(buf)), "198.18.0.1");
+	assert_string_equal(addr_str(p.dst_ip, buf, sizeof(buf)), "198.18.0.2");
 	assert_string_equal(roce_opcode_name(p.opcode), "RC SEND First");
 	decode_all_prefixes(&f, DLT_EN10MB);
 }
@@ -556,7 +557,7 @@ static void test_link_types(void **state)
 		assert_int_equal(p.ecn, 3);
 		assert_int_equal(p.dscp, 2);
 		assert_int_equal(p.linktype, cases[i].linktype);
-		assert_string_equal(roce_addr_str(p.src_ip, buf, sizeof(buf)),
+		assert_string_equal(addr_str(p.src_ip, buf, sizeof(buf)),
 				    cases[i].ipv6 ? "fd99::1" : "198.18.0.1");
 		decode_all_prefixes(&f, cases[i].linktype);
 	}
@@ -634,7 +635,7 @@ static void test_roce_v1(void **state)
 	assert_int_equal(p.roce_version, 1);
 	assert_true(p.headers & ROCE_H_GRH);
 	assert_int_equal(p.ecn, 3);
-	assert_string_equal(roce_addr_str(p.dst_ip, buf, sizeof(buf)), "fd99::2");
+	assert_string_equal(addr_str(p.dst_ip, buf, sizeof(buf)), "fd99::2");
 	decode_all_prefixes(&f, DLT_EN10MB);
 	f.b[14 + 6] = 0x11; /* next header not BTH */
 	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_BAD_GRH);

@@ -1,0 +1,46 @@
+/* util.h: the small helpers every part of AgentXDP shares, each kept once. */
+#ifndef AGENTXDP_UTIL_H
+#define AGENTXDP_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* AGENTXDP_VERSION is set by the Makefile only (-DAGENTXDP_VERSION="X.Y.Z"). */
+#ifndef AGENTXDP_VERSION
+#error "AGENTXDP_VERSION is set by the Makefile"
+#endif
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * Make room for at least need elements of elem_size bytes in *data, which holds *cap of
+ * them now: grows by half again (at least to need, at least 16), with the size checked
+ * for overflow. Returns 0 (nothing moved when need <= *cap), -ENOMEM or -EOVERFLOW; on
+ * failure *data and *cap are unchanged. The model is libbpf's libbpf_ensure_mem().
+ */
+int util_ensure_mem(void **data, size_t *cap, size_t elem_size, size_t need);
+
+/*
+ * The same with an upper bound on the capacity: never grows past max_cap elements
+ * (returns -E2BIG when need > max_cap).
+ */
+int util_ensure_mem_max(void **data, size_t *cap, size_t elem_size, size_t need, size_t max_cap);
+
+/* A 16-byte address as text: dotted quad for IPv4-mapped (::ffff:a.b.c.d), else IPv6. */
+#define ADDR_STR_LEN 46 /* INET6_ADDRSTRLEN */
+const char *addr_str(const uint8_t addr[16], char *buf, size_t len);
+/* True for an IPv4-mapped address (::ffff:0:0/96). */
+int addr_is_v4mapped(const uint8_t addr[16]);
+
+/*
+ * JSON strings, escaped one way everywhere: quote and backslash escaped, \n \r \t, other
+ * control characters as \u00XX, invalid UTF-8 replaced by U+FFFD, so any C string becomes
+ * text a strict JSON parser accepts. json_write_string() feeds put() (which returns < 0 to
+ * stop); json_fput_string() writes to a stream.
+ */
+typedef int (*json_put_fn)(void *ctx, const char *s, size_t n);
+int json_write_string(json_put_fn put, void *ctx, const char *s);
+int json_fput_string(FILE *f, const char *s);
+
+#endif
