@@ -14,7 +14,7 @@ check "deploy: Grafana dashboard is JSON with panels" jq -e '.panels | length > 
 missing=""
 for m in $(grep -ohE 'agentxdp_[a-z_]+' agentxdp-rules.yml grafana-dashboard.json | sort -u); do
 	base=${m%_bucket}
-	grep -q "$base" "$TOP/analyze/agent_metrics.c" || missing="$missing $m"
+	grep -q "$base" "$TOP/lib/export/agent_metrics.c" || missing="$missing $m"
 done
 [ -z "$missing" ] && pass "deploy: rules and dashboard use only exported metrics" || fail "deploy: unknown metrics" "$missing"
 if command -v systemd-analyze >/dev/null; then
