@@ -136,7 +136,10 @@ need_root() { [ "$(id -u)" -eq 0 ] || die "needs root (network namespaces, tc, i
 state_get() { # KEY -> value from $STATE/state
 	[ -f "$STATE/state" ] && sed -n "s/^$1=//p" "$STATE/state" | tail -n 1
 }
-is_up() { [ -f "$STATE/state" ]; }
+# The testbed is up once $STATE/up exists: written last, by rename, when everything is in
+# place. A state file without it is what an interrupted 'up' left: half built.
+is_up() { [ -f "$STATE/up" ]; }
+half_built() { [ -f "$STATE/state" ] && ! is_up; }
 load_state() {
 	BACKEND=$(state_get backend)
 	ADDR_A=$(state_get addr_a)
@@ -337,6 +340,10 @@ cmd_up() {
 		fi
 		die "testbed is up with backend $BACKEND, a=$ADDR_A b=$ADDR_B; run 'down' first"
 	fi
+	if half_built; then
+		note "clearing a testbed left half built by an interrupted 'up'"
+		teardown
+	fi
 	msg=$(check_addresses "$addr_a" "$addr_b") || die "$msg"
 	[[ $addr_a == *:* ]] && fam=6 || fam=4
 	if [ "$backend" = auto ]; then
@@ -365,6 +372,8 @@ cmd_up() {
 	mkdir -p "$STATE" || die "cannot create $STATE"
 	printf 'backend=%s\naddr_a=%s\naddr_b=%s\nfamily=%s\nmtu=%s\n' "$backend" "$addr_a" "$addr_b" "$fam" "$mtu" >"$STATE/state"
 	: >"$STATE/impairments"
+	# Tests stop here with SIGKILL to play an 'up' killed at the worst moment.
+	[ "${AXTB_TEST_KILL_AFTER_STATE:-}" = 1 ] && kill -9 $$
 	BACKEND=$backend ADDR_A=$addr_a ADDR_B=$addr_b IP_A=${addr_a%/*} IP_B=${addr_b%/*} FAMILY=$fam
 	if [ "$backend" = emu ]; then
 		up_emu "$mtu" "$fam" || { cmd_down >/dev/null 2>&1; die "up failed (see above); nothing left behind"; }
@@ -375,6 +384,7 @@ cmd_up() {
 	if [ "$backend" = emu ] && ! probe_emu; then
 		note "warning: 10 RDMA WRITEs from a to b did not complete; check 'scripts/testbed.sh status' and 'verify'"
 	fi
+	: >"$STATE/up.tmp" && mv -f "$STATE/up.tmp" "$STATE/up" || die "cannot write $STATE/up"
 	echo "testbed up: backend $backend ($why)"
 	if [ "$backend" = emu ]; then
 		echo "  a: $ADDR_A on $DEV_A in netns $NS_A"
@@ -399,13 +409,19 @@ probe_emu() {
 
 cmd_down() {
 	need_root
-	if ! is_up; then
+	if ! is_up && ! half_built; then
 		# Idempotent, and it still clears leftovers of a lost state.
 		ip netns del "$NS_A" 2>/dev/null
 		ip netns del "$NS_B" 2>/dev/null
 		echo "testbed is not up"
 		return 0
 	fi
+	teardown
+	echo "testbed down"
+}
+
+# Undo everything the state file records, whether 'up' finished or not.
+teardown() {
 	load_state
 	stop_bg
 	if [ "$BACKEND" = emu ]; then
@@ -415,7 +431,6 @@ cmd_down() {
 		down_rxe
 	fi
 	rm -rf "$STATE"
-	echo "testbed down"
 }
 
 # Background processes we started (pid files in $STATE/pids): stop them by their own pid.
@@ -589,6 +604,10 @@ clear_impairments() {
 
 cmd_status() {
 	local side
+	if half_built; then
+		echo "testbed: half built by an interrupted 'up' (run 'up' or 'down' to clear it)"
+		return 1
+	fi
 	if ! is_up; then
 		echo "testbed: down"
 		return 0

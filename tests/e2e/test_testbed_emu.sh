@@ -112,4 +112,24 @@ fi
 [ ! -e "$TB_STATE" ] && pass testbed-down-removes-state || fail testbed-down-removes-state "$TB_STATE still there"
 "$TB" down >"$OUT/down2" 2>&1 && grep -q 'not up' "$OUT/down2" && pass testbed-down-idempotent ||
 	fail testbed-down-idempotent "$(cat "$OUT/down2")"
+
+# An 'up' killed right after writing its state file (#22): status says so, the next 'up'
+# clears the leftovers and comes up whole (addresses, traffic that completes), and 'down'
+# still restores everything.
+AXTB_TEST_KILL_AFTER_STATE=1 "$TB" up "${TB_UP_ARGS[@]}" >"$OUT/killed" 2>&1
+"$TB" status >"$OUT/half" 2>&1
+grep -q 'half built' "$OUT/half" && pass testbed-status-half-built || fail testbed-status-half-built "$(head -n 1 "$OUT/half")"
+if "$TB" up "${TB_UP_ARGS[@]}" >"$OUT/reup" 2>&1 && grep -q '^testbed up' "$OUT/reup" &&
+	grep -q "a: $IP_A" "$OUT/reup"; then
+	pass testbed-up-after-killed-up
+else
+	fail testbed-up-after-killed-up "$(tr '\n' ' ' <"$OUT/reup" | head -c 300)"
+fi
+"$TB" verify -D 1 >"$OUT/reverify" 2>&1
+grep -q 'PASS delivery' "$OUT/reverify" && pass testbed-verify-after-killed-up ||
+	fail testbed-verify-after-killed-up "$(grep -m1 -E 'FAIL|not up' "$OUT/reverify")"
+"$TB" down >/dev/null 2>&1
+tb_snapshot >"$OUT/after2"
+diff "$OUT/before" "$OUT/after2" >"$OUT/diff2" && pass testbed-down-after-killed-up ||
+	fail testbed-down-after-killed-up "$(head -n 5 "$OUT/diff2" | tr '\n' ' ')"
 [ "$T_FAILED" -eq 0 ]
