@@ -420,27 +420,13 @@ static const char *op_name(const struct qp *q)
 	return names[q->op];
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", *s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 static void json_path(FILE *f, const struct sim *s, const struct qp *q, int side)
 {
 	fputc('[', f);
 	for (uint32_t i = 0; i < q->path_len[side]; i++) {
 		if (i)
 			fputs(", ", f);
-		json_str(f, s->links[q->path[side][i] / 2].name);
+		json_fput_string(f, s->links[q->path[side][i] / 2].name);
 	}
 	fputc(']', f);
 }
@@ -512,15 +498,14 @@ static bool flow_listed(const struct vflow *f)
 	       f->cnps || f->ecn_ce;
 }
 
-static int write_truth(struct sim *s, const char *path)
+/* truth.json, top: the run and the fabric. */
+static void write_truth_header(FILE *f, const struct sim *s)
 {
 	const struct synth_opts *o = s->o;
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return -1;
+
 	fprintf(f, "{\n  \"schema\": \"agentxdp-synth-truth/1\",\n");
 	fprintf(f, "  \"generator\": \"agentxdp-synth %s\",\n  \"command\": ", AGENTXDP_VERSION);
-	json_str(f, o->command);
+	json_fput_string(f, o->command);
 	fprintf(f, ",\n  \"seed\": %llu,\n  \"start_ns\": %llu,\n  \"end_ns\": %llu,\n",
 		(unsigned long long)o->seed, (unsigned long long)o->start_ns,
 		(unsigned long long)(o->start_ns + (s->stop ? s->now : o->duration_ns)));
@@ -536,6 +521,12 @@ static int write_truth(struct sim *s, const char *path)
 	fprintf(f, "    \"link_latency_ns\": %llu, \"buffer_bytes\": %llu,\n",
 		(unsigned long long)o->link_latency_ns, (unsigned long long)o->buffer_bytes);
 	fprintf(f, "    \"links\": \"links.csv\", \"paths\": \"paths.csv\"\n  },\n");
+}
+
+/* The link faults, one entry per faulty direction. */
+static void write_truth_faults(FILE *f, const struct sim *s)
+{
+	const struct synth_opts *o = s->o;
 
 	fprintf(f, "  \"faults\": [");
 	bool first_fault = true;
@@ -550,7 +541,7 @@ static int write_truth(struct sim *s, const char *path)
 				   "\"from\": \"%s\", \"to\": \"%s\", \"size\": ",
 				first_fault ? "" : ",",
 				lf_kind_name(lf->kind), l->name, from, to, from, to);
-			json_str(f, lf->size_text);
+			json_fput_string(f, lf->size_text);
 			fprintf(f, ", \"extra_latency_ns\": %llu, \"latency_shape\": \"%s\", "
 				   "\"loss_rate\": %g, \"ecn_rate\": %g, \"rate_divisor\": %g, "
 				   "\"flap_down_ns\": %llu, \"flap_period_ns\": %llu,\n     \"onset_ns\": %llu, "
@@ -566,18 +557,31 @@ static int write_truth(struct sim *s, const char *path)
 			first_fault = false;
 		}
 	}
-	fprintf(f, "%s],\n  \"host_faults\": [", o->n_faults ? "\n  " : "");
+	fprintf(f, "%s],\n", o->n_faults ? "\n  " : "");
+}
+
+static void write_truth_host_faults(FILE *f, const struct sim *s)
+{
+	const struct synth_opts *o = s->o;
+
+	fprintf(f, "  \"host_faults\": [");
 	for (int i = 0; i < o->n_host_faults; i++) {
 		const struct host_fault *hf = &s->host_faults[i];
 		fprintf(f, "%s\n    {\"kind\": \"%s\", \"host\": \"%s\", \"size\": ", i ? "," : "",
 			hf_kind_name(hf->kind), s->hosts[hf->host_index].name);
-		json_str(f, hf->size_text);
+		json_fput_string(f, hf->size_text);
 		fprintf(f, ", \"size_ns\": %llu, \"onset_ns\": %llu, \"end_ns\": ",
 			(unsigned long long)hf->size_ns, (unsigned long long)(o->start_ns + hf->onset_ns));
 		json_time_or_null(f, o->start_ns, hf->end_ns, hf->end_ns != 0);
 		fputc('}', f);
 	}
-	fprintf(f, "%s],\n  \"qps\": [", o->n_host_faults ? "\n  " : "");
+	fprintf(f, "%s],\n", o->n_host_faults ? "\n  " : "");
+}
+
+/* Every QP: its ends, its paths and what the RC model did. */
+static void write_truth_qps(FILE *f, const struct sim *s)
+{
+	fprintf(f, "  \"qps\": [");
 	for (uint32_t i = 0; i < s->n_qps; i++) {
 		const struct qp *q = &s->qps[i];
 		const struct rc_qp_stats *st = rc_qp_get_stats(&s->qpe[i * 2].rc);
@@ -599,7 +603,13 @@ static int write_truth(struct sim *s, const char *path)
 			(unsigned long long)st->timeouts, st->retry_exceeded ? "true" : "false",
 			(unsigned long long)q->dropped, (unsigned long long)q->ce_marked);
 	}
-	fprintf(f, "\n  ],\n  \"links\": [");
+	fprintf(f, "\n  ],\n");
+}
+
+/* Link directions that carried, dropped or were faulty. */
+static void write_truth_links(FILE *f, const struct sim *s)
+{
+	fprintf(f, "  \"links\": [");
 	bool first = true;
 	for (uint32_t d = 0; d < s->n_links * 2; d++) {
 		const struct linkdir *ld = &s->ldirs[d];
@@ -615,10 +625,15 @@ static int write_truth(struct sim *s, const char *path)
 			(unsigned long long)ld->max_queue_ns, ld->faulty ? "true" : "false");
 		first = false;
 	}
-	fprintf(f, "\n  ],\n  \"vantages\": [");
+	fprintf(f, "\n  ],\n");
+}
+
+/* Per vantage, the flows it saw as the analyzer must report them (sorted like its output). */
+static int write_truth_vantages(FILE *f, struct sim *s)
+{
+	fprintf(f, "  \"vantages\": [");
 	uint32_t *ids = malloc((size_t)s->n_qps * 2 * sizeof(*ids));
 	if (!ids) {
-		fclose(f);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -630,13 +645,34 @@ static int write_truth(struct sim *s, const char *path)
 				ids[n++] = id;
 		sort_sim = s;
 		qsort(ids, n, sizeof(*ids), cmp_flow);
-		fprintf(f, "%s\n    {\"name\": \"%s\", \"trace\": \"%s\", \"packets\": %llu, \"flows\": [",
-			vi ? "," : "", v->name, v->file_rel, (unsigned long long)v->packets);
+		/* The trace name comes from --output: escaped like every other string. */
+		fprintf(f, "%s\n    {\"name\": ", vi ? "," : "");
+		json_fput_string(f, v->name);
+		fputs(", \"trace\": ", f);
+		json_fput_string(f, v->file_rel);
+		fprintf(f, ", \"packets\": %llu, \"flows\": [", (unsigned long long)v->packets);
 		for (uint32_t k = 0; k < n; k++)
 			write_flow(f, s, ids[k], &v->flows[ids[k]], k == 0);
 		fprintf(f, "\n    ]}");
 	}
 	free(ids);
+	return 0;
+}
+
+static int write_truth(struct sim *s, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	write_truth_header(f, s);
+	write_truth_faults(f, s);
+	write_truth_host_faults(f, s);
+	write_truth_qps(f, s);
+	write_truth_links(f, s);
+	if (write_truth_vantages(f, s) < 0) {
+		fclose(f);
+		return -1;
+	}
 	fprintf(f, "\n  ]\n}\n");
 	if (ferror(f)) {
 		fclose(f);
