@@ -29,7 +29,8 @@ struct vflow {
 	uint64_t packets, bytes, first_ns, last_ns;
 	uint64_t first_tx, retx, naks_seq, naks_other, rnr_naks, timeouts, cnps, ecn_ce;
 	uint64_t *samples;
-	uint32_t n_samples, cap_samples;
+	uint32_t n_samples;
+	size_t cap_samples;
 	struct psn_slot *ring;
 };
 
@@ -61,15 +62,13 @@ static bool is_request_op(uint8_t op)
 	       op == ROCE_OP_SEND_LAST_INV || op == ROCE_OP_SEND_ONLY_INV;
 }
 
-static void add_sample(struct vflow *f, uint64_t v)
+/* Out of memory sets s->oom: the truth would be short of a sample, so the run fails. */
+static void add_sample(struct sim *s, struct vflow *f, uint64_t v)
 {
-	if (f->n_samples == f->cap_samples) {
-		uint32_t cap = f->cap_samples ? f->cap_samples * 2 : 256;
-		uint64_t *n = realloc(f->samples, cap * sizeof(*n));
-		if (!n)
-			return;	/* out of memory: the sample is lost, the run continues */
-		f->samples = n;
-		f->cap_samples = cap;
+	if (util_ensure_mem_max((void **)&f->samples, &f->cap_samples, sizeof(*f->samples),
+				(size_t)f->n_samples + 1, UINT32_MAX)) {
+		s->oom = true;
+		return;
 	}
 	f->samples[f->n_samples++] = v;
 }
@@ -102,8 +101,10 @@ static void truth_packet(struct sim *s, struct vantage *v, const struct flight *
 	if (fl->side == 0 && is_request_op(op)) {
 		if (!f->ring) {
 			f->ring = calloc(PSN_RING, sizeof(*f->ring));
-			if (!f->ring)
+			if (!f->ring) {
+				s->oom = true;
 				return;
+			}
 		}
 		uint32_t n = 1;
 		if (op == ROCE_OP_READ_REQUEST)
@@ -141,7 +142,7 @@ static void truth_packet(struct sim *s, struct vantage *v, const struct flight *
 			if (sl->valid && sl->psn == p->psn && !sl->acked) {
 				sl->acked = 1;
 				if (sl->count == 1 && ts >= sl->first_ts)
-					add_sample(r, ts - sl->first_ts);
+					add_sample(s, r, ts - sl->first_ts);
 			}
 			break;
 		}

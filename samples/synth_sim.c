@@ -70,14 +70,11 @@ static double rng_exp(struct rng *r, double mean)
 
 static int bucket_append(struct ev_bucket *b, const struct event *e)
 {
-	if (b->n == b->cap) {
-		uint32_t cap = b->cap ? b->cap * 2 : 256;
-		struct event *v = realloc(b->v, (size_t)cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		b->v = v;
-		b->cap = cap;
-	}
+	int err = util_ensure_mem_max((void **)&b->v, &b->cap, sizeof(*b->v), (size_t)b->n + 1,
+				      UINT32_MAX);
+
+	if (err)
+		return err;
 	b->v[b->n++] = *e;
 	return 0;
 }
@@ -133,18 +130,16 @@ static bool ev_pop(struct sim *s, struct event *out)
 static uint32_t flight_alloc(struct sim *s)
 {
 	if (s->flight_free == UINT32_MAX) {
-		uint32_t cap = s->cap_flights ? s->cap_flights * 2 : 1024;
-		struct flight *f = realloc(s->flights, (size_t)cap * sizeof(*f));
-		if (!f)
+		/* Indices are uint32_t with UINT32_MAX for "none"; flight_pkts grows to match. */
+		size_t old = s->cap_flights, cap = old;
+		if (util_ensure_mem_max((void **)&s->flights, &cap, sizeof(*s->flights), old + 1,
+					UINT32_MAX - 1) ||
+		    util_ensure_mem_max((void **)&s->flight_pkts, &s->cap_flight_pkts,
+					sizeof(*s->flight_pkts), cap, UINT32_MAX - 1))
 			return UINT32_MAX;
-		s->flights = f;
-		struct flight_pkt *fp = realloc(s->flight_pkts, (size_t)cap * sizeof(*fp));
-		if (!fp)
-			return UINT32_MAX;
-		s->flight_pkts = fp;
-		for (uint32_t i = s->cap_flights; i < cap; i++)
-			f[i].next_free = i + 1 < cap ? i + 1 : UINT32_MAX;
-		s->flight_free = s->cap_flights;
+		for (size_t i = old; i < cap; i++)
+			s->flights[i].next_free = i + 1 < cap ? (uint32_t)i + 1 : UINT32_MAX;
+		s->flight_free = (uint32_t)old;
 		s->cap_flights = cap;
 	}
 	uint32_t i = s->flight_free;
@@ -363,14 +358,10 @@ static int add_qp_end(struct sim *s, uint32_t qp_id, int side)
 {
 	struct qp *q = &s->qps[qp_id];
 	struct host *h = &s->hosts[q->host[side]];
-	if (h->n_qpe == h->cap_qpe) {
-		uint32_t cap = h->cap_qpe ? h->cap_qpe * 2 : 8;
-		uint32_t *v = realloc(h->qpe, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		h->qpe = v;
-		h->cap_qpe = cap;
-	}
+	int err = util_ensure_mem((void **)&h->qpe, &h->cap_qpe, sizeof(*h->qpe), (size_t)h->n_qpe + 1);
+
+	if (err)
+		return err;
 	h->qpe[h->n_qpe++] = qp_id * 2 + (uint32_t)side;
 
 	struct rc_qp_config c;

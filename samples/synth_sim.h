@@ -31,7 +31,8 @@ struct host {
 	uint8_t mac[6];
 	uint32_t leaf;
 	uint32_t *qpe;		/* QP ends on this host: qp_id * 2 + side */
-	uint32_t n_qpe, cap_qpe;
+	uint32_t n_qpe;
+	size_t cap_qpe;
 	uint32_t rr;		/* round-robin cursor of the NIC scheduler */
 	uint32_t n_requester_qps;
 	uint64_t nic_wake_ns;	/* pending EV_NIC time, UINT64_MAX none */
@@ -122,14 +123,16 @@ struct sim {
 	struct qp_end *qpe;	/* 2 per QP */
 	struct ev_bucket {
 		struct event *v;
-		uint32_t n, cap;
+		uint32_t n;
+		size_t cap;
 	} ev_buckets[65];
 	uint64_t ev_last;	/* time of the last event popped */
 	uint32_t ev_b0_head;	/* bucket 0 is a FIFO: next to pop */
 	size_t n_events;
 	struct flight *flights;
 	struct flight_pkt *flight_pkts;
-	uint32_t cap_flights, flight_free;
+	size_t cap_flights, cap_flight_pkts; /* flights in the pool: cap_flights */
+	uint32_t flight_free;
 	uint32_t phase_remaining, phases;
 	/* outputs */
 	struct vantage *vantages;
