@@ -1,8 +1,10 @@
 /* synth_main.c: agentxdp-synth command line: one option table, checked numbers, --help with examples. */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,61 +24,6 @@ enum {
 	OPT_FABRIC_GBPS, OPT_LATENCY, OPT_BUFFER, OPT_KMIN, OPT_KMAX, OPT_PMAX, OPT_ACK_TIMEOUT,
 	OPT_PAUSE, OPT_START, OPT_MAX_PACKETS,
 };
-
-/* The one option table: getopt's table and --help are both made from it. */
-struct opt_def {
-	const char *name;
-	int has_arg;
-	int id;
-	const char *arg;
-	const char *help;
-};
-
-static const struct opt_def opt_defs[] = {
-	{"output", 1, 'o', "DIR", "write trace, truth.json, links.csv, paths.csv into DIR\n"
-				   "(or name the trace: -o DIR/x.pcapng; the rest go beside it)"},
-	{"hosts", 1, OPT_HOSTS, "N", "hosts (default 8)"},
-	{"leaves", 1, OPT_LEAVES, "N", "leaf switches, hosts spread evenly (default 2)"},
-	{"spines", 1, OPT_SPINES, "N", "spine switches, every leaf links every spine (default 2)"},
-	{"qps-per-pair", 1, OPT_QPS, "N", "QPs per (requester, responder) host pair (default 2)"},
-	{"peers", 1, OPT_PEERS, "N", "responder hosts per requester host (default 2;\n"
-				      "collective: all)"},
-	{"duration", 1, OPT_DURATION, "TIME", "simulated time (default 10ms)"},
-	{"workload", 1, OPT_WORKLOAD, "KIND", "write | read | rpc | atomic | collective | mixed\n"
-						"                               (default write)"},
-	{"load", 1, OPT_LOAD, "FRAC", "offered load per host, of its link rate (default 20%)"},
-	{"msg-size", 1, OPT_MSG, "BYTES", "message size (default: 64k write/read/collective,\n"
-					   "512 rpc)"},
-	{"outstanding", 1, OPT_OUTSTANDING, "N", "messages in flight per QP (default 4)"},
-	{"mtu", 1, OPT_MTU, "BYTES", "RoCE path MTU: 256..4096 (default 1024)"},
-	{"fault", 1, OPT_FAULT, "SPEC", "link fault, repeatable; see FAULTS"},
-	{"host-fault", 1, OPT_HOST_FAULT, "SPEC", "host fault, repeatable; see FAULTS"},
-	{"seed", 1, OPT_SEED, "N", "random seed: same seed, same bytes (default 1)"},
-	{"ipv6", 0, OPT_IPV6, NULL, "IPv6 hosts (fd99::10, ...) instead of IPv4 (198.18.0.10, ...)"},
-	{"vlan", 1, OPT_VLAN, "ID", "tag every frame with 802.1Q VLAN ID (PCP 3)"},
-	{"snaplen", 1, OPT_SNAPLEN, "BYTES", "trim frames to BYTES as a capture would (default: whole)"},
-	{"vantage", 1, OPT_VANTAGE, "WHERE", "mirror | host=IP | each-host (default mirror)"},
-	{"format", 1, OPT_FORMAT, "FMT", "pcapng | pcap (default pcapng)"},
-	{"psn-wrap", 0, OPT_PSN_WRAP, NULL, "start PSNs just below 2^24 so they wrap"},
-	{"host-gbps", 1, OPT_HOST_GBPS, "G", "host link rate (default 100)"},
-	{"fabric-gbps", 1, OPT_FABRIC_GBPS, "G", "leaf-spine link rate (default 100)"},
-	{"link-latency", 1, OPT_LATENCY, "TIME", "per link: propagation + switching (default 1us)"},
-	{"buffer", 1, OPT_BUFFER, "BYTES", "egress buffer per link direction (default 1M)"},
-	{"ecn-kmin", 1, OPT_KMIN, "BYTES", "queue where ECN marking starts (default 100k)"},
-	{"ecn-kmax", 1, OPT_KMAX, "BYTES", "queue where every packet is marked (default 400k;\n"
-					    "0 = no queue marking)"},
-	{"ecn-pmax", 1, OPT_PMAX, "FRAC", "marking probability at kmax (default 20%)"},
-	{"ack-timeout", 1, OPT_ACK_TIMEOUT, "TIME", "RC local ACK timeout (default 1ms)"},
-	{"pause", 1, OPT_PAUSE, "TIME", "collective: pause between phases (default 100us)"},
-	{"start-time", 1, OPT_START, "SECONDS", "epoch of the first timestamp (default 1767225600,\n"
-						 "2026-01-01 UTC)"},
-	{"max-packets", 1, OPT_MAX_PACKETS, "N", "stop after writing N packets"},
-	{"quiet", 0, 'q', NULL, "only errors on standard error"},
-	{"verbose", 0, 'v', NULL, "more detail on standard error"},
-	{"help", 0, 'h', NULL, "show this help and exit"},
-	{"version", 0, 'V', NULL, "show the version and exit"},
-};
-#define N_OPTS (sizeof(opt_defs) / sizeof(opt_defs[0]))
 
 static const char help_head[] =
 	"Usage: agentxdp-synth -o DIR [OPTIONS]\n"
@@ -128,29 +75,6 @@ static const char help_tail[] =
 	"  agentxdp-synth -o out/rnr --workload rpc --host-fault host=198.18.0.12,kind=rnr,onset=1ms\n"
 	"  agentxdp-synth -o /tmp/big --hosts 16 --leaves 4 --spines 2 --load 80% --duration 1s \\\n"
 	"      --snaplen 128 --max-packets 10000000\n";
-
-static void print_help(void)
-{
-	printf("%s", help_head);
-	for (size_t i = 0; i < N_OPTS; i++) {
-		const struct opt_def *d = &opt_defs[i];
-		char left[64];
-		char sh[8] = "    ";
-		if (d->id < 256)
-			snprintf(sh, sizeof(sh), "-%c, ", d->id);
-		snprintf(left, sizeof(left), "  %s--%s%s%s", sh, d->name, d->arg ? " " : "",
-			 d->arg ? d->arg : "");
-		const char *h = d->help;
-		printf("%-30s ", left);
-		for (; *h; h++) {
-			putchar(*h);
-			if (*h == '\n')
-				printf("%-30s ", "");
-		}
-		putchar('\n');
-	}
-	fputs(help_tail, stdout);
-}
 
 void synth_opts_default(struct synth_opts *o)
 {
@@ -445,11 +369,317 @@ static void join_command(struct synth_opts *o, int argc, char **argv)
 	}
 }
 
+static int opt_duration(struct synth_opts *o, const char *arg)
+{
+	int rc = parse_time("--duration", arg, &o->duration_ns);
+
+	if (!rc && o->duration_ns == 0)
+		rc = usage_error("--duration must be more than 0");
+	return rc;
+}
+
+static int opt_workload(struct synth_opts *o, const char *arg)
+{
+	static const enum synth_workload order[] = {WL_WRITE, WL_READ, WL_RPC, WL_COLLECTIVE,
+						     WL_MIXED, WL_ATOMIC};
+
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++)
+		if (strcmp(arg, synth_workload_name(order[i])) == 0) {
+			o->workload = order[i];
+			return 0;
+		}
+	return usage_error("--workload: '%s': use write, read, rpc, atomic, collective or mixed",
+			   arg);
+}
+
+static int opt_mtu(struct synth_opts *o, const char *arg)
+{
+	uint64_t v;
+	int rc = num("--mtu", arg, 256, 4096, &v);
+
+	if (rc)
+		return rc;
+	if (v & (v - 1))
+		return usage_error("--mtu: %s: use 256, 512, 1024, 2048 or 4096", arg);
+	o->mtu = (uint32_t)v;
+	return 0;
+}
+
+static int opt_vantage(struct synth_opts *o, const char *arg)
+{
+	if (strcmp(arg, "mirror") == 0) {
+		o->vantage = VANTAGE_MIRROR;
+	} else if (strcmp(arg, "each-host") == 0) {
+		o->vantage = VANTAGE_EACH_HOST;
+	} else if (strncmp(arg, "host=", 5) == 0) {
+		o->vantage = VANTAGE_HOST;
+		snprintf(o->vantage_text, sizeof(o->vantage_text), "%s", arg + 5);
+		if (parse_ip(arg + 5, o->vantage_ip))
+			return usage_error("--vantage: '%s' is not an IP address", arg + 5);
+	} else {
+		return usage_error("--vantage: '%s': use mirror, host=IP or each-host", arg);
+	}
+	return 0;
+}
+
+static int opt_format(struct synth_opts *o, const char *arg)
+{
+	if (strcmp(arg, "pcapng") == 0)
+		o->format = FORMAT_PCAPNG;
+	else if (strcmp(arg, "pcap") == 0)
+		o->format = FORMAT_PCAP;
+	else
+		return usage_error("--format: '%s': use pcapng or pcap", arg);
+	return 0;
+}
+
+static int opt_ack_timeout(struct synth_opts *o, const char *arg)
+{
+	int rc = parse_time("--ack-timeout", arg, &o->ack_timeout_ns);
+
+	if (!rc && o->ack_timeout_ns < 100)
+		rc = usage_error("--ack-timeout must be at least 100ns");
+	return rc;
+}
+
+static int opt_start_time(struct synth_opts *o, const char *arg)
+{
+	uint64_t v;
+	int rc = num("--start-time", arg, 0, 4000000000ull, &v);
+
+	if (rc)
+		return rc;
+	o->start_ns = v * NS_PER_S;
+	return 0;
+}
+
+/* The one option table: getopt's table and --help are both made from it. */
+enum opt_type {
+	OT_ACTION,	/* -q -v -h -V: main() acts on them */
+	OT_STR,		/* the argument itself */
+	OT_TRUE,	/* a bool set to true */
+	OT_U16, OT_U32, OT_U64, /* num() within [min, max] */
+	OT_TIME,	/* parse_time() */
+	OT_SIZE,	/* size_arg() within [min, max] */
+	OT_FRAC,	/* frac_arg() */
+	OT_GBPS,	/* gbps_arg() */
+	OT_FN,		/* parse(): enumerations, faults, checks beyond a range */
+};
+
+struct opt_def {
+	const char *name;
+	int has_arg;
+	int id;
+	const char *arg;
+	const char *help;
+	enum opt_type type;
+	size_t off;		/* the field of struct synth_opts it fills */
+	uint64_t min, max;
+	int (*parse)(struct synth_opts *o, const char *arg);
+};
+
+#define FIELD(t, f) t, offsetof(struct synth_opts, f)
+#define NUM(t, f, lo, hi) FIELD(t, f), lo, hi, NULL
+#define VAL(t, f) FIELD(t, f), 0, 0, NULL
+#define FN(fn) OT_FN, 0, 0, 0, fn
+#define ACTION OT_ACTION, 0, 0, 0, NULL
+
+static const struct opt_def opt_defs[] = {
+	{"output", 1, 'o', "DIR", "write trace, truth.json, links.csv, paths.csv into DIR\n"
+				   "(or name the trace: -o DIR/x.pcapng; the rest go beside it)",
+	 VAL(OT_STR, out)},
+	{"hosts", 1, OPT_HOSTS, "N", "hosts (default 8)",
+	 NUM(OT_U32, hosts, 2, SYNTH_MAX_HOSTS)},
+	{"leaves", 1, OPT_LEAVES, "N", "leaf switches, hosts spread evenly (default 2)",
+	 NUM(OT_U32, leaves, 1, SYNTH_MAX_SWITCHES)},
+	{"spines", 1, OPT_SPINES, "N", "spine switches, every leaf links every spine (default 2)",
+	 NUM(OT_U32, spines, 1, SYNTH_MAX_SWITCHES)},
+	{"qps-per-pair", 1, OPT_QPS, "N", "QPs per (requester, responder) host pair (default 2)",
+	 NUM(OT_U32, qps_per_pair, 1, 64)},
+	{"peers", 1, OPT_PEERS, "N", "responder hosts per requester host (default 2;\n"
+				      "collective: all)",
+	 NUM(OT_U32, peers, 1, SYNTH_MAX_HOSTS)},
+	{"duration", 1, OPT_DURATION, "TIME", "simulated time (default 10ms)",
+	 FN(opt_duration)},
+	{"workload", 1, OPT_WORKLOAD, "KIND", "write | read | rpc | atomic | collective | mixed\n"
+						"                               (default write)",
+	 FN(opt_workload)},
+	{"load", 1, OPT_LOAD, "FRAC", "offered load per host, of its link rate (default 20%)",
+	 VAL(OT_FRAC, load)},
+	{"msg-size", 1, OPT_MSG, "BYTES", "message size (default: 64k write/read/collective,\n"
+					   "512 rpc)",
+	 NUM(OT_SIZE, msg_bytes, 1, 1 << 20)},
+	{"outstanding", 1, OPT_OUTSTANDING, "N", "messages in flight per QP (default 4)",
+	 NUM(OT_U32, outstanding, 1, RC_SQ_DEPTH)},
+	{"mtu", 1, OPT_MTU, "BYTES", "RoCE path MTU: 256..4096 (default 1024)",
+	 FN(opt_mtu)},
+	{"fault", 1, OPT_FAULT, "SPEC", "link fault, repeatable; see FAULTS",
+	 FN(parse_fault)},
+	{"host-fault", 1, OPT_HOST_FAULT, "SPEC", "host fault, repeatable; see FAULTS",
+	 FN(parse_host_fault)},
+	{"seed", 1, OPT_SEED, "N", "random seed: same seed, same bytes (default 1)",
+	 NUM(OT_U64, seed, 0, UINT64_MAX)},
+	{"ipv6", 0, OPT_IPV6, NULL, "IPv6 hosts (fd99::10, ...) instead of IPv4 (198.18.0.10, ...)",
+	 VAL(OT_TRUE, ipv6)},
+	{"vlan", 1, OPT_VLAN, "ID", "tag every frame with 802.1Q VLAN ID (PCP 3)",
+	 NUM(OT_U16, vlan, 1, 4094)},
+	{"snaplen", 1, OPT_SNAPLEN, "BYTES", "trim frames to BYTES as a capture would (default: whole)",
+	 NUM(OT_U32, snaplen, 64, 262144)},
+	{"vantage", 1, OPT_VANTAGE, "WHERE", "mirror | host=IP | each-host (default mirror)",
+	 FN(opt_vantage)},
+	{"format", 1, OPT_FORMAT, "FMT", "pcapng | pcap (default pcapng)",
+	 FN(opt_format)},
+	{"psn-wrap", 0, OPT_PSN_WRAP, NULL, "start PSNs just below 2^24 so they wrap",
+	 VAL(OT_TRUE, psn_wrap)},
+	{"host-gbps", 1, OPT_HOST_GBPS, "G", "host link rate (default 100)",
+	 VAL(OT_GBPS, host_gbps)},
+	{"fabric-gbps", 1, OPT_FABRIC_GBPS, "G", "leaf-spine link rate (default 100)",
+	 VAL(OT_GBPS, fabric_gbps)},
+	{"link-latency", 1, OPT_LATENCY, "TIME", "per link: propagation + switching (default 1us)",
+	 VAL(OT_TIME, link_latency_ns)},
+	{"buffer", 1, OPT_BUFFER, "BYTES", "egress buffer per link direction (default 1M)",
+	 NUM(OT_SIZE, buffer_bytes, 4096, 1ull << 32)},
+	{"ecn-kmin", 1, OPT_KMIN, "BYTES", "queue where ECN marking starts (default 100k)",
+	 NUM(OT_SIZE, ecn_kmin_bytes, 0, 1ull << 32)},
+	{"ecn-kmax", 1, OPT_KMAX, "BYTES", "queue where every packet is marked (default 400k;\n"
+					    "0 = no queue marking)",
+	 NUM(OT_SIZE, ecn_kmax_bytes, 0, 1ull << 32)},
+	{"ecn-pmax", 1, OPT_PMAX, "FRAC", "marking probability at kmax (default 20%)",
+	 VAL(OT_FRAC, ecn_pmax)},
+	{"ack-timeout", 1, OPT_ACK_TIMEOUT, "TIME", "RC local ACK timeout (default 1ms)",
+	 FN(opt_ack_timeout)},
+	{"pause", 1, OPT_PAUSE, "TIME", "collective: pause between phases (default 100us)",
+	 VAL(OT_TIME, pause_ns)},
+	{"start-time", 1, OPT_START, "SECONDS", "epoch of the first timestamp (default 1767225600,\n"
+						 "2026-01-01 UTC)",
+	 FN(opt_start_time)},
+	{"max-packets", 1, OPT_MAX_PACKETS, "N", "stop after writing N packets",
+	 NUM(OT_U64, max_packets, 1, UINT64_MAX)},
+	{"quiet", 0, 'q', NULL, "only errors on standard error",
+	 ACTION},
+	{"verbose", 0, 'v', NULL, "more detail on standard error",
+	 ACTION},
+	{"help", 0, 'h', NULL, "show this help and exit",
+	 ACTION},
+	{"version", 0, 'V', NULL, "show the version and exit",
+	 ACTION},
+};
+#undef FIELD
+#undef NUM
+#undef VAL
+#undef FN
+#undef ACTION
+#define N_OPTS (sizeof(opt_defs) / sizeof(opt_defs[0]))
+
+
+static void print_help(void)
+{
+	printf("%s", help_head);
+	for (size_t i = 0; i < N_OPTS; i++) {
+		const struct opt_def *d = &opt_defs[i];
+		char left[64];
+		char sh[8] = "    ";
+		if (d->id < 256)
+			snprintf(sh, sizeof(sh), "-%c, ", d->id);
+		snprintf(left, sizeof(left), "  %s--%s%s%s", sh, d->name, d->arg ? " " : "",
+			 d->arg ? d->arg : "");
+		const char *h = d->help;
+		printf("%-30s ", left);
+		for (; *h; h++) {
+			putchar(*h);
+			if (*h == '\n')
+				printf("%-30s ", "");
+		}
+		putchar('\n');
+	}
+	fputs(help_tail, stdout);
+}
+
+
+static const struct opt_def *opt_find(int id)
+{
+	for (size_t i = 0; i < N_OPTS; i++)
+		if (opt_defs[i].id == id)
+			return &opt_defs[i];
+	return NULL;
+}
+
+/* Fill the field an option names, through the checked parser its type calls for. */
+static int opt_apply(struct synth_opts *o, const struct opt_def *d, const char *arg)
+{
+	void *field = (char *)o + d->off;
+	char opt[64];
+	uint64_t v;
+	int rc;
+
+	snprintf(opt, sizeof(opt), "--%s", d->name);
+	switch (d->type) {
+	case OT_STR:
+		*(const char **)field = arg;
+		return 0;
+	case OT_TRUE:
+		*(bool *)field = true;
+		return 0;
+	case OT_U16:
+	case OT_U32:
+	case OT_U64:
+		rc = num(opt, arg, d->min, d->max, &v);
+		if (rc)
+			return rc;
+		if (d->type == OT_U16)
+			*(uint16_t *)field = (uint16_t)v;
+		else if (d->type == OT_U32)
+			*(uint32_t *)field = (uint32_t)v;
+		else
+			*(uint64_t *)field = v;
+		return 0;
+	case OT_TIME:
+		return parse_time(opt, arg, (uint64_t *)field);
+	case OT_SIZE:
+		return size_arg(opt, arg, d->min, d->max, (uint64_t *)field);
+	case OT_FRAC:
+		return frac_arg(opt, arg, (double *)field);
+	case OT_GBPS:
+		return gbps_arg(opt, arg, (double *)field);
+	case OT_FN:
+		return d->parse(o, arg);
+	case OT_ACTION:
+		break;
+	}
+	assert(!"main() handles action options");
+	return 0;
+}
+
+/* What no single option can check: combinations, and -o against --format. */
+static int check_opts(struct synth_opts *o, int argc, char **argv)
+{
+	if (!o->out)
+		return usage_error("-o DIR is required (where to write the trace and its truth)");
+	if (o->leaves > o->hosts)
+		return usage_error("--leaves %u: more leaves than hosts (%u)", o->leaves, o->hosts);
+	if (o->ipv6 == false && o->hosts > 240 * 256)
+		return usage_error("--hosts: at most %u", 240 * 256);
+	if ((uint64_t)o->hosts * (o->peers < o->hosts ? o->peers : o->hosts) * o->qps_per_pair > 200000)
+		return usage_error("--hosts x --peers x --qps-per-pair is over 200000 QPs");
+	if (o->ecn_kmax_bytes && o->ecn_kmax_bytes <= o->ecn_kmin_bytes)
+		return usage_error("--ecn-kmax must be above --ecn-kmin (or 0 to turn marking off)");
+	size_t ol = strlen(o->out);
+	bool ext_pcap = ol > 5 && strcmp(o->out + ol - 5, ".pcap") == 0;
+	bool ext_pcapng = ol > 7 && strcmp(o->out + ol - 7, ".pcapng") == 0;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--format") == 0 || strncmp(argv[i], "--format=", 9) == 0)
+			if ((ext_pcap && o->format != FORMAT_PCAP) ||
+			    (ext_pcapng && o->format != FORMAT_PCAPNG))
+				return usage_error("-o %s does not match --format", o->out);
+	if (ext_pcap)
+		o->format = FORMAT_PCAP;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct option longopts[N_OPTS + 1];
 	struct synth_opts o;
-	uint64_t v;
 	int c, rc;
 
 	agentxdp_prog = "agentxdp-synth";
@@ -462,150 +692,9 @@ int main(int argc, char **argv)
 	opterr = 0;	/* our own one message below, not getopt's as well */
 
 	while ((c = getopt_long(argc, argv, ":o:qvhV", longopts, NULL)) != -1) {
-		rc = 0;
+		const struct opt_def *d = opt_find(c);
+
 		switch (c) {
-		case 'o':
-			o.out = optarg;
-			break;
-		case OPT_HOSTS:
-			rc = num("--hosts", optarg, 2, SYNTH_MAX_HOSTS, &v);
-			o.hosts = (uint32_t)v;
-			break;
-		case OPT_LEAVES:
-			rc = num("--leaves", optarg, 1, SYNTH_MAX_SWITCHES, &v);
-			o.leaves = (uint32_t)v;
-			break;
-		case OPT_SPINES:
-			rc = num("--spines", optarg, 1, SYNTH_MAX_SWITCHES, &v);
-			o.spines = (uint32_t)v;
-			break;
-		case OPT_QPS:
-			rc = num("--qps-per-pair", optarg, 1, 64, &v);
-			o.qps_per_pair = (uint32_t)v;
-			break;
-		case OPT_PEERS:
-			rc = num("--peers", optarg, 1, SYNTH_MAX_HOSTS, &v);
-			o.peers = (uint32_t)v;
-			break;
-		case OPT_DURATION:
-			rc = parse_time("--duration", optarg, &o.duration_ns);
-			if (!rc && o.duration_ns == 0)
-				rc = usage_error("--duration must be more than 0");
-			break;
-		case OPT_WORKLOAD:
-			if (strcmp(optarg, "write") == 0)
-				o.workload = WL_WRITE;
-			else if (strcmp(optarg, "read") == 0)
-				o.workload = WL_READ;
-			else if (strcmp(optarg, "rpc") == 0)
-				o.workload = WL_RPC;
-			else if (strcmp(optarg, "collective") == 0)
-				o.workload = WL_COLLECTIVE;
-			else if (strcmp(optarg, "mixed") == 0)
-				o.workload = WL_MIXED;
-			else if (strcmp(optarg, "atomic") == 0)
-				o.workload = WL_ATOMIC;
-			else
-				rc = usage_error("--workload: '%s': use write, read, rpc, atomic, "
-						 "collective or mixed", optarg);
-			break;
-		case OPT_LOAD:
-			rc = frac_arg("--load", optarg, &o.load);
-			break;
-		case OPT_MSG:
-			rc = size_arg("--msg-size", optarg, 1, 1 << 20, &o.msg_bytes);
-			break;
-		case OPT_OUTSTANDING:
-			rc = num("--outstanding", optarg, 1, RC_SQ_DEPTH, &v);
-			o.outstanding = (uint32_t)v;
-			break;
-		case OPT_MTU:
-			rc = num("--mtu", optarg, 256, 4096, &v);
-			if (!rc && (v & (v - 1)))
-				rc = usage_error("--mtu: %s: use 256, 512, 1024, 2048 or 4096", optarg);
-			o.mtu = (uint32_t)v;
-			break;
-		case OPT_FAULT:
-			rc = parse_fault(&o, optarg);
-			break;
-		case OPT_HOST_FAULT:
-			rc = parse_host_fault(&o, optarg);
-			break;
-		case OPT_SEED:
-			rc = num("--seed", optarg, 0, UINT64_MAX, &o.seed);
-			break;
-		case OPT_IPV6:
-			o.ipv6 = true;
-			break;
-		case OPT_VLAN:
-			rc = num("--vlan", optarg, 1, 4094, &v);
-			o.vlan = (uint16_t)v;
-			break;
-		case OPT_SNAPLEN:
-			rc = num("--snaplen", optarg, 64, 262144, &v);
-			o.snaplen = (uint32_t)v;
-			break;
-		case OPT_VANTAGE:
-			if (strcmp(optarg, "mirror") == 0) {
-				o.vantage = VANTAGE_MIRROR;
-			} else if (strcmp(optarg, "each-host") == 0) {
-				o.vantage = VANTAGE_EACH_HOST;
-			} else if (strncmp(optarg, "host=", 5) == 0) {
-				o.vantage = VANTAGE_HOST;
-				snprintf(o.vantage_text, sizeof(o.vantage_text), "%s", optarg + 5);
-				if (parse_ip(optarg + 5, o.vantage_ip))
-					rc = usage_error("--vantage: '%s' is not an IP address", optarg + 5);
-			} else {
-				rc = usage_error("--vantage: '%s': use mirror, host=IP or each-host", optarg);
-			}
-			break;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "pcapng") == 0)
-				o.format = FORMAT_PCAPNG;
-			else if (strcmp(optarg, "pcap") == 0)
-				o.format = FORMAT_PCAP;
-			else
-				rc = usage_error("--format: '%s': use pcapng or pcap", optarg);
-			break;
-		case OPT_PSN_WRAP:
-			o.psn_wrap = true;
-			break;
-		case OPT_HOST_GBPS:
-			rc = gbps_arg("--host-gbps", optarg, &o.host_gbps);
-			break;
-		case OPT_FABRIC_GBPS:
-			rc = gbps_arg("--fabric-gbps", optarg, &o.fabric_gbps);
-			break;
-		case OPT_LATENCY:
-			rc = parse_time("--link-latency", optarg, &o.link_latency_ns);
-			break;
-		case OPT_BUFFER:
-			rc = size_arg("--buffer", optarg, 4096, 1ull << 32, &o.buffer_bytes);
-			break;
-		case OPT_KMIN:
-			rc = size_arg("--ecn-kmin", optarg, 0, 1ull << 32, &o.ecn_kmin_bytes);
-			break;
-		case OPT_KMAX:
-			rc = size_arg("--ecn-kmax", optarg, 0, 1ull << 32, &o.ecn_kmax_bytes);
-			break;
-		case OPT_PMAX:
-			rc = frac_arg("--ecn-pmax", optarg, &o.ecn_pmax);
-			break;
-		case OPT_ACK_TIMEOUT:
-			rc = parse_time("--ack-timeout", optarg, &o.ack_timeout_ns);
-			if (!rc && o.ack_timeout_ns < 100)
-				rc = usage_error("--ack-timeout must be at least 100ns");
-			break;
-		case OPT_PAUSE:
-			rc = parse_time("--pause", optarg, &o.pause_ns);
-			break;
-		case OPT_START:
-			rc = num("--start-time", optarg, 0, 4000000000ull, &v);
-			o.start_ns = v * NS_PER_S;
-			break;
-		case OPT_MAX_PACKETS:
-			rc = num("--max-packets", optarg, 1, UINT64_MAX, &o.max_packets);
-			break;
 		case 'q':
 			agentxdp_log_level = LOG_ERR;
 			break;
@@ -619,32 +708,17 @@ int main(int argc, char **argv)
 			printf("agentxdp-synth %s\n", AGENTXDP_VERSION);
 			return 0;
 		default:
-			return usage_error_getopt(c, argv);
+			if (!d)
+				return usage_error_getopt(c, argv);
+			rc = opt_apply(&o, d, optarg);
+			if (rc)
+				return rc;
 		}
-		if (rc)
-			return rc;
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (!o.out)
-		return usage_error("-o DIR is required (where to write the trace and its truth)");
-	if (o.leaves > o.hosts)
-		return usage_error("--leaves %u: more leaves than hosts (%u)", o.leaves, o.hosts);
-	if (o.ipv6 == false && o.hosts > 240 * 256)
-		return usage_error("--hosts: at most %u", 240 * 256);
-	if ((uint64_t)o.hosts * (o.peers < o.hosts ? o.peers : o.hosts) * o.qps_per_pair > 200000)
-		return usage_error("--hosts x --peers x --qps-per-pair is over 200000 QPs");
-	if (o.ecn_kmax_bytes && o.ecn_kmax_bytes <= o.ecn_kmin_bytes)
-		return usage_error("--ecn-kmax must be above --ecn-kmin (or 0 to turn marking off)");
-	size_t ol = strlen(o.out);
-	bool ext_pcap = ol > 5 && strcmp(o.out + ol - 5, ".pcap") == 0;
-	bool ext_pcapng = ol > 7 && strcmp(o.out + ol - 7, ".pcapng") == 0;
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--format") == 0 || strncmp(argv[i], "--format=", 9) == 0)
-			if ((ext_pcap && o.format != FORMAT_PCAP) ||
-			    (ext_pcapng && o.format != FORMAT_PCAPNG))
-				return usage_error("-o %s does not match --format", o.out);
-	if (ext_pcap)
-		o.format = FORMAT_PCAP;
+	rc = check_opts(&o, argc, argv);
+	if (rc)
+		return rc;
 	return synth_run(&o);
 }
