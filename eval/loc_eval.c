@@ -15,6 +15,7 @@
 #include "eval/fabric_sim.h"
 #include "lib/localize/localize.h"
 #include "lib/util/parse_num.h"
+#include "lib/util/util.h"
 
 struct scenario {
 	const char *name;
@@ -106,12 +107,15 @@ static void pct(char *buf, size_t len, unsigned num, unsigned den)
 		snprintf(buf, len, "%.1f%% (%u/%u)", 100.0 * num / den, num, den);
 }
 
-int main(int argc, char **argv)
+struct eval_opts {
+	struct sim_config base;
+	uint64_t seeds;
+	bool verbose, bench;
+};
+
+/* Returns -1 to go on, else the exit status (0 after --help, 2 on a usage error). */
+static int parse_args(int argc, char **argv, struct eval_opts *o)
 {
-	struct sim_config base = {
-		.hosts = 16, .leaves = 4, .spines = 2, .qps_per_host = 4, .duration_s = 0.3,
-		.window_ns = 10000000, .link_latency_us = 1.0,
-	};
 	static const struct option opts[] = {
 		{ "seeds", required_argument, NULL, 's' },   { "hosts", required_argument, NULL, 'H' },
 		{ "leaves", required_argument, NULL, 'L' },  { "spines", required_argument, NULL, 'S' },
@@ -120,16 +124,15 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },	     { "bench", no_argument, NULL, 'b' },	     { "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	uint64_t seeds = 100, v;
+	struct sim_config *base = &o->base;
+	uint64_t v;
 	double dv;
-	bool verbose = false, bench = false;
-	char cmd[256];
 	int c;
 
 	while ((c = getopt_long(argc, argv, "s:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			if (parse_u64(optarg, 1, 100000, &seeds))
+			if (parse_u64(optarg, 1, 100000, &o->seeds))
 				goto bad;
 			break;
 		case 'H':
@@ -138,24 +141,24 @@ int main(int argc, char **argv)
 		case 'q':
 			if (parse_u64(optarg, 1, 4096, &v))
 				goto bad;
-			*(c == 'H' ? &base.hosts : c == 'L' ? &base.leaves : c == 'S' ? &base.spines :
-								       &base.qps_per_host) = (int)v;
+			*(c == 'H' ? &base->hosts : c == 'L' ? &base->leaves : c == 'S' ? &base->spines :
+								       &base->qps_per_host) = (int)v;
 			break;
 		case 'd':
 			if (parse_double(optarg, 0.01, 60, &dv))
 				goto bad;
-			base.duration_s = dv;
+			base->duration_s = dv;
 			break;
 		case 'w':
 			if (parse_duration_ns(optarg, 1000000, 100000, 10000000000ull, &v))
 				goto bad;
-			base.window_ns = v;
+			base->window_ns = v;
 			break;
 		case 'v':
-			verbose = true;
+			o->verbose = true;
 			break;
 		case 'b':
-			bench = true;
+			o->bench = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -165,77 +168,120 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (base.hosts < 2 || base.hosts % base.leaves) {
+	if (base->hosts < 2 || base->hosts % base->leaves) {
 		fprintf(stderr, "agentxdp-loc-eval: --hosts must be a multiple of --leaves and >= 2\n");
 		return 2;
 	}
-
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	snprintf(cmd, sizeof(cmd), "build/eval/agentxdp-loc-eval --seeds %llu", (unsigned long long)seeds);
-	if (!bench) {
-	printf("Fabric: %d hosts, %d leaves, %d spines, %d QPs per host, %.2f s simulated, "
-	       "%llu ms windows, %llu seeds per row; faulty link and direction drawn per seed.\n\n",
-	       base.hosts, base.leaves, base.spines, base.qps_per_host, base.duration_s,
-	       (unsigned long long)(base.window_ns / 1000000), (unsigned long long)seeds);
-	printf("| fault | top-1, links + paths | right kind too | top-1 host link, no topology "
-	       "| any finding (healthy: false positive) |\n|---|---|---|---|---|\n");
-	}
-	for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++) {
-		const struct scenario *s = &scenarios[i];
-		struct tally topo = { 0 }, hosts = { 0 }, hosts_healthy = { 0 };
-		char a[64], b[64], d[64], e[64];
-		for (uint64_t seed = 1; seed <= seeds; seed++) {
-			struct sim_config sc = base;
-			sc.seed = (uint32_t)(seed * 1000 + i);
-			sc.fault = s->fault;
-			sc.slow_factor = s->slow_factor;
-			sc.loss_rate = s->loss_rate;
-			sc.mark_rate = s->mark_rate;
-			if (run_one(&sc, s, true, &topo, verbose))
-				return 1;
-			sc.host_links_only = true;
-			if (run_one(&sc, s, false, s->fault == SIM_HEALTHY ? &hosts_healthy : &hosts,
-				    verbose))
-				return 1;
-		}
-		if (bench) {
-			if (s->fault == SIM_HEALTHY) {
-				pct(a, sizeof(a), topo.runs - topo.any, topo.runs);
-				pct(b, sizeof(b), hosts_healthy.runs - hosts_healthy.any,
-				    hosts_healthy.runs);
-				printf("| localization (fabric model): healthy, no finding (links + paths) | %s | >= 99%% | %s |\n",
-				       a, cmd);
-				printf("| localization (fabric model): healthy, no finding (no topology) | %s | >= 99%% | %s |\n",
-				       b, cmd);
-				continue;
-			}
-			pct(a, sizeof(a), topo.top1, topo.runs);
-			pct(d, sizeof(d), hosts.top1, hosts.runs);
-			printf("| localization top-1 (fabric model), %s, links + paths | %s | >= 95%% | %s |\n", s->name,
-			       a, cmd);
-			printf("| localization top-1 (fabric model), %s host link, no topology | %s | >= 95%% | %s |\n",
-			       s->name, d, cmd);
-			continue;
-		}
-		if (s->fault == SIM_HEALTHY) {
-			pct(a, sizeof(a), topo.any, topo.runs);
-			pct(b, sizeof(b), hosts_healthy.any, hosts_healthy.runs);
-			printf("| healthy | - | - | - | links + paths: %s; no topology: %s |\n", a, b);
-			continue;
-		}
-		pct(a, sizeof(a), topo.top1, topo.runs);
-		pct(b, sizeof(b), topo.kind_ok, topo.runs);
-		pct(d, sizeof(d), hosts.top1, hosts.runs);
-		pct(e, sizeof(e), topo.any, topo.runs);
-		printf("| %s | %s | %s | %s | %s |\n", s->name, a, b, d, e);
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (!bench)
-		printf("\nWall time: %.1f s\n",
-	       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-	return 0;
+	return -1;
 bad:
 	fprintf(stderr, "agentxdp-loc-eval: bad value '%s' for an option\n", optarg);
 	return 2;
+}
+
+/* What one scenario scored over every seed, with and without topology. */
+struct scenario_tally {
+	struct tally topo, hosts, hosts_healthy;
+};
+
+static int run_scenario(const struct eval_opts *o, size_t i, struct scenario_tally *t)
+{
+	const struct scenario *s = &scenarios[i];
+
+	for (uint64_t seed = 1; seed <= o->seeds; seed++) {
+		struct sim_config sc = o->base;
+		sc.seed = (uint32_t)(seed * 1000 + i);
+		sc.fault = s->fault;
+		sc.slow_factor = s->slow_factor;
+		sc.loss_rate = s->loss_rate;
+		sc.mark_rate = s->mark_rate;
+		if (run_one(&sc, s, true, &t->topo, o->verbose))
+			return -1;
+		sc.host_links_only = true;
+		if (run_one(&sc, s, false, s->fault == SIM_HEALTHY ? &t->hosts_healthy : &t->hosts,
+			    o->verbose))
+			return -1;
+	}
+	return 0;
+}
+
+/* Rows for make bench: | figure | measured | target | command |. */
+static void print_bench_rows(const struct scenario *s, const struct scenario_tally *t,
+			     const char *cmd)
+{
+	char a[64], b[64], d[64];
+
+	if (s->fault == SIM_HEALTHY) {
+		pct(a, sizeof(a), t->topo.runs - t->topo.any, t->topo.runs);
+		pct(b, sizeof(b), t->hosts_healthy.runs - t->hosts_healthy.any,
+		    t->hosts_healthy.runs);
+		printf("| localization (fabric model): healthy, no finding (links + paths) | %s | >= 99%% | %s |\n",
+		       a, cmd);
+		printf("| localization (fabric model): healthy, no finding (no topology) | %s | >= 99%% | %s |\n",
+		       b, cmd);
+		return;
+	}
+	pct(a, sizeof(a), t->topo.top1, t->topo.runs);
+	pct(d, sizeof(d), t->hosts.top1, t->hosts.runs);
+	printf("| localization top-1 (fabric model), %s, links + paths | %s | >= 95%% | %s |\n", s->name,
+	       a, cmd);
+	printf("| localization top-1 (fabric model), %s host link, no topology | %s | >= 95%% | %s |\n",
+	       s->name, d, cmd);
+}
+
+static void print_table_row(const struct scenario *s, const struct scenario_tally *t)
+{
+	char a[64], b[64], d[64], e[64];
+
+	if (s->fault == SIM_HEALTHY) {
+		pct(a, sizeof(a), t->topo.any, t->topo.runs);
+		pct(b, sizeof(b), t->hosts_healthy.any, t->hosts_healthy.runs);
+		printf("| healthy | - | - | - | links + paths: %s; no topology: %s |\n", a, b);
+		return;
+	}
+	pct(a, sizeof(a), t->topo.top1, t->topo.runs);
+	pct(b, sizeof(b), t->topo.kind_ok, t->topo.runs);
+	pct(d, sizeof(d), t->hosts.top1, t->hosts.runs);
+	pct(e, sizeof(e), t->topo.any, t->topo.runs);
+	printf("| %s | %s | %s | %s | %s |\n", s->name, a, b, d, e);
+}
+
+int main(int argc, char **argv)
+{
+	struct eval_opts o = {
+		.base = { .hosts = 16, .leaves = 4, .spines = 2, .qps_per_host = 4,
+			  .duration_s = 0.3, .window_ns = 10000000, .link_latency_us = 1.0 },
+		.seeds = 100,
+	};
+	const struct sim_config *base = &o.base;
+	struct timespec t0, t1;
+	char cmd[256];
+	int rc = parse_args(argc, argv, &o);
+
+	if (rc >= 0)
+		return rc;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	snprintf(cmd, sizeof(cmd), "build/eval/agentxdp-loc-eval --seeds %llu", (unsigned long long)o.seeds);
+	if (!o.bench) {
+		printf("Fabric: %d hosts, %d leaves, %d spines, %d QPs per host, %.2f s simulated, "
+		       "%llu ms windows, %llu seeds per row; faulty link and direction drawn per seed.\n\n",
+		       base->hosts, base->leaves, base->spines, base->qps_per_host, base->duration_s,
+		       (unsigned long long)(base->window_ns / 1000000), (unsigned long long)o.seeds);
+		printf("| fault | top-1, links + paths | right kind too | top-1 host link, no topology "
+		       "| any finding (healthy: false positive) |\n|---|---|---|---|---|\n");
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(scenarios); i++) {
+		struct scenario_tally t = { 0 };
+
+		if (run_scenario(&o, i, &t) < 0)
+			return 1;
+		if (o.bench)
+			print_bench_rows(&scenarios[i], &t, cmd);
+		else
+			print_table_row(&scenarios[i], &t);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (!o.bench)
+		printf("\nWall time: %.1f s\n",
+		       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	return 0;
 }
