@@ -201,10 +201,10 @@ static void html_td(struct text_buf *out, const char *cls, const char *text)
 	text_buf_puts(out, "</td>");
 }
 
-int report_render_html(struct text_buf *out, const struct report_data *d,
-		       const struct report_chart *charts, size_t n_charts, size_t top_n)
+/* Title, time span and the verdict. */
+static void html_head(struct text_buf *out, const struct report_data *d)
 {
-	char t1[64], t2[64], num[64];
+	char t1[64], t2[64];
 	struct text_buf verdict = { 0 };
 
 	text_buf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -222,31 +222,45 @@ int report_render_html(struct text_buf *out, const struct report_data *d,
 			d->n_findings ? "bad" : "ok");
 	html_escape(out, verdict.data ? verdict.data : "");
 	text_buf_puts(out, "</div>\n");
+	if (verdict.failed)
+		out->failed = true; /* an empty verdict would read as "no finding" */
 	text_buf_free(&verdict);
+}
 
-	if (d->n_findings) {
-		text_buf_puts(out, "<table id=\"findings\"><tr><th>rank</th><th class=\"l\">kind</th><th class=\"l\">subject</th>"
-				   "<th class=\"l\">direction</th><th class=\"l\">severity</th><th>confidence</th>"
-				   "<th class=\"l\">onset</th><th>flows hurt</th></tr>\n");
-		for (size_t i = 0; i < d->n_findings && i < top_n; i++) {
-			const struct report_finding *f = &d->findings[i];
-			text_buf_printf(out, "<tr><td>%d</td>", f->rank);
-			html_td(out, "l", f->kind);
-			html_td(out, "l", f->subject);
-			html_td(out, "l", f->direction);
-			html_td(out, "l", f->severity_text);
-			text_buf_printf(out, "<td>%.2f</td>", f->confidence);
-			html_td(out, "l", format_time_ns(f->onset_ns, t1, sizeof(t1)));
-			text_buf_printf(out, "<td>%u</td></tr>\n", f->flows_hurt);
-		}
-		text_buf_puts(out, "</table>\n");
-		for (size_t i = 0; i < d->n_findings && i < top_n; i++) {
-			text_buf_printf(out, "<details><summary>Evidence for finding %d</summary><pre>",
-					d->findings[i].rank);
-			html_escape(out, d->findings[i].evidence);
-			text_buf_puts(out, "</pre></details>\n");
-		}
+/* The findings table and each finding's evidence. */
+static void html_findings(struct text_buf *out, const struct report_data *d, size_t top_n)
+{
+	char t1[64];
+
+	if (!d->n_findings)
+		return;
+	text_buf_puts(out, "<table id=\"findings\"><tr><th>rank</th><th class=\"l\">kind</th><th class=\"l\">subject</th>"
+			   "<th class=\"l\">direction</th><th class=\"l\">severity</th><th>confidence</th>"
+			   "<th class=\"l\">onset</th><th>flows hurt</th></tr>\n");
+	for (size_t i = 0; i < d->n_findings && i < top_n; i++) {
+		const struct report_finding *f = &d->findings[i];
+		text_buf_printf(out, "<tr><td>%d</td>", f->rank);
+		html_td(out, "l", f->kind);
+		html_td(out, "l", f->subject);
+		html_td(out, "l", f->direction);
+		html_td(out, "l", f->severity_text);
+		text_buf_printf(out, "<td>%.2f</td>", f->confidence);
+		html_td(out, "l", format_time_ns(f->onset_ns, t1, sizeof(t1)));
+		text_buf_printf(out, "<td>%u</td></tr>\n", f->flows_hurt);
 	}
+	text_buf_puts(out, "</table>\n");
+	for (size_t i = 0; i < d->n_findings && i < top_n; i++) {
+		text_buf_printf(out, "<details><summary>Evidence for finding %d</summary><pre>",
+				d->findings[i].rank);
+		html_escape(out, d->findings[i].evidence);
+		text_buf_puts(out, "</pre></details>\n");
+	}
+}
+
+/* One row per trace read, then the totals. */
+static void html_captures(struct text_buf *out, const struct report_data *d)
+{
+	char t1[64], t2[64], num[64];
 
 	text_buf_puts(out, "<h2>Capture health</h2>\n<table id=\"captures\"><tr><th class=\"l\">trace</th><th>frames</th>"
 			   "<th>RoCE</th><th>malformed</th><th>lost by capture</th><th class=\"l\">from</th>"
@@ -274,7 +288,10 @@ int report_render_html(struct text_buf *out, const struct report_data *d,
 			d->total_flows, d->total_packets, d->total_bytes, d->total_retransmitted,
 			d->total_naks, d->total_rnr, d->total_timeouts, d->total_cnps, d->total_ecn_ce,
 			d->total_malformed);
+}
 
+static void html_charts(struct text_buf *out, const struct report_chart *charts, size_t n_charts)
+{
 	text_buf_puts(out, "<h2>Charts</h2>\n");
 	if (!n_charts)
 		text_buf_puts(out, "<p>No charts (gnuplot missing, or no latency samples).</p>\n");
@@ -287,7 +304,10 @@ int report_render_html(struct text_buf *out, const struct report_data *d,
 		html_escape(out, charts[i].caption);
 		text_buf_puts(out, "</figcaption></figure>\n");
 	}
+}
 
+static void html_pairs(struct text_buf *out, const struct report_data *d, size_t top_n)
+{
 	text_buf_puts(out, "<h2>Host pairs, worst flow p99 ACK latency first</h2>\n<table id=\"pairs\"><tr><th class=\"l\">src</th>"
 			   "<th class=\"l\">dst</th><th>flows</th><th>packets</th><th>worst flow p50 &micro;s</th><th>worst flow p99 &micro;s</th>"
 			   "<th>retransmitted</th><th>NAKs</th><th>CNPs</th><th>ECN CE</th></tr>\n");
@@ -303,7 +323,11 @@ int report_render_html(struct text_buf *out, const struct report_data *d,
 				p->ecn_ce);
 	}
 	text_buf_puts(out, "</table>\n");
+}
 
+/* The worst flows and the footer. */
+static void html_flows(struct text_buf *out, const struct report_data *d, size_t top_n)
+{
 	text_buf_printf(out, "<h2>Flows, worst first (top %zu of %" PRIu64 ")</h2>\n",
 			top_n < d->n_flows ? top_n : d->n_flows, d->total_flows);
 	text_buf_puts(out, "<p>Each row is one direction of a queue pair; <code>qp id</code> is the row id in the "
@@ -327,5 +351,16 @@ int report_render_html(struct text_buf *out, const struct report_data *d,
 	}
 	text_buf_puts(out, "</table>\n<p class=\"sub\">Made by agentxdp-report from the database above; every number is a "
 			   "column of its tables (docs/schema.md).</p>\n</body></html>\n");
+}
+
+int report_render_html(struct text_buf *out, const struct report_data *d,
+		       const struct report_chart *charts, size_t n_charts, size_t top_n)
+{
+	html_head(out, d);
+	html_findings(out, d, top_n);
+	html_captures(out, d);
+	html_charts(out, charts, n_charts);
+	html_pairs(out, d, top_n);
+	html_flows(out, d, top_n);
 	return out->failed ? -1 : 0;
 }
