@@ -2,13 +2,10 @@
 #include "capture/capture.h"
 
 #include <errno.h>
-#include <linux/capability.h>
 #include <linux/if_link.h>
 #include <net/if.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,7 +13,9 @@
 #include <bpf/libbpf.h>
 
 #include "lib/capture/cpu_ring.h"
+#include "lib/util/bpf_util.h"
 #include "lib/util/log.h"
+#include "lib/util/util.h"
 #include "roce_capture.skel.h"
 
 #define CLOCK_RESYNC_NS 1000000000ull /* re-read CLOCK_REALTIME - CLOCK_MONOTONIC every second */
@@ -42,19 +41,6 @@ struct capture_session {
 	int n_cpus;
 	struct roce_cap_counters *per_cpu;
 };
-
-/* libbpf's own messages, one level down: its warnings are our info, its info our debug. */
-static int libbpf_print_demoted(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	int ours = level == LIBBPF_WARN ? LOG_INFO : LOG_DEBUG + 1;
-
-	if (level == LIBBPF_INFO)
-		ours = LOG_DEBUG;
-	if (ours > agentxdp_log_level)
-		return 0;
-	fprintf(stderr, "%s: libbpf: ", agentxdp_prog);
-	return vfprintf(stderr, fmt, ap);
-}
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -90,24 +76,13 @@ uint64_t capture_session_now_ns(struct capture_session *s)
 /* CAP_BPF (or CAP_SYS_ADMIN on older kernels) to load, CAP_NET_ADMIN to attach. */
 static int check_privileges(void)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = { 0 };
-	uint64_t eff;
+	static const uint64_t need[] = {
+		CAP_MASK(CAP_NET_ADMIN) | CAP_MASK(CAP_BPF),
+		CAP_MASK(CAP_NET_ADMIN) | CAP_MASK(CAP_SYS_ADMIN),
+	};
 
-	if (syscall(SYS_capget, &hdr, data)) {
-		pr_err("cannot read this process's capabilities: %s\n", strerror(errno));
-		return -1;
-	}
-	eff = (uint64_t)data[1].effective << 32 | data[0].effective;
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
-	if (!(eff & (1ull << CAP_NET_ADMIN)) ||
-	    !(eff & ((1ull << CAP_BPF) | (1ull << CAP_SYS_ADMIN)))) {
-		pr_err("needs CAP_BPF and CAP_NET_ADMIN to load and attach XDP programs (run as root)\n");
-		return -1;
-	}
-	return 0;
+	return bpf_util_check_caps(need, ARRAY_SIZE(need),
+				   "needs CAP_BPF and CAP_NET_ADMIN to load and attach XDP programs (run as root)");
 }
 
 static const char *attach_mode_name(__u8 mode)
@@ -229,7 +204,7 @@ int capture_session_open(const struct capture_config *cfg, struct capture_sessio
 	int err;
 
 	*out = NULL;
-	libbpf_set_print(libbpf_print_demoted);
+	bpf_util_set_libbpf_print();
 	if (check_privileges())
 		return -1;
 	s = calloc(1, sizeof(*s));

@@ -4,16 +4,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <linux/capability.h>
 #include <netinet/in.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,15 +24,9 @@
 #include "lib/util/util.h"
 #include "bpf/drops.h"
 #include "drops.skel.h"
+#include "lib/util/bpf_util.h"
 #include "lib/util/log.h"
 #include "lib/util/parse_num.h"
-
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
 
 #define ETH_P_IP_ 0x0800
 #define ETH_P_IPV6_ 0x86DD
@@ -156,17 +147,6 @@ static uint64_t now_ns(clockid_t clock)
 
 	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
-}
-
-/* libbpf's own messages, one level quieter than ours: its warnings are our info. */
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	int lvl = level == LIBBPF_WARN ? LOG_INFO : level == LIBBPF_INFO ? LOG_DEBUG : LOG_DEBUG + 1;
-
-	if (lvl > agentxdp_log_level)
-		return 0;
-	fprintf(stderr, "%s: libbpf: ", agentxdp_prog);
-	return vfprintf(stderr, fmt, ap);
 }
 
 static const char *l4_name(uint8_t l4_proto, uint16_t l3_proto)
@@ -366,25 +346,16 @@ static int parse_args(int argc, char **argv, struct drops_opts *o)
 	return -1;
 }
 
-static bool have_cap(const struct __user_cap_data_struct data[2], int cap)
-{
-	return data[cap / 32].effective & (1u << (cap % 32));
-}
-
 /* The one-line answers to "why can this not run here", before libbpf's longer ones. */
 static int check_privileges(void)
 {
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2] = {};
+	static const uint64_t need[] = {
+		CAP_MASK(CAP_SYS_ADMIN),
+		CAP_MASK(CAP_BPF) | CAP_MASK(CAP_PERFMON),
+	};
 
-	if (syscall(SYS_capget, &hdr, data)) {
-		pr_err("cannot read this process's capabilities: %s\n", strerror(errno));
-		return -errno;
-	}
-	if (have_cap(data, CAP_SYS_ADMIN) || (have_cap(data, CAP_BPF) && have_cap(data, CAP_PERFMON)))
-		return 0;
-	pr_err("needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) to trace kfree_skb: run as root\n");
-	return -EPERM;
+	return bpf_util_check_caps(need, ARRAY_SIZE(need),
+				   "needs CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) to trace kfree_skb: run as root");
 }
 
 /* Arguments of the tracepoint, from its BTF prototype btf_trace_kfree_skb(ctx, skb, ...). */
@@ -1173,7 +1144,7 @@ int main(int argc, char **argv)
 	rc = parse_args(argc, argv, &opts);
 	if (rc >= 0)
 		return rc;
-	libbpf_set_print(libbpf_print);
+	bpf_util_set_libbpf_print();
 
 	if (!opts.list_reasons && check_privileges())
 		return 1;

@@ -1,6 +1,7 @@
 # lib/: the one library every tool links. This file is the only place its sources are declared.
 #
-#   util/      logging, checked number parsing, text buffers, sorting, robust statistics, util.h
+#   util/      logging, checked number parsing, text buffers, sorting, robust statistics, util.h,
+#              bpf_util (the BPF tools' capability check and libbpf log callback)
 #   decode/    RoCE v2 frames -> struct roce_pkt (pure, bounds-checked)
 #   trace/     pcap/pcapng reading (with the capture's drop counters) and the pcapng writer
 #   track/     per-QP request/ACK timelines -> struct flow_stats
@@ -37,7 +38,7 @@ LIB_IO_SRCS := \
 	lib/report/report_data.c lib/report/report_render.c lib/report/report_charts.c \
 	lib/report/report_write.c lib/report/gnuplot_run.c \
 	lib/nic/sysfs_counters.c lib/nic/nic_sensor.c lib/nic/nic_db.c \
-	lib/drops/drop_names.c
+	lib/drops/drop_names.c lib/util/bpf_util.c
 
 LIB_MODEL_SRCS := lib/model/rc_model.c lib/model/roce_frame.c lib/model/emu_icrc.c
 
