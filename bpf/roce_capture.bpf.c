@@ -4,6 +4,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "roce_capture.h"
+#include "lib/decode/bth_opcodes.h"
 
 #define ETH_P_IP 0x0800
 #define ETH_P_IPV6 0x86DD
@@ -84,34 +85,10 @@ struct roce_bth {
 
 /*
  * Bytes of extended headers after the BTH, by opcode (IBA 9.2-9.3, table 38 "header
- * sequences"): RETH 16, AETH 4, AtomicETH 28, AtomicAckETH 8, ImmDt 4, IETH 4, DETH 8,
- * RDETH 4, XRCETH 4. CNP (0x81) carries 16 reserved bytes. Unknown opcodes: BTH only.
+ * sequences"); a CNP's 16 reserved bytes count as headers. Unknown opcodes: BTH only.
+ * The decoder reads the same table (lib/decode/bth_opcodes.h).
  */
-#define RC_EXT(base)                                                                    \
-	[(base) | 0x03] = 4, [(base) | 0x05] = 4, [(base) | 0x06] = 16,                 \
-	[(base) | 0x09] = 4, [(base) | 0x0a] = 16, [(base) | 0x0b] = 20
-
-static const __u8 roce_ext_len[256] = {
-	/* RC: SEND/WRITE as RC_EXT, READ request RETH, responses AETH, atomics. */
-	RC_EXT(0x00), [0x0c] = 16, [0x0d] = 4, [0x0f] = 4, [0x10] = 4, [0x11] = 4,
-	[0x12] = 12, [0x13] = 28, [0x14] = 28, [0x16] = 4, [0x17] = 4,
-	/* UC: SEND and WRITE only. */
-	RC_EXT(0x20),
-	/* RD: requests RDETH + DETH (12) before the RC headers, responses RDETH (4). */
-	[0x40] = 12, [0x41] = 12, [0x42] = 12, [0x43] = 16, [0x44] = 12, [0x45] = 16,
-	[0x46] = 28, [0x47] = 12, [0x48] = 12, [0x49] = 16, [0x4a] = 28, [0x4b] = 32,
-	[0x4c] = 28, [0x4d] = 8, [0x4e] = 4, [0x4f] = 8, [0x50] = 8, [0x51] = 8,
-	[0x52] = 16, [0x53] = 40, [0x54] = 40, [0x55] = 12,
-	/* UD: SEND Only (DETH), SEND Only with Immediate (DETH + ImmDt). */
-	[0x64] = 8, [0x65] = 12,
-	/* CNP */
-	[0x81] = 16,
-	/* XRC: requests XRCETH (4) before the RC headers, responses as RC. */
-	[0xa0] = 4, [0xa1] = 4, [0xa2] = 4, [0xa3] = 8, [0xa4] = 4, [0xa5] = 8,
-	[0xa6] = 20, [0xa7] = 4, [0xa8] = 4, [0xa9] = 8, [0xaa] = 20, [0xab] = 24,
-	[0xac] = 20, [0xad] = 4, [0xaf] = 4, [0xb0] = 4, [0xb1] = 4, [0xb2] = 12,
-	[0xb3] = 32, [0xb4] = 32, [0xb6] = 8, [0xb7] = 8,
-};
+static const __u8 roce_ext_len[256] = BTH_HEADER_BYTES_INIT;
 
 /* Counter slot of the receiving interface: its position in -i, or the spare last slot. */
 static __always_inline __u32 iface_slot(__u32 ifindex)

@@ -33,60 +33,12 @@
 /* What one opcode is called and which extended headers follow its BTH (IBA 9.2, table 38). */
 struct opcode_info {
 	const char *name;
-	uint16_t headers; /* ROCE_H_* after the BTH */
+	uint16_t headers; /* ROCE_H_* after the BTH (and BTH_H_CNP_RESERVED) */
 };
 
-#define REQ_OPS(tr, pfx, req)                                                                      \
-	[ROCE_OPCODE(tr, 0x00)] = { pfx " SEND First", (req) },                                    \
-	[ROCE_OPCODE(tr, 0x01)] = { pfx " SEND Middle", (req) },                                   \
-	[ROCE_OPCODE(tr, 0x02)] = { pfx " SEND Last", (req) },                                     \
-	[ROCE_OPCODE(tr, 0x03)] = { pfx " SEND Last with Immediate", (req) | ROCE_H_IMMDT },       \
-	[ROCE_OPCODE(tr, 0x04)] = { pfx " SEND Only", (req) },                                     \
-	[ROCE_OPCODE(tr, 0x05)] = { pfx " SEND Only with Immediate", (req) | ROCE_H_IMMDT },       \
-	[ROCE_OPCODE(tr, 0x06)] = { pfx " RDMA WRITE First", (req) | ROCE_H_RETH },                \
-	[ROCE_OPCODE(tr, 0x07)] = { pfx " RDMA WRITE Middle", (req) },                             \
-	[ROCE_OPCODE(tr, 0x08)] = { pfx " RDMA WRITE Last", (req) },                               \
-	[ROCE_OPCODE(tr, 0x09)] = { pfx " RDMA WRITE Last with Immediate", (req) | ROCE_H_IMMDT }, \
-	[ROCE_OPCODE(tr, 0x0a)] = { pfx " RDMA WRITE Only", (req) | ROCE_H_RETH },                 \
-	[ROCE_OPCODE(tr, 0x0b)] = { pfx " RDMA WRITE Only with Immediate",                         \
-				    (req) | ROCE_H_RETH | ROCE_H_IMMDT }
-
-#define READ_ATOMIC_OPS(tr, pfx, req, resp)                                                        \
-	[ROCE_OPCODE(tr, 0x0c)] = { pfx " RDMA READ Request", (req) | ROCE_H_RETH },               \
-	[ROCE_OPCODE(tr, 0x0d)] = { pfx " RDMA READ Response First", (resp) | ROCE_H_AETH },       \
-	[ROCE_OPCODE(tr, 0x0e)] = { pfx " RDMA READ Response Middle", (resp) },                    \
-	[ROCE_OPCODE(tr, 0x0f)] = { pfx " RDMA READ Response Last", (resp) | ROCE_H_AETH },        \
-	[ROCE_OPCODE(tr, 0x10)] = { pfx " RDMA READ Response Only", (resp) | ROCE_H_AETH },        \
-	[ROCE_OPCODE(tr, 0x11)] = { pfx " Acknowledge", (resp) | ROCE_H_AETH },                    \
-	[ROCE_OPCODE(tr, 0x12)] = { pfx " ATOMIC Acknowledge",                                     \
-				    (resp) | ROCE_H_AETH | ROCE_H_ATOMICACKETH },                  \
-	[ROCE_OPCODE(tr, 0x13)] = { pfx " CmpSwap", (req) | ROCE_H_ATOMICETH },                    \
-	[ROCE_OPCODE(tr, 0x14)] = { pfx " FetchAdd", (req) | ROCE_H_ATOMICETH }
-
-#define INVALIDATE_OPS(tr, pfx, req)                                                               \
-	[ROCE_OPCODE(tr, 0x16)] = { pfx " SEND Last with Invalidate", (req) | ROCE_H_IETH },       \
-	[ROCE_OPCODE(tr, 0x17)] = { pfx " SEND Only with Invalidate", (req) | ROCE_H_IETH }
-
-static const struct opcode_info opcode_table[256] = {
-	REQ_OPS(ROCE_TR_RC, "RC", 0),
-	READ_ATOMIC_OPS(ROCE_TR_RC, "RC", 0, 0),
-	INVALIDATE_OPS(ROCE_TR_RC, "RC", 0),
-	/* UC: SEND and RDMA WRITE only (IBA 9.2, table 38). */
-	REQ_OPS(ROCE_TR_UC, "UC", 0),
-	/* RD: requests carry RDETH + DETH, responses RDETH (IBA 9.3.1, 9.3.2). */
-	REQ_OPS(ROCE_TR_RD, "RD", ROCE_H_RDETH | ROCE_H_DETH),
-	READ_ATOMIC_OPS(ROCE_TR_RD, "RD", ROCE_H_RDETH | ROCE_H_DETH, ROCE_H_RDETH),
-	[ROCE_OPCODE(ROCE_TR_RD, 0x15)] = { "RD RESYNC", ROCE_H_RDETH | ROCE_H_DETH },
-	/* UD: SEND Only (with immediate) and DETH. */
-	[ROCE_OPCODE(ROCE_TR_UD, 0x04)] = { "UD SEND Only", ROCE_H_DETH },
-	[ROCE_OPCODE(ROCE_TR_UD, 0x05)] = { "UD SEND Only with Immediate", ROCE_H_DETH | ROCE_H_IMMDT },
-	/* RoCE v2 congestion notification packet (RoCE v2 annex A17.9): BTH + 16 reserved bytes. */
-	[ROCE_OPCODE_CNP] = { "CNP", 0 },
-	/* XRC: requests carry XRCETH right after the BTH; responses are as RC's (IBA annex A14.3). */
-	REQ_OPS(ROCE_TR_XRC, "XRC", ROCE_H_XRCETH),
-	READ_ATOMIC_OPS(ROCE_TR_XRC, "XRC", ROCE_H_XRCETH, 0),
-	INVALIDATE_OPS(ROCE_TR_XRC, "XRC", ROCE_H_XRCETH),
-};
+/* The table is bth_opcodes.h's, shared with the XDP program; its headers are ROCE_H_* bits. */
+#define OPCODE_INFO(op, name, hdrs) [op] = { name, hdrs },
+static const struct opcode_info opcode_table[256] = { BTH_OPCODES(OPCODE_INFO) };
 
 static const char *const transport_names[8] = {
 	[ROCE_TR_RC] = "RC",   [ROCE_TR_UC] = "UC",	  [ROCE_TR_RD] = "RD",
@@ -683,15 +635,15 @@ static const struct ext_header {
 	uint8_t len;
 	void (*dissect)(struct byte_reader *br, struct roce_pkt *pkt);
 } ext_headers[] = {
-	{ ROCE_H_RDETH, 4, dissect_rdeth },
-	{ ROCE_H_DETH, 8, dissect_deth },
-	{ ROCE_H_XRCETH, 4, dissect_xrceth },
-	{ ROCE_H_RETH, 16, dissect_reth },
-	{ ROCE_H_ATOMICETH, 28, dissect_atomiceth },
-	{ ROCE_H_AETH, 4, dissect_aeth },
-	{ ROCE_H_ATOMICACKETH, 8, dissect_atomicacketh },
-	{ ROCE_H_IMMDT, 4, dissect_immdt },
-	{ ROCE_H_IETH, 4, dissect_ieth },
+	{ ROCE_H_RDETH, BTH_RDETH_LEN, dissect_rdeth },
+	{ ROCE_H_DETH, BTH_DETH_LEN, dissect_deth },
+	{ ROCE_H_XRCETH, BTH_XRCETH_LEN, dissect_xrceth },
+	{ ROCE_H_RETH, BTH_RETH_LEN, dissect_reth },
+	{ ROCE_H_ATOMICETH, BTH_ATOMICETH_LEN, dissect_atomiceth },
+	{ ROCE_H_AETH, BTH_AETH_LEN, dissect_aeth },
+	{ ROCE_H_ATOMICACKETH, BTH_ATOMICACKETH_LEN, dissect_atomicacketh },
+	{ ROCE_H_IMMDT, BTH_IMMDT_LEN, dissect_immdt },
+	{ ROCE_H_IETH, BTH_IETH_LEN, dissect_ieth },
 };
 #define EXT_HEADER_BITS                                                                        \
 	(ROCE_H_RDETH | ROCE_H_DETH | ROCE_H_XRCETH | ROCE_H_RETH | ROCE_H_ATOMICETH | ROCE_H_AETH | \

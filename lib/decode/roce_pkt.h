@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "lib/decode/bth_opcodes.h"
+
 #define ROCE_V2_UDP_PORT 4791
 #define ROCE_V1_ETHERTYPE 0x8915
 
@@ -61,19 +63,19 @@ enum aeth_nak_code {
 	NAK_INVALID_RD_REQUEST = 4,
 };
 
-/* Which headers a packet carried (roce_pkt.headers). */
+/* Which headers a packet carried (roce_pkt.headers); the extended ones as bth_opcodes.h. */
 enum roce_hdr_bits {
 	ROCE_H_GRH = 1u << 0,
 	ROCE_H_BTH = 1u << 1,
-	ROCE_H_RETH = 1u << 2,
-	ROCE_H_AETH = 1u << 3,
-	ROCE_H_ATOMICETH = 1u << 4,
-	ROCE_H_ATOMICACKETH = 1u << 5,
-	ROCE_H_IMMDT = 1u << 6,
-	ROCE_H_IETH = 1u << 7,
-	ROCE_H_DETH = 1u << 8,
-	ROCE_H_XRCETH = 1u << 9,
-	ROCE_H_RDETH = 1u << 10,
+	ROCE_H_RETH = BTH_H_RETH,
+	ROCE_H_AETH = BTH_H_AETH,
+	ROCE_H_ATOMICETH = BTH_H_ATOMICETH,
+	ROCE_H_ATOMICACKETH = BTH_H_ATOMICACKETH,
+	ROCE_H_IMMDT = BTH_H_IMMDT,
+	ROCE_H_IETH = BTH_H_IETH,
+	ROCE_H_DETH = BTH_H_DETH,
+	ROCE_H_XRCETH = BTH_H_XRCETH,
+	ROCE_H_RDETH = BTH_H_RDETH,
 	ROCE_H_MAD = 1u << 11, /* a MAD on QP1 (CM) */
 };
 
