@@ -153,18 +153,183 @@ static __always_inline bool hosts_match(__be32 saddr4, __be32 daddr4, const stru
 	return true;
 }
 
+/* Where a packet came from: IPv4 addresses, or IPv6 / RoCE v1 GRH GIDs (then saddr6 set). */
+struct roce_addrs {
+	__be32 saddr4, daddr4;
+	const struct in6_addr *saddr6, *daddr6;
+};
+
+/*
+ * Ethernet and up to two tags: 802.1Q, or QinQ (802.1ad outer, 802.1Q inner). Returns the
+ * first byte after them and sets *proto, or NULL when the frame ends first.
+ */
+static __always_inline void *parse_eth(void *pos, void *data_end, __be16 *proto, __u8 *flags)
+{
+	struct ethhdr *eth = pos;
+
+	if ((void *)(eth + 1) > data_end)
+		return NULL;
+	pos = eth + 1;
+	*proto = eth->h_proto;
+#pragma unroll
+	for (int i = 0; i < 2; i++) {
+		struct vlan_tag *tag = pos;
+
+		if (*proto != bpf_htons(ETH_P_8021Q) && *proto != bpf_htons(ETH_P_8021AD))
+			break;
+		if ((void *)(tag + 1) > data_end)
+			return NULL;
+		pos = tag + 1;
+		*proto = tag->inner_proto;
+		*flags |= ROCE_CAP_F_VLAN;
+	}
+	return pos;
+}
+
+/*
+ * IPv4 or IPv6 and UDP to port 4791 (RoCE v2), or a RoCE v1 GRH: returns where the BTH
+ * starts, or NULL when the frame is not RoCE (a RoCE v1 GRH that is cut or not followed by
+ * a BTH counts as malformed).
+ */
+static __always_inline void *parse_roce_l3(void *pos, void *data_end, __be16 proto,
+					   struct roce_addrs *a, __u8 *flags,
+					   struct roce_cap_counters *cnt)
+{
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = pos;
+		struct udphdr *udp;
+
+		if ((void *)(iph + 1) > data_end)
+			return NULL;
+		if (iph->protocol != IPPROTO_UDP || iph->version != 4 || iph->ihl < 5 ||
+		    (iph->frag_off & bpf_htons(IPV4_FRAG_OFFSET_MASK)))
+			return NULL;
+		pos = (void *)iph + iph->ihl * 4;
+		udp = pos;
+		if ((void *)(udp + 1) > data_end || udp->dest != bpf_htons(ROCE_V2_UDP_PORT))
+			return NULL;
+		a->saddr4 = iph->saddr;
+		a->daddr4 = iph->daddr;
+		return udp + 1;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = pos;
+		struct udphdr *udp;
+
+		if ((void *)(ip6 + 1) > data_end)
+			return NULL;
+		if (ip6->nexthdr != IPPROTO_UDP || ip6->version != 6)
+			return NULL;
+		udp = (void *)(ip6 + 1);
+		if ((void *)(udp + 1) > data_end || udp->dest != bpf_htons(ROCE_V2_UDP_PORT))
+			return NULL;
+		a->saddr6 = &ip6->saddr;
+		a->daddr6 = &ip6->daddr;
+		*flags |= ROCE_CAP_F_IPV6;
+		return udp + 1;
+	} else if (proto == bpf_htons(ETH_P_ROCE_V1)) {
+		/* The GRH (IBA 8.3) has the IPv6 header's layout; next header 0x1B = BTH. */
+		struct ipv6hdr *grh = pos;
+
+		if ((void *)(grh + 1) > data_end || grh->nexthdr != GRH_NEXT_HDR_BTH) {
+			cnt->malformed_pkts++;
+			return NULL;
+		}
+		a->saddr6 = &grh->saddr;
+		a->daddr6 = &grh->daddr;
+		*flags |= ROCE_CAP_F_V1;
+		return grh + 1;
+	}
+	return NULL;
+}
+
+/*
+ * cap_len bytes of the frame into rec->data. The smallest size class that holds cap_len is
+ * copied with 8-byte loads and stores when the frame's linear part covers the class (a
+ * copy's size must be a constant); otherwise bpf_xdp_load_bytes() copies exactly cap_len
+ * (short frames, multi-buffer frames, -s). Returns 0, or nonzero when that fails.
+ */
+static __always_inline int copy_frame(struct xdp_md *ctx, struct roce_cap_rec *rec, void *data,
+				      void *data_end, __u64 cap_len)
+{
+	if (cap_len <= ROCE_CAP_CLASS_S_BYTES) {
+		if (data + ROCE_CAP_CLASS_S_BYTES <= data_end) {
+			copy_words(rec->data, data, ROCE_CAP_CLASS_S_BYTES / 8);
+			return 0;
+		}
+		/*
+		 * A frame shorter than the class, most often an ACK (58 bytes of headers in
+		 * a 62-byte frame): seven whole words, then the 8 bytes that end at cap_len.
+		 */
+		if (cap_len > ROCE_CAP_CLASS_S_BYTES - 8 && data + ROCE_CAP_CLASS_S_BYTES - 8 <= data_end) {
+			__u64 tail = cap_len - 8;
+			const __u64 *src = data + tail;
+
+			/* Keep src one register, so the verifier sees the bound on the load's pointer. */
+			asm volatile("" : "+r"(src));
+			if ((void *)(src + 1) <= data_end) {
+				copy_words(rec->data, data, ROCE_CAP_CLASS_S_BYTES / 8 - 1);
+				*(__u64 *)(rec->data + tail) = *src;
+				return 0;
+			}
+		}
+	} else if (cap_len <= ROCE_CAP_CLASS_M_BYTES) {
+		if (data + ROCE_CAP_CLASS_M_BYTES <= data_end) {
+			copy_words(rec->data, data, ROCE_CAP_CLASS_M_BYTES / 8);
+			return 0;
+		}
+	} else if (cap_len <= ROCE_CAP_CLASS_L_BYTES) {
+		if (data + ROCE_CAP_CLASS_L_BYTES <= data_end) {
+			copy_words(rec->data, data, ROCE_CAP_CLASS_L_BYTES / 8);
+			return 0;
+		}
+	}
+	return bpf_xdp_load_bytes(ctx, 0, rec->data, cap_len);
+}
+
+/*
+ * Publish a filled record of rec_size bytes at prod and wake the reader if it is due.
+ * The record's stores must be visible before the new prod. x86 keeps stores in order, so
+ * a compiler barrier and a plain store do. Elsewhere an atomic add whose result is used
+ * (BPF_FETCH, -mcpu=v3 in bpf/build.mk) is a full barrier in every BPF JIT; one whose
+ * result is unused is not (arm64 STADD).
+ */
+static __always_inline void publish(struct roce_cap_ring_head *head, __u64 prod, __u64 cons,
+				    __u64 rec_size, __u32 cpu, struct roce_cap_counters *cnt)
+{
+#if defined(__TARGET_ARCH_x86)
+	prod += rec_size;
+	asm volatile("" ::: "memory");
+	*(volatile __u64 *)&head->prod = prod;
+#else
+	prod = __sync_fetch_and_add(&head->prod, rec_size) + rec_size;
+#endif
+	/*
+	 * Wake the reader when the ring is filled past the threshold, but not again before it
+	 * has consumed what was there at this CPU's previous wake-up: a woken reader drains
+	 * every ring, so until then the wake-up is still pending. A wake-up costs this CPU an
+	 * irq_work self-IPI (a VM exit in a guest: 40-50 ns per packet when every 64th record
+	 * paid one) and the reader a system call. Below the threshold the reader's poll
+	 * timeout drains the rings.
+	 */
+	if (prod - cons >= cfg_wakeup_bytes && cons >= head->wakeup_prod) {
+		__u32 note = cpu;
+
+		head->wakeup_prod = prod;
+		cnt->wakeups++;
+		bpf_ringbuf_output(&wakeups, &note, sizeof(note), BPF_RB_FORCE_WAKEUP);
+	}
+}
+
 SEC("xdp.frags")
 int roce_capture(struct xdp_md *ctx)
 {
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
-	const struct in6_addr *saddr6 = NULL, *daddr6 = NULL;
-	__be32 saddr4 = 0, daddr4 = 0;
+	struct roce_addrs addrs = {};
 	struct roce_cap_counters *cnt;
 	struct roce_cap_rec *rec;
 	struct roce_bth *bth;
-	struct ethhdr *eth;
-	void *pos = data;
+	void *pos;
 	__u64 hdr_len, frame_len, want, cap_len; /* 64-bit so the verifier keeps the bounds */
 	__u64 lost_before, prod, cons, rec_size, ts;
 	struct roce_cap_ring_head *head;
@@ -179,72 +344,12 @@ int roce_capture(struct xdp_md *ctx)
 		return XDP_PASS;
 	cnt->seen_pkts++;
 
-	eth = pos;
-	if ((void *)(eth + 1) > data_end)
+	pos = parse_eth(data, data_end, &proto, &flags);
+	if (!pos)
 		return XDP_PASS;
-	pos = eth + 1;
-	proto = eth->h_proto;
-
-	/* Up to two tags: 802.1Q, or QinQ (802.1ad outer, 802.1Q inner). */
-#pragma unroll
-	for (int i = 0; i < 2; i++) {
-		struct vlan_tag *tag = pos;
-
-		if (proto != bpf_htons(ETH_P_8021Q) && proto != bpf_htons(ETH_P_8021AD))
-			break;
-		if ((void *)(tag + 1) > data_end)
-			return XDP_PASS;
-		pos = tag + 1;
-		proto = tag->inner_proto;
-		flags |= ROCE_CAP_F_VLAN;
-	}
-
-	if (proto == bpf_htons(ETH_P_IP)) {
-		struct iphdr *iph = pos;
-		struct udphdr *udp;
-
-		if ((void *)(iph + 1) > data_end)
-			return XDP_PASS;
-		if (iph->protocol != IPPROTO_UDP || iph->version != 4 || iph->ihl < 5 ||
-		    (iph->frag_off & bpf_htons(IPV4_FRAG_OFFSET_MASK)))
-			return XDP_PASS;
-		pos = (void *)iph + iph->ihl * 4;
-		udp = pos;
-		if ((void *)(udp + 1) > data_end || udp->dest != bpf_htons(ROCE_V2_UDP_PORT))
-			return XDP_PASS;
-		pos = udp + 1;
-		saddr4 = iph->saddr;
-		daddr4 = iph->daddr;
-	} else if (proto == bpf_htons(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6 = pos;
-		struct udphdr *udp;
-
-		if ((void *)(ip6 + 1) > data_end)
-			return XDP_PASS;
-		if (ip6->nexthdr != IPPROTO_UDP || ip6->version != 6)
-			return XDP_PASS;
-		udp = (void *)(ip6 + 1);
-		if ((void *)(udp + 1) > data_end || udp->dest != bpf_htons(ROCE_V2_UDP_PORT))
-			return XDP_PASS;
-		pos = udp + 1;
-		saddr6 = &ip6->saddr;
-		daddr6 = &ip6->daddr;
-		flags |= ROCE_CAP_F_IPV6;
-	} else if (proto == bpf_htons(ETH_P_ROCE_V1)) {
-		/* The GRH (IBA 8.3) has the IPv6 header's layout; next header 0x1B = BTH. */
-		struct ipv6hdr *grh = pos;
-
-		if ((void *)(grh + 1) > data_end || grh->nexthdr != GRH_NEXT_HDR_BTH) {
-			cnt->malformed_pkts++;
-			return XDP_PASS;
-		}
-		pos = grh + 1;
-		saddr6 = &grh->saddr;
-		daddr6 = &grh->daddr;
-		flags |= ROCE_CAP_F_V1;
-	} else {
+	pos = parse_roce_l3(pos, data_end, proto, &addrs, &flags, cnt);
+	if (!pos)
 		return XDP_PASS;
-	}
 
 	bth = pos;
 	if ((void *)(bth + 1) > data_end) {
@@ -256,7 +361,7 @@ int roce_capture(struct xdp_md *ctx)
 	opcode = bth->opcode;
 	dest_qp = bpf_ntohl(bth->fecn_becn_dest_qp) & 0xffffff;
 
-	if ((cfg_n_hosts && !hosts_match(saddr4, daddr4, saddr6, daddr6)) ||
+	if ((cfg_n_hosts && !hosts_match(addrs.saddr4, addrs.daddr4, addrs.saddr6, addrs.daddr6)) ||
 	    (cfg_has_qpn && dest_qp != cfg_qpn)) {
 		cnt->filtered_pkts++;
 		return XDP_PASS;
@@ -280,10 +385,7 @@ int roce_capture(struct xdp_md *ctx)
 
 	/*
 	 * This CPU's ring: the record goes at prod within the region (it may run on into the
-	 * slack). The smallest size class that holds cap_len is copied with 8-byte loads and
-	 * stores when the frame's linear part covers the class (a copy's size must be a
-	 * constant); otherwise bpf_xdp_load_bytes() copies exactly cap_len (short frames,
-	 * multi-buffer frames, -s).
+	 * slack).
 	 */
 	cpu = bpf_get_smp_processor_id();
 	ring = bpf_map_lookup_elem(&rings, &cpu);
@@ -296,43 +398,10 @@ int roce_capture(struct xdp_md *ctx)
 	rec_size = roce_cap_rec_size(cap_len, cfg_data_cap);
 	if (prod + rec_size - cons > cfg_ring_region)
 		goto lost;
-	if (cap_len <= ROCE_CAP_CLASS_S_BYTES) {
-		if (data + ROCE_CAP_CLASS_S_BYTES <= data_end) {
-			copy_words(rec->data, data, ROCE_CAP_CLASS_S_BYTES / 8);
-			goto fill;
-		}
-		/*
-		 * A frame shorter than the class, most often an ACK (58 bytes of headers in
-		 * a 62-byte frame): seven whole words, then the 8 bytes that end at cap_len.
-		 */
-		if (cap_len > ROCE_CAP_CLASS_S_BYTES - 8 && data + ROCE_CAP_CLASS_S_BYTES - 8 <= data_end) {
-			__u64 tail = cap_len - 8;
-			const __u64 *src = data + tail;
-
-			/* Keep src one register, so the verifier sees the bound on the load's pointer. */
-			asm volatile("" : "+r"(src));
-			if ((void *)(src + 1) <= data_end) {
-				copy_words(rec->data, data, ROCE_CAP_CLASS_S_BYTES / 8 - 1);
-				*(__u64 *)(rec->data + tail) = *src;
-				goto fill;
-			}
-		}
-	} else if (cap_len <= ROCE_CAP_CLASS_M_BYTES) {
-		if (data + ROCE_CAP_CLASS_M_BYTES <= data_end) {
-			copy_words(rec->data, data, ROCE_CAP_CLASS_M_BYTES / 8);
-			goto fill;
-		}
-	} else if (cap_len <= ROCE_CAP_CLASS_L_BYTES) {
-		if (data + ROCE_CAP_CLASS_L_BYTES <= data_end) {
-			copy_words(rec->data, data, ROCE_CAP_CLASS_L_BYTES / 8);
-			goto fill;
-		}
-	}
-	if (bpf_xdp_load_bytes(ctx, 0, rec->data, cap_len)) {
+	if (copy_frame(ctx, rec, data, data_end, cap_len)) {
 		cnt->malformed_pkts++;
 		return XDP_PASS;
 	}
-fill:
 	rec->version = ROCE_CAP_REC_VERSION;
 	rec->flags = flags;
 	rec->opcode = opcode;
@@ -347,34 +416,7 @@ fill:
 		cnt->lost_reported = cnt->lost_pkts;
 	}
 	rec->ts_ns = ts;
-	/*
-	 * Publish: the record's stores must be visible before the new prod. x86 keeps stores
-	 * in order, so a compiler barrier and a plain store do. Elsewhere an atomic add whose
-	 * result is used (BPF_FETCH, -mcpu=v3 in bpf/build.mk) is a full barrier in every BPF
-	 * JIT; one whose result is unused is not (arm64 STADD).
-	 */
-#if defined(__TARGET_ARCH_x86)
-	prod += rec_size;
-	asm volatile("" ::: "memory");
-	*(volatile __u64 *)&head->prod = prod;
-#else
-	prod = __sync_fetch_and_add(&head->prod, rec_size) + rec_size;
-#endif
-	/*
-	 * Wake the reader when the ring is filled past the threshold, but not again before it
-	 * has consumed what was there at this CPU's previous wake-up: a woken reader drains
-	 * every ring, so until then the wake-up is still pending. A wake-up costs this CPU an
-	 * irq_work self-IPI (a VM exit in a guest: 40-50 ns per packet when every 64th record
-	 * paid one) and the reader a system call. Below the threshold the reader's poll
-	 * timeout drains the rings.
-	 */
-	if (prod - cons >= cfg_wakeup_bytes && cons >= head->wakeup_prod) {
-		__u32 note = cpu;
-
-		head->wakeup_prod = prod;
-		cnt->wakeups++;
-		bpf_ringbuf_output(&wakeups, &note, sizeof(note), BPF_RB_FORCE_WAKEUP);
-	}
+	publish(head, prod, cons, rec_size, cpu, cnt);
 	cnt->captured_pkts++;
 	cnt->captured_bytes += frame_len;
 	return XDP_PASS;
