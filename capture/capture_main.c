@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "lib/agent/live_agent.h"
 #include "lib/util/log.h"
 #include "lib/util/parse_num.h"
+#include "lib/util/util.h"
 
 
 #define LINKTYPE_ETHERNET 1
@@ -182,14 +184,93 @@ static void on_stop_signal(int sig)
 	stop_requested = 1;
 }
 
-static int parse_options(int argc, char **argv, struct capture_opts *o)
+/*
+ * The numeric options: each goes through one checked parser (a duration when unit_ns is
+ * set, bare numbers in that unit) with its bounds, and lands times scale in its field.
+ */
+struct num_option {
+	int key;			/* getopt_long's return */
+	const char *name;		/* as the usage error names it */
+	uint64_t min, max;
+	uint64_t unit_ns;		/* a duration; 0: a plain number */
+	uint64_t scale;			/* the field holds value * scale */
+	size_t off, width;		/* the field in struct capture_opts */
+	bool agent_tuning;		/* needs --analyze */
+	const char *range;		/* the usage error's hint */
+};
+
+#define OPT_FIELD(f) offsetof(struct capture_opts, f), sizeof(((struct capture_opts *)0)->f)
+#define NS_PER_S 1000000000ull
+#define NS_PER_DAY (86400 * NS_PER_S)
+
+static const struct num_option num_options[] = {
+	{ 'c', "-c", 1, UINT64_MAX, 0, 1, OPT_FIELD(max_pkts), false, "(a packet count >= 1)" },
+	{ 'd', "-d", 1000000ull, 366 * NS_PER_DAY, NS_PER_S, 1, OPT_FIELD(duration_ns), false,
+	  "(1ms to 366 days, e.g. 30 or 30s or 500ms)" },
+	{ 'C', "-C", 1, 1000000, 0, 1000000ull, OPT_FIELD(rotate_bytes), false, "(1 to 1000000 MB)" },
+	{ 'G', "-G", NS_PER_S, 366 * NS_PER_DAY, NS_PER_S, 1, OPT_FIELD(rotate_ns), false,
+	  "(1s to 366 days)" },
+	{ 'B', "-B", 4, 1048576, 0, 1024, OPT_FIELD(cfg.ring_bytes), false, "(4 to 1048576 KiB)" },
+	{ OPT_INTERVAL, "--interval", 100000000ull, 3600 * NS_PER_S, NS_PER_S, 1,
+	  OPT_FIELD(agent_interval_ns), false, "(100ms to 1h, e.g. 1s)" },
+	{ OPT_FORGET, "--forget", NS_PER_S, 30 * NS_PER_DAY, NS_PER_S, 1, OPT_FIELD(agent.forget_ns),
+	  true, "(1s to 30d, e.g. 10m)" },
+	{ OPT_MAX_FLOWS, "--max-flows", 1000, 100000000, 0, 1, OPT_FIELD(agent.max_flows), true,
+	  "(1000 to 100000000)" },
+	{ OPT_MAX_PAIRS, "--max-pairs", 1, 100000, 0, 1, OPT_FIELD(agent.max_pairs), true,
+	  "(1 to 100000)" },
+	{ OPT_TOP_QPS, "--top-qps", 1, 100000, 0, 1, OPT_FIELD(agent.top_qps), true, "(1 to 100000)" },
+};
+
+static const struct num_option *find_num_option(int key)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(num_options); i++)
+		if (num_options[i].key == key)
+			return &num_options[i];
+	return NULL;
+}
+
+/* Parse text for one numeric option into its field: 0, or the usage error's exit status. */
+static int set_num_option(struct capture_opts *o, const struct num_option *n, const char *text)
 {
 	uint64_t v;
+	int err;
+
+	if (n->unit_ns)
+		err = parse_duration_ns(text, n->unit_ns, n->min, n->max, &v);
+	else
+		err = parse_u64(text, n->min, n->max, &v);
+	if (err)
+		return usage_error("invalid %s '%s' %s", n->name, text, n->range);
+	v *= n->scale; /* no overflow: every scaled option's max times its scale fits */
+	if (n->width == sizeof(uint32_t)) {
+		uint32_t v32 = (uint32_t)v;
+
+		memcpy((char *)o + n->off, &v32, sizeof(v32));
+	} else {
+		memcpy((char *)o + n->off, &v, sizeof(v));
+	}
+	if (n->agent_tuning)
+		o->agent_tuned = true;
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct capture_opts *o)
+{
+	const struct num_option *num;
+	uint64_t v;
 	char err[256];
-	int c;
+	int c, rc;
 
 	opterr = 0; /* usage_error_getopt() prints the one line */
 	while ((c = getopt_long(argc, argv, ":i:w:c:d:C:G:s:B:qvhV", long_options, NULL)) != -1) {
+		num = find_num_option(c);
+		if (num) {
+			rc = set_num_option(o, num, optarg);
+			if (rc)
+				return rc;
+			continue;
+		}
 		switch (c) {
 		case 'i':
 			if (o->cfg.n_ifaces == ROCE_CAP_MAX_IFACES)
@@ -202,36 +283,10 @@ static int parse_options(int argc, char **argv, struct capture_opts *o)
 		case 'w':
 			o->out_pattern = optarg;
 			break;
-		case 'c':
-			if (parse_u64(optarg, 1, UINT64_MAX, &v))
-				return usage_error("invalid -c '%s' (a packet count >= 1)", optarg);
-			o->max_pkts = v;
-			break;
-		case 'd':
-			if (parse_duration_ns(optarg, 1000000000ull, 1000000ull, 366ull * 86400 * 1000000000ull, &v))
-				return usage_error("invalid -d '%s' (1ms to 366 days, e.g. 30 or 30s or 500ms)",
-						   optarg);
-			o->duration_ns = v;
-			break;
-		case 'C':
-			if (parse_u64(optarg, 1, 1000000, &v))
-				return usage_error("invalid -C '%s' (1 to 1000000 MB)", optarg);
-			o->rotate_bytes = v * 1000000ull;
-			break;
-		case 'G':
-			if (parse_duration_ns(optarg, 1000000000ull, 1000000000ull, 366ull * 86400 * 1000000000ull, &v))
-				return usage_error("invalid -G '%s' (1s to 366 days)", optarg);
-			o->rotate_ns = v;
-			break;
 		case 's':
 			if (parse_u64(optarg, 0, ROCE_CAP_MAX_SNAPLEN, &v))
 				return usage_error("invalid -s '%s' (0 to %d bytes)", optarg, ROCE_CAP_MAX_SNAPLEN);
 			o->cfg.snaplen = v ? (uint32_t)v : ROCE_CAP_MAX_SNAPLEN;
-			break;
-		case 'B':
-			if (parse_u64(optarg, 4, 1048576, &v))
-				return usage_error("invalid -B '%s' (4 to 1048576 KiB)", optarg);
-			o->cfg.ring_bytes = v * 1024;
 			break;
 		case OPT_FILTER:
 			if (capture_filter_parse(optarg, &o->cfg.filter, err, sizeof(err)))
@@ -265,35 +320,6 @@ static int parse_options(int argc, char **argv, struct capture_opts *o)
 			break;
 		case OPT_PATHS:
 			o->agent.paths_csv = optarg;
-			break;
-		case OPT_INTERVAL:
-			if (parse_duration_ns(optarg, 1000000000ull, 100000000ull, 3600000000000ull, &v))
-				return usage_error("invalid --interval '%s' (100ms to 1h, e.g. 1s)", optarg);
-			o->agent_interval_ns = v;
-			break;
-		case OPT_FORGET:
-			if (parse_duration_ns(optarg, 1000000000ull, 1000000000ull, 30 * 86400000000000ull, &v))
-				return usage_error("invalid --forget '%s' (1s to 30d, e.g. 10m)", optarg);
-			o->agent.forget_ns = v;
-			o->agent_tuned = true;
-			break;
-		case OPT_MAX_FLOWS:
-			if (parse_u64(optarg, 1000, 100000000, &v))
-				return usage_error("invalid --max-flows '%s' (1000 to 100000000)", optarg);
-			o->agent.max_flows = (size_t)v;
-			o->agent_tuned = true;
-			break;
-		case OPT_MAX_PAIRS:
-			if (parse_u64(optarg, 1, 100000, &v))
-				return usage_error("invalid --max-pairs '%s' (1 to 100000)", optarg);
-			o->agent.max_pairs = (size_t)v;
-			o->agent_tuned = true;
-			break;
-		case OPT_TOP_QPS:
-			if (parse_u64(optarg, 1, 100000, &v))
-				return usage_error("invalid --top-qps '%s' (1 to 100000)", optarg);
-			o->agent.top_qps = (size_t)v;
-			o->agent_tuned = true;
 			break;
 		case 'q':
 			o->quiet = true;
