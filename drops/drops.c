@@ -819,21 +819,6 @@ static void print_table(const struct drops_ctx *ctx, const struct snapshot *s, u
 	fflush(stdout);
 }
 
-/* JSON string of a kernel symbol or reason name: they hold no quotes, but be safe. */
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static void format_utc(uint64_t real_ns, char *buf, size_t size)
 {
 	time_t t = (time_t)(real_ns / NS_PER_S);
@@ -864,16 +849,16 @@ static void print_json(const struct drops_ctx *ctx, const struct snapshot *s, ui
 			mod = strchr(sym->name, ' ');
 			snprintf(func, sizeof(func), "%.*s",
 				 mod ? (int)(mod - sym->name) : (int)strlen(sym->name), sym->name);
-			json_string(func);
+			json_fput_string(stdout, func);
 			printf(",\"offset\":%" PRIu64, (uint64_t)(k->location - sym->addr));
 		} else {
 			printf("null,\"offset\":null");
 		}
 		ksyms_format(&ctx->ksyms, k->location, func, sizeof(func));
 		printf(",\"symbol\":");
-		json_string(func);
+		json_fput_string(stdout, func);
 		printf(",\"location\":\"0x%" PRIx64 "\",\"reason\":", (uint64_t)k->location);
-		json_string(reason);
+		json_fput_string(stdout, reason);
 		printf(",\"reason_code\":%u,\"count\":%" PRIu64 ",\"interval_count\":%" PRIu64
 		       ",\"bytes\":%" PRIu64,
 		       k->reason, grp->packets, grp->interval_packets, grp->bytes);
@@ -899,7 +884,7 @@ static void print_json(const struct drops_ctx *ctx, const struct snapshot *s, ui
 			       (uint64_t)r->value.packets);
 		}
 		printf("],\"filter\":");
-		json_string(ctx->opts->filter_text);
+		json_fput_string(stdout, ctx->opts->filter_text);
 		printf(",\"final\":%s}\n", final ? "true" : "false");
 	}
 	fflush(stdout);
