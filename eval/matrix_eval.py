@@ -1,0 +1,452 @@
+#!/usr/bin/env python3
+"""matrix_eval.py: localization accuracy over a matrix of fabrics, loads, workloads,
+vantages and faults (docs/evaluation.md).
+
+For every cell of eval/matrix.txt and every seed: agentxdp-synth writes an incident into
+a scratch directory, agentxdp-analyze judges it with default options, the way a user
+types it (`trace.pcapng --json`, and `--topology links.csv --paths paths.csv --json`;
+with the each-host vantage every per-host trace is passed as its own argument), and every
+finding is scored against truth.json. One line per (run, mode) goes to the raw file:
+
+    cell=C seed=N mode=topo|hosts target=yes|no status=ok healthy=0 faults=1 seen=1
+    named=1 top1=1 top3=1 alerts=2 right=1 kind_ok=1 notices=0 notices_right=0
+    | fault ... | [right] slow 198.18.0.12-leaf0 (fabric -> 198.18.0.12) 0.830 ; [wrong] ...
+
+the key=value part is what the table is computed from; after the first ' | ' come the
+faults and the findings for people. mode topo: analyzed with links.csv + paths.csv;
+hosts: analyzed without topology (only healthy cells and cells whose faults are all on
+host links or hosts: without a topology a leaf-spine link cannot be named).
+
+Usage:
+  matrix_eval.py run      run the matrix (environment below), append raw lines, print table
+  matrix_eval.py table F  print the table of raw file F again (no run)
+  matrix_eval.py list     print the cells and their estimated packets per run
+
+Environment: SEEDS (per cell, default 20), FIRST_SEED (1; thresholds are tuned on
+1001-1999, reported on 1-999), JOBS (2), CELLS (regular expression on cell names),
+MATRIX (eval/matrix.txt), EVAL_OUT (build/eval/matrix_runs.txt), EVAL_BIN (bin), TMPDIR.
+"""
+import concurrent.futures as cf
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.environ.get("EVAL_BIN", "bin")
+HOST_BASE = 10  # host i is 198.18.0.(10 + i) for i < 240 (docs/ground-truth.md)
+
+# Finding kinds that are right for each fault kind (strict: a slow link reported as
+# "congested" names the right place with the wrong story).
+RIGHT_KINDS = {"slowx": {"slow"}, "rate": {"slow"}, "slow": {"slow"}, "loss": {"lossy"},
+               "flap": {"lossy"}, "ecn": {"congested"}, "rnr": {"host"},
+               "slow-responder": {"host"}, "nic-retransmit": {"host"}}
+
+
+# ---------------------------------------------------------------- the matrix
+
+def parse_matrix(path):
+    cells = []
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            cols = line.split()
+            if len(cols) != 9:
+                sys.exit("%s:%d: want 9 columns, got %d" % (path, lineno, len(cols)))
+            name, fabric, load, mtu, duration, workload, vantage, faults, target = cols
+            hosts, leaves, spines = (int(x) for x in fabric.split("/"))
+            cell = dict(name=name, hosts=hosts, leaves=leaves, spines=spines, load=load,
+                        mtu=int(mtu), duration=duration, workload=workload, vantage=vantage,
+                        target=target, faults_text=faults, faults=[])
+            if target != "missing" and faults != "healthy":
+                for spec in faults.split("+"):
+                    parts = spec.split(":")
+                    if len(parts) not in (3, 4) or parts[0] not in ("host", "fabric", "node") \
+                            or parts[1] not in RIGHT_KINDS:
+                        sys.exit("%s:%d: bad fault '%s'" % (path, lineno, spec))
+                    cell["faults"].append(dict(where=parts[0], kind=parts[1], size=parts[2],
+                                               dir=parts[3] if len(parts) == 4 else "both"))
+            cells.append(cell)
+    return cells
+
+
+def time_s(text):
+    units = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+    m = re.fullmatch(r"([0-9.]+)(ns|us|ms|s)", text)
+    return float(m.group(1)) * units[m.group(2)]
+
+
+def est_packets(cell):
+    """Data packets per run, roughly: hosts x load x 100 Gbit/s x duration / frame."""
+    load = float(cell["load"].rstrip("%")) / 100
+    frame = cell["mtu"] if cell["workload"] != "rpc" else 512
+    return int(cell["hosts"] * load * 100e9 / 8 * time_s(cell["duration"]) / (frame + 70))
+
+
+def host_ip(i):
+    return "198.18.%d.%d" % (i // 240, HOST_BASE + i % 240)
+
+
+def host_links(cell):
+    per_leaf = -(-cell["hosts"] // cell["leaves"])
+    return ["%s-leaf%d" % (host_ip(i), i // per_leaf) for i in range(cell["hosts"])]
+
+
+def fabric_links(cell):
+    return ["leaf%d-spine%d" % (l, s) for l in range(cell["leaves"]) for s in range(cell["spines"])]
+
+
+def draw(seed, salt, n):
+    """Deterministic draw from the seed (Knuth multiplicative hash), as synth_eval.py."""
+    return ((seed * 2654435761 + salt * 40503) >> 7) % n
+
+
+def place_faults(cell, seed):
+    """Pick each fault's link (or host), direction and onset from the seed; faults of a
+    cell never share a link or host."""
+    placed, used = [], set()
+    dur_us = time_s(cell["duration"]) * 1e6
+    salt = sum(ord(c) for c in cell["name"])
+    for k, fault in enumerate(cell["faults"]):
+        pool = {"host": host_links(cell), "fabric": fabric_links(cell),
+                "node": [host_ip(i) for i in range(cell["hosts"])]}[fault["where"]]
+        i = draw(seed, salt + 101 * k + 1, len(pool))
+        while pool[i] in used:
+            i = (i + 1) % len(pool)
+        subject = pool[i]
+        used.add(subject)
+        onset_us = int(dur_us * draw(seed, salt + 101 * k + 3, 5) / 10)  # 0-40% of the run
+        f = dict(fault, subject=subject, onset="%dus" % onset_us)
+        if fault["where"] != "node":
+            a, b = subject.rsplit("-", 1) if fault["where"] == "fabric" else subject.split("-leaf")
+            if fault["where"] == "host":
+                b = "leaf" + b
+            f["ends"] = (a, b)
+            if fault["dir"] == "one":
+                f["dirs"] = ["%s>%s" % (a, b)] if draw(seed, salt + 101 * k + 5, 2) == 0 \
+                    else ["%s>%s" % (b, a)]
+            else:
+                f["dirs"] = ["%s>%s" % (a, b), "%s>%s" % (b, a)]
+        placed.append(f)
+    return placed
+
+
+def synth_fault_args(f):
+    if f["where"] == "node":
+        return ["--host-fault", "host=%s,kind=%s,size=%s,onset=%s"
+                % (f["subject"], f["kind"], f["size"], f["onset"])]
+    args = []
+    for d in (f["dirs"] if f["dir"] == "one" else [None]):
+        base = "link=%s%s" % (f["subject"], ",dir=" + d if d else "")
+        on = "onset=" + f["onset"]
+        if f["kind"] == "slowx":
+            n = int(f["size"].rstrip("x"))
+            args += ["--fault", "%s,kind=slow,size=%dx,%s" % (base, n, on),
+                     "--fault", "%s,kind=slow,size=%dus,%s" % (base, n - 1, on)]
+        elif f["kind"] == "rate":
+            args += ["--fault", "%s,kind=slow,size=%s,%s" % (base, f["size"], on)]
+        elif f["kind"] == "flap":
+            size, _, period = f["size"].partition("/")
+            args += ["--fault", "%s,kind=flap,size=%s%s,%s"
+                     % (base, size, ",period=" + period if period else "", on)]
+        else:
+            args += ["--fault", "%s,kind=%s,size=%s,%s" % (base, f["kind"], f["size"], on)]
+    return args
+
+
+def synth_command(cell, seed, work, faults):
+    return [os.path.join(BIN, "agentxdp-synth"), "-q", "-o", work,
+            "--hosts", str(cell["hosts"]), "--leaves", str(cell["leaves"]),
+            "--spines", str(cell["spines"]), "--load", cell["load"], "--mtu", str(cell["mtu"]),
+            "--duration", cell["duration"], "--workload", cell["workload"],
+            "--vantage", cell["vantage"], "--snaplen", "128", "--seed", str(seed)] + \
+        [a for f in faults for a in synth_fault_args(f)]
+
+
+def fault_seen(f, truth):
+    """Packets the fault could act on (model-side): a fault nobody crosses is invisible."""
+    if f["where"] == "node":
+        role = "requester" if f["kind"] == "nic-retransmit" else "responder"
+        return sum(q["request_packets"] for q in truth["qps"] if q[role] == f["subject"])
+    return sum(l["packets"] for l in truth["links"]
+               if l["link"] == f["subject"] and l["dir"] in f["dirs"])
+
+
+# ---------------------------------------------------------------- scoring
+
+def finding_subjects(finding):
+    """The subjects a finding names: one, or every member of an ambiguous set (a 'subjects'
+    list, or a subject written as a list: 'a, b' or '{a | b}')."""
+    if isinstance(finding.get("subjects"), list):
+        return [str(s) for s in finding["subjects"]]
+    subject = str(finding.get("subject", ""))
+    if finding.get("subject_kind") == "path":
+        return [subject]  # "a -> b": a host pair names neither host's link
+    return [s.strip() for s in re.split(r"[,|{}]", subject) if s.strip()]
+
+
+def names_fault(finding, f, topo):
+    """Does the finding name fault f? With a topology: the faulty link (for a host fault:
+    the host, or its access link). Without: the host whose access link (or NIC) is faulty,
+    as a host_link or host finding."""
+    subjects = finding_subjects(finding)
+    kind = finding.get("subject_kind")
+    if f["where"] == "node":
+        host = f["subject"]
+        return (kind in ("host", "host_link") and host in subjects) or \
+            (kind == "link" and any(s.split("-leaf")[0] == host for s in subjects))
+    if topo:
+        return kind in ("link", "set") and f["subject"] in subjects
+    if f["where"] != "host":
+        return False
+    host = f["subject"].split("-leaf")[0]
+    return kind in ("host_link", "host", "set") and host in subjects
+
+
+def score(findings, faults, topo):
+    """Counts for one (run, mode) and the findings marked for people."""
+    alerts = [x for x in findings if x.get("level", "alert") == "alert"]
+    notices = [x for x in findings if x.get("level", "alert") != "alert"]
+    seen = [f for f in faults if f["seen"] > 0]
+    named = set()
+    marks = []
+    c = dict(alerts=len(alerts), right=0, kind_ok=0, notices=len(notices), notices_right=0,
+             top1=0, top3=0)
+    for i, x in enumerate(alerts + notices):
+        hits = [j for j, f in enumerate(faults) if names_fault(x, f, topo)]
+        is_alert = i < len(alerts)
+        kind_ok = any(x.get("kind") in RIGHT_KINDS[faults[j]["kind"]] for j in hits)
+        if hits:
+            if is_alert:
+                named.update(j for j in hits if faults[j]["seen"] > 0)
+                c["right"] += 1
+                c["kind_ok"] += kind_ok
+                if i == 0:
+                    c["top1"] = 1
+                if i < 3:
+                    c["top3"] = 1
+            else:
+                c["notices_right"] += 1
+        mark = ("right" if kind_ok else "right-place-wrong-kind") if hits else "wrong"
+        subject = ",".join(finding_subjects(x)).replace(" ", "")
+        marks.append("[%s%s] %s %s (%s) %.3f" % (
+            mark, "" if is_alert else " notice", x.get("kind"), subject,
+            (x.get("direction") or "-").replace(" ", ""), float(x.get("confidence", 0))))
+    c.update(faults=len(faults), seen=len(seen), named=len(named), healthy=int(not faults))
+    return c, marks
+
+
+def fault_text(f):
+    where = f["subject"] + ("" if f["where"] == "node" or f["dir"] == "both" else
+                            " dir=" + f["dirs"][0])
+    return "%s %s %s onset=%s seen_pkts=%d" % (f["kind"], f["size"], where, f["onset"], f["seen"])
+
+
+# ---------------------------------------------------------------- running
+
+def analyze(work, cell, topo):
+    if cell["vantage"] == "each-host":
+        traces = sorted(glob.glob(os.path.join(work, "trace-*.pcapng")))
+    else:
+        traces = [os.path.join(work, "trace.pcapng")]
+    cmd = [os.path.join(BIN, "agentxdp-analyze"), "-q"] + traces + ["--json"]
+    if topo:
+        cmd += ["--topology", os.path.join(work, "links.csv"),
+                "--paths", os.path.join(work, "paths.csv")]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if r.returncode != 0:
+        return None
+    try:
+        return json.loads(r.stdout).get("findings") or []
+    except ValueError:
+        return None
+
+
+def modes(cell):
+    if all(f["where"] in ("host", "node") for f in cell["faults"]):
+        return ["topo", "hosts"]
+    return ["topo"]
+
+
+def run(job):
+    cell, seed = job
+    faults = place_faults(cell, seed)
+    work = tempfile.mkdtemp(prefix="agentxdp-matrix.")
+    lines = []
+    try:
+        ok = subprocess.run(synth_command(cell, seed, work, faults),
+                            stderr=subprocess.DEVNULL).returncode == 0
+        truth = None
+        if ok:
+            with open(os.path.join(work, "truth.json")) as f:
+                truth = json.load(f)
+        for f in faults:
+            f["seen"] = fault_seen(f, truth) if truth else 0
+        for mode in modes(cell):
+            head = "cell=%s seed=%d mode=%s target=%s" % (cell["name"], seed, mode, cell["target"])
+            findings = analyze(work, cell, mode == "topo") if ok else None
+            if findings is None:
+                lines.append("%s status=%s | %s" % (head, "analyze-failed" if ok else
+                                                   "synth-failed", cell["faults_text"]))
+                continue
+            c, marks = score(findings, faults, mode == "topo")
+            counts = " ".join("%s=%d" % (k, c[k]) for k in
+                              ("healthy", "faults", "seen", "named", "top1", "top3", "alerts",
+                               "right", "kind_ok", "notices", "notices_right"))
+            lines.append("%s status=ok %s | %s | %s" % (
+                head, counts, " ; ".join(fault_text(f) for f in faults) or "healthy",
+                " ; ".join(marks) or "no finding"))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return lines
+
+
+# ---------------------------------------------------------------- the table
+
+def read_runs(path):
+    runs = []
+    with open(path) as f:
+        for line in f:
+            kv = dict(t.split("=", 1) for t in line.split(" | ")[0].split() if "=" in t)
+            if "cell" in kv:
+                runs.append(kv)
+    return runs
+
+
+def pct(a, b):
+    return "%.0f%% (%d/%d)" % (100.0 * a / b, a, b) if b else "-"
+
+
+TARGETS = (("top1", 0.95), ("precision", 0.95), ("kind", 0.90))
+
+
+def aggregate(runs):
+    s = dict(runs=0, failed=0, faulty=0, top1=0, top3=0, alerts=0, right=0, kind_ok=0,
+             seen=0, named=0, healthy=0, alarmed=0, notices=0, notices_right=0, faulty_alerts=0)
+    for r in runs:
+        s["runs"] += 1
+        if r.get("status") != "ok":
+            s["failed"] += 1
+            continue
+        g = {k: int(r[k]) for k in ("healthy", "seen", "named", "top1", "top3", "alerts",
+                                     "right", "kind_ok", "notices", "notices_right")}
+        s["notices"] += g["notices"]
+        s["notices_right"] += g["notices_right"]
+        if g["healthy"]:
+            s["healthy"] += 1
+            s["alarmed"] += g["alerts"] > 0
+            continue
+        if g["seen"] == 0:
+            continue  # every fault was on a link no packet crossed: not scorable
+        s["faulty"] += 1
+        for k in ("top1", "top3", "right", "kind_ok", "seen", "named"):
+            s[k] += g[k]
+        s["faulty_alerts"] += g["alerts"]
+    return s
+
+
+def misses(s, target):
+    if target != "yes":
+        return ""
+    out = []
+    if s["failed"]:
+        out.append("failed runs")
+    if s["faulty"]:
+        if s["top1"] < 0.95 * s["faulty"]:
+            out.append("top-1")
+        if s["faulty_alerts"] and s["right"] < 0.95 * s["faulty_alerts"]:
+            out.append("precision")
+        if s["right"] and s["kind_ok"] < 0.90 * s["right"]:
+            out.append("kind")
+    if s["healthy"] and s["alarmed"] > 0.01 * s["healthy"]:
+        out.append("false alarms")
+    return ", ".join(out) or "ok"
+
+
+def row(name, mode, target, s):
+    wrong = "%.2f" % ((s["faulty_alerts"] - s["right"]) / s["faulty"]) if s["faulty"] else "-"
+    return "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %d/%d | %s |" % (
+        name, mode, target, s["runs"], pct(s["top1"], s["faulty"]), pct(s["top3"], s["faulty"]),
+        pct(s["right"], s["faulty_alerts"]), pct(s["named"], s["seen"]),
+        pct(s["kind_ok"], s["right"]), wrong, pct(s["alarmed"], s["healthy"]),
+        s["notices_right"], s["notices"], misses(s, target))
+
+
+def print_table(runs, command, cells=None):
+    print("| cell | mode | target | runs | top-1 | top-3 | precision | recall | right kind "
+          "| wrong alerts per faulty run | healthy runs with an alert | notices naming a fault "
+          "| misses |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    order = []
+    for r in runs:
+        if (r["cell"], r["mode"]) not in order:
+            order.append((r["cell"], r["mode"]))
+    target_of = {r["cell"]: r["target"] for r in runs}
+    for name, mode in order:
+        sel = [r for r in runs if r["cell"] == name and r["mode"] == mode]
+        print(row(name, mode, target_of[name], aggregate(sel)))
+    for mode in ("topo", "hosts"):
+        for label, want in (("total, target cells", {"yes"}), ("total, all cells", {"yes", "no"})):
+            sel = [r for r in runs if r["mode"] == mode and r["target"] in want]
+            if sel:
+                print(row("**%s**" % label, mode, "yes" if want == {"yes"} else "-",
+                          aggregate(sel)))
+    if cells:
+        missing = [c["name"] for c in cells if c["target"] == "missing"]
+        if missing:
+            print("\nNot run (the synthesizer has no option for them yet): " + ", ".join(missing))
+    print("\nseeds %s; command: %s" % (seed_range(runs), command))
+
+
+def seed_range(runs):
+    seeds = sorted({int(r["seed"]) for r in runs})
+    return "%d-%d" % (seeds[0], seeds[-1]) if seeds else "-"
+
+
+def main():
+    what = sys.argv[1] if len(sys.argv) > 1 else "run"
+    cells = parse_matrix(os.environ.get("MATRIX", "eval/matrix.txt"))
+    if what == "list":
+        for c in cells:
+            print("%-22s %-8s %8d packets %s" % (c["name"], c["target"], est_packets(c),
+                                                 " ".join(modes(c))))
+        print("total %d packets per seed" % sum(est_packets(c) for c in cells
+                                                 if c["target"] != "missing"))
+        return
+    if what == "table":
+        runs = read_runs(sys.argv[2])
+        print_table(runs, "python3 eval/matrix_eval.py table %s" % sys.argv[2], cells)
+        return
+    seeds = int(os.environ.get("SEEDS", "20"))
+    first = int(os.environ.get("FIRST_SEED", "1"))
+    jobs = int(os.environ.get("JOBS", "2"))
+    pattern = os.environ.get("CELLS", "")
+    out = os.environ.get("EVAL_OUT", "build/eval/matrix_runs.txt")
+    if first <= 1000 < first + seeds:
+        sys.exit("matrix_eval: seeds %d-%d straddle the tuning range (1001-1999) and the "
+                 "reporting range (1-999)" % (first, first + seeds - 1))
+    todo_cells = [c for c in cells if c["target"] != "missing" and re.search(pattern, c["name"])]
+    # Seed-major order, so an interrupted run still has every cell.
+    todo = [(c, s) for s in range(first, first + seeds) for c in todo_cells]
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    start = time.time()
+    with open(out, "w") as raw, cf.ThreadPoolExecutor(max_workers=jobs) as ex:
+        for lines in ex.map(run, todo):
+            for line in lines:
+                raw.write(line + "\n")
+            raw.flush()
+    command = "SEEDS=%d FIRST_SEED=%d JOBS=%d%s bash eval/matrix_eval.sh" % (
+        seeds, first, jobs, " CELLS='%s'" % pattern if pattern else "")
+    print_table(read_runs(out), command, cells)
+    print("%d runs, wall time %.0f s with %d jobs; raw lines: %s"
+          % (len(todo), time.time() - start, jobs, out))
+
+
+if __name__ == "__main__":
+    main()
