@@ -13,3 +13,4 @@ echo
 echo "## Localization on the packet-sampled fabric model"
 echo
 nice -n 10 build/eval/agentxdp-loc-eval --seeds "$seeds" || exit 1
+printf '\n## Localization over the matrix, default options (docs/evaluation.md)\n\n'; SEEDS=${MATRIX_SEEDS:-20} bash eval/matrix_eval.sh || exit 1
