@@ -24,7 +24,9 @@ LIB_CORE_SRCS := \
 	lib/decode/roce_decode.c \
 	lib/trace/pcapng_drops.c \
 	lib/track/qp_track.c \
-	lib/localize/localize.c lib/localize/topology_graph.c lib/localize/finding.c \
+	lib/localize/localize.c lib/localize/localize_model.c lib/localize/localize_signals.c \
+	lib/localize/localize_search.c lib/localize/localize_evidence.c \
+	lib/localize/topology_graph.c lib/localize/finding.c \
 	lib/export/metrics.c lib/export/prom_text.c lib/export/otlp_json.c lib/export/agent_metrics.c \
 	lib/nic/nic_rates.c
 

@@ -1,0 +1,148 @@
+/*
+ * localize_internal.h: what the parts of localization share (not installed, not for
+ * callers of localize()): the model's subjects and connections, the candidates of the
+ * search, and the functions each part offers the others.
+ */
+#ifndef AGENTXDP_LOCALIZE_INTERNAL_H
+#define AGENTXDP_LOCALIZE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/localize/localize.h"
+
+enum var_kind { VAR_LINK, VAR_HOST_LINK, VAR_PATH, VAR_HOST };
+enum signal {
+	SIG_LATENCY,
+	SIG_SHIFT,
+	SIG_COMPLETION,
+	SIG_LOSS,
+	SIG_ECN,
+	SIG_TURNAROUND,
+	N_SIGNALS
+};
+enum lat_kind { LAT_ACK, LAT_READ, LAT_COMPLETION };
+
+struct var {
+	enum var_kind kind;
+	uint32_t link;			/* VAR_LINK */
+	uint8_t a[16], b[16];		/* HOST_LINK/HOST: a; PATH: a < b */
+	double penalty;
+};
+
+/* One (connection, subject) coefficient. */
+struct incidence {
+	uint32_t var;
+	float rtt;			/* P(round trip crosses it): latency */
+	float fwd;			/* P(data direction crosses it): loss, ECN */
+	float fwd_ab;			/* P(data crosses it from a to b) */
+	float rev;			/* P(ACK direction crosses it) */
+	float rev_ab;			/* P(ACKs cross it from a to b) */
+	bool ack_only;			/* the connection's latency covers only the ACKs' way */
+};
+
+struct conn {
+	const struct flow_stats *req;	/* requester direction (data), may be NULL */
+	const struct flow_stats *resp;	/* responder direction (ACKs), may be NULL */
+	uint8_t src[16], dst[16];	/* requester -> responder */
+	uint16_t sport_fwd, sport_rev;
+	bool has_lat;
+	enum lat_kind lat_kind;
+	double lat_p50_us, lat_p99_us;
+	double turnaround_us;		/* responder turnaround from a second vantage, or -1 */
+	/* Data seen at one vantage and its ACKs at another (an ingress-only capture on each
+	 * host): each packet is stamped where it arrives, so the ACK latency is the
+	 * responder's turnaround plus the ACKs' way back, and the data's way is not in it. */
+	bool ack_only;
+	int klass;			/* baseline group: hop count * 4 + latency kind */
+	double baseline_us, y[N_SIGNALS], w[N_SIGNALS];
+	bool lat_own_past;		/* SIG_LATENCY: too few peers, baseline_us is its first windows */
+	double shift_before_us;		/* SIG_SHIFT: window p50 before the flow's change point */
+	bool has_comp;			/* message completion times (first packet -> last ACK) */
+	double comp_p50_us, comp_p99_us, comp_baseline_us;
+	int hops;			/* data path length; 0 without topology */
+	bool valid[N_SIGNALS];
+	double packets, loss_events, ce_events, rnr_naks;
+	size_t inc_start, inc_len;
+};
+
+struct ctx {
+	const struct localize_config *cfg;
+	const struct topology *topo;
+	const struct flow_stats *flows;
+	size_t n_flows;
+	struct conn *conns;
+	size_t n_conns;
+	struct var *vars;
+	size_t n_vars, cap_vars;
+	uint32_t *var_slots;		/* hash of vars: index + 1, 0 empty (a million QPs, many paths) */
+	size_t var_slots_mask;
+	struct incidence *inc;
+	size_t n_inc, cap_inc;
+	double *scratch, *scratch2;	/* scratch_len doubles each */
+	size_t scratch_len;		/* max(n_flows, the most windows of a flow) */
+	/* ECMP cache: per (src node, dst node) */
+	struct ecmp_entry {
+		uint32_t s, d;
+		struct topo_hop *hops;
+		size_t n_paths, len;
+		int err;
+	} *ecmp;
+	size_t n_ecmp, cap_ecmp;
+};
+
+/* A pick of the matching pursuit and the verdict on it. */
+struct candidate {
+	uint32_t var;
+	enum signal signal;
+	enum finding_kind kind;
+	double effect;			/* fitted excess in the signal's unit: us of RTT (shift:
+					   a fraction of the flows' past), or events per packet */
+	double effect_us;		/* latency signals: the effect in us */
+	double z, strength, specificity, confidence, severity;
+	double in_rate, out_rate, in_events, in_packets;
+	double baseline_us, sigma_us, hurt_p99_us, peer_p99_us;
+	double p99_ratio;		/* latency: hurt flows' p99 / their peers' (median) */
+	char direction[128];
+	uint32_t flows_hurt;
+	uint64_t onset_ns;
+	bool onset_change_point;
+	bool own_past;			/* SIG_LATENCY judged against hurt flows' own first windows */
+	char alt_subject[128];
+	double alt_score_ratio;
+	double *resid;			/* the pursuit's residuals when picked (evidence) */
+	double share;			/* this pick's fit gain / the signal's first pick's */
+	double n_eff;			/* sum of squared coefficients of the flows fitted */
+	int variant;			/* loss/ECN: 0 both directions, 1 a -> b, 2 b -> a */
+};
+
+static inline double max2(double a, double b)
+{
+	return a > b ? a : b;
+}
+
+/* localize_model.c: subjects, connections, and which subjects each connection crosses. */
+void loc_var_subject(const struct ctx *c, const struct var *v, char *buf, size_t len);
+enum finding_subject_kind loc_var_subject_kind(const struct var *v);
+long loc_add_var(struct ctx *c, enum var_kind kind, uint32_t link, const uint8_t *a,
+		 const uint8_t *b);
+int loc_build_conns(struct ctx *c);
+int loc_build_incidence(struct ctx *c);
+
+/* localize_signals.c: each connection's value of each signal against its baseline. */
+void loc_build_signals(struct ctx *c);
+
+/* localize_search.c: the matching pursuit and the verdict on each pick. */
+bool loc_judge(struct ctx *c, struct candidate *cand, const double *resid, bool *hurt);
+int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n_cands,
+	       size_t *cap_cands);
+int loc_rnr_candidates(struct ctx *c, struct candidate **cands, size_t *n_cands,
+		       size_t *cap_cands);
+
+/* localize_evidence.c: a candidate as a finding, its text and its evidence JSON. */
+const char *loc_signal_name(enum signal s);
+int loc_make_finding(struct ctx *c, const struct candidate *cand,
+		     const struct candidate *merged, size_t n_merged, struct finding *f);
+
+#endif

@@ -1,0 +1,514 @@
+/* localize_model.c: the subjects (links, host links, host pairs, hosts), the connections
+ * built from flows, and the probability that each connection crosses each subject. */
+#include "lib/localize/localize_internal.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util/util.h"
+
+/* ------------------------------------------------------------------ helpers */
+
+void loc_var_subject(const struct ctx *c, const struct var *v, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
+
+	switch (v->kind) {
+	case VAR_LINK:
+		snprintf(buf, len, "%s", c->topo->links[v->link].name);
+		break;
+	case VAR_HOST_LINK:
+	case VAR_HOST:
+		addr_str(v->a, buf, len);
+		break;
+	case VAR_PATH:
+		addr_str(v->a, a, sizeof(a));
+		addr_str(v->b, b, sizeof(b));
+		snprintf(buf, len, "%.60s -> %.60s", a, b);
+		break;
+	}
+}
+
+enum finding_subject_kind loc_var_subject_kind(const struct var *v)
+{
+	switch (v->kind) {
+	case VAR_LINK:
+		return SUBJECT_LINK;
+	case VAR_HOST_LINK:
+		return SUBJECT_HOST_LINK;
+	case VAR_PATH:
+		return SUBJECT_PATH;
+	default:
+		return SUBJECT_HOST;
+	}
+}
+
+static uint64_t var_hash(enum var_kind kind, uint32_t link, const uint8_t *a, const uint8_t *b)
+{
+	static const uint8_t zero[16];
+	uint64_t h = ((uint64_t)kind << 32 | link) * 0x9e3779b97f4a7c15ull, w;
+
+	a = a ? a : zero;
+	b = b ? b : zero;
+	for (int i = 0; i < 16; i += 8) {
+		memcpy(&w, a + i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		memcpy(&w, b + i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h;
+}
+
+/* Index vars[0..n_vars) in a table twice their number or more. */
+static int var_slots_grow(struct ctx *c)
+{
+	size_t cap = c->var_slots ? (c->var_slots_mask + 1) * 2 : 256;
+	uint32_t *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_vars; i++) {
+		const struct var *v = &c->vars[i];
+		size_t j = var_hash(v->kind, v->link, v->a, v->b) & (cap - 1);
+
+		while (slots[j])
+			j = (j + 1) & (cap - 1);
+		slots[j] = (uint32_t)i + 1;
+	}
+	free(c->var_slots);
+	c->var_slots = slots;
+	c->var_slots_mask = cap - 1;
+	return 0;
+}
+
+/*
+ * The var for (kind, link, a, b), added when new. Each kind always names the same parts (LINK
+ * neither, HOST and HOST_LINK a, PATH a and b) and absent parts stay zero, so the hash of the
+ * parts finds the one var that matches.
+ */
+long loc_add_var(struct ctx *c, enum var_kind kind, uint32_t link, const uint8_t *a,
+		 const uint8_t *b)
+{
+	struct var *v;
+	size_t j;
+
+	if ((c->n_vars + 1) * 2 > (c->var_slots ? c->var_slots_mask + 1 : 0) && var_slots_grow(c))
+		return -ENOMEM;
+	j = var_hash(kind, link, a, b) & c->var_slots_mask;
+	for (; c->var_slots[j]; j = (j + 1) & c->var_slots_mask) {
+		v = &c->vars[c->var_slots[j] - 1];
+		if (v->kind == kind && v->link == link && (!a || !memcmp(v->a, a, 16)) &&
+		    (!b || !memcmp(v->b, b, 16)))
+			return (long)(c->var_slots[j] - 1);
+	}
+	if (c->n_vars == c->cap_vars) {
+		size_t cap = c->cap_vars ? c->cap_vars * 2 : 64;
+		struct var *bigger = realloc(c->vars, cap * sizeof(*bigger));
+		if (!bigger)
+			return -ENOMEM;
+		c->vars = bigger;
+		c->cap_vars = cap;
+	}
+	v = &c->vars[c->n_vars];
+	memset(v, 0, sizeof(*v));
+	v->kind = kind;
+	v->link = link;
+	if (a)
+		memcpy(v->a, a, 16);
+	if (b)
+		memcpy(v->b, b, 16);
+	v->penalty = kind == VAR_PATH ? c->cfg->penalty_path :
+		     kind == VAR_HOST ? c->cfg->penalty_host : 1.0;
+	c->var_slots[j] = (uint32_t)c->n_vars + 1;
+	return (long)c->n_vars++;
+}
+
+static int add_inc(struct ctx *c, const struct conn *k, long var, double rtt, double fwd,
+		   double fwd_ab, double rev, double rev_ab)
+{
+	if (var < 0)
+		return (int)var;
+	if (c->n_inc == c->cap_inc) {
+		size_t cap = c->cap_inc ? c->cap_inc * 2 : 256;
+		struct incidence *bigger = realloc(c->inc, cap * sizeof(*bigger));
+		if (!bigger)
+			return -ENOMEM;
+		c->inc = bigger;
+		c->cap_inc = cap;
+	}
+	c->inc[c->n_inc++] = (struct incidence){ .var = (uint32_t)var,
+						 .rtt = (float)rtt,
+						 .fwd = (float)fwd,
+						 .fwd_ab = (float)fwd_ab,
+						 .rev = (float)rev,
+						 .rev_ab = (float)rev_ab,
+						 .ack_only = k->ack_only };
+	return 0;
+}
+
+/* ------------------------------------------------------------------ connections */
+
+static int cmp_key(const struct flow_stats *x, const struct flow_stats *y)
+{
+	int r = memcmp(x->key.src_ip, y->key.src_ip, 16);
+	if (r)
+		return r;
+	r = memcmp(x->key.dst_ip, y->key.dst_ip, 16);
+	if (r)
+		return r;
+	return (x->key.dst_qpn > y->key.dst_qpn) - (x->key.dst_qpn < y->key.dst_qpn);
+}
+
+static int cmp_flow_idx(const void *a, const void *b, void *arg)
+{
+	const struct flow_stats *flows = arg;
+	const struct flow_stats *x = &flows[*(const size_t *)a];
+	const struct flow_stats *y = &flows[*(const size_t *)b];
+	int r = cmp_key(x, y);
+	if (r)
+		return r;
+	return (x->vantage > y->vantage) - (x->vantage < y->vantage);
+}
+
+static const struct flow_stats *flow_by_id(const struct ctx *c, uint64_t id)
+{
+	if (!id)
+		return NULL;
+	/* A tracker snapshot holds ids 1..n in order: O(1), not a scan per flow (1M flows). */
+	if (id <= c->n_flows && c->flows[id - 1].id == id)
+		return &c->flows[id - 1];
+	for (size_t i = 0; i < c->n_flows; i++)
+		if (c->flows[i].id == id)
+			return &c->flows[i];
+	return NULL;
+}
+
+/* The latency a flow offers: ACK, else READ, else completion; p50 and p99 in us. */
+static bool flow_latency(const struct localize_config *cfg, const struct flow_stats *f,
+			 enum lat_kind *kind, double *p50, double *p99)
+{
+	if (f->ack_samples >= cfg->min_latency_samples && f->ack_latency_p50_us > 0) {
+		*kind = LAT_ACK;
+		*p50 = f->ack_latency_p50_us;
+		*p99 = f->ack_latency_p99_us;
+		return true;
+	}
+	if (f->read_samples >= cfg->min_latency_samples && f->read_latency_p50_us > 0) {
+		*kind = LAT_READ;
+		*p50 = f->read_latency_p50_us;
+		*p99 = f->read_latency_p99_us;
+		return true;
+	}
+	if (f->completion_samples >= cfg->min_latency_samples && f->completion_p50_us > 0) {
+		*kind = LAT_COMPLETION;
+		*p50 = f->completion_p50_us;
+		*p99 = f->completion_p99_us;
+		return true;
+	}
+	return false;
+}
+
+static void fill_conn_counts(struct conn *k)
+{
+	const struct flow_stats *q = k->req, *r = k->resp;
+	double naks = 0, timeouts = 0, retx = 0, ce = 0, cnps = 0, rnr = 0;
+
+	/* The analyzer may count a NAK on the flow that carries it or on the one it answers:
+	 * take the larger side rather than the sum so nothing is counted twice. */
+	if (q) {
+		naks = (double)q->naks_psn_seq;
+		timeouts = (double)q->timeouts;
+		retx = (double)q->retransmitted_packets;
+		ce = (double)q->ecn_ce;
+		cnps = (double)q->cnps;
+		rnr = (double)q->rnr_naks;
+	}
+	if (r) {
+		naks = max2(naks, (double)r->naks_psn_seq);
+		timeouts = max2(timeouts, (double)r->timeouts);
+		retx += (double)r->retransmitted_packets;
+		ce += (double)r->ecn_ce;
+		cnps = max2(cnps, (double)r->cnps);
+		rnr = max2(rnr, (double)r->rnr_naks);
+	}
+	k->loss_events = naks + timeouts > 0 ? naks + timeouts : retx;
+	/* A sender-side capture sees no CE marks, only the CNPs that answer them. */
+	k->ce_events = max2(ce, cnps);
+	k->rnr_naks = rnr;
+	k->packets = (double)(q ? q->packets : r->packets);
+}
+
+int loc_build_conns(struct ctx *c)
+{
+	const struct flow_stats *flows = c->flows;
+	size_t n = c->n_flows, *order = NULL, i = 0;
+	bool *primary = NULL;
+	double *turnaround = NULL;
+	int err = -ENOMEM;
+
+	order = malloc((n ? n : 1) * sizeof(*order));
+	primary = calloc(n ? n : 1, sizeof(*primary));
+	turnaround = malloc((n ? n : 1) * sizeof(*turnaround));
+	c->conns = calloc(n ? n : 1, sizeof(*c->conns));
+	if (!order || !primary || !turnaround || !c->conns)
+		goto cleanup;
+	for (i = 0; i < n; i++) {
+		order[i] = i;
+		turnaround[i] = -1;
+	}
+	qsort_r(order, n, sizeof(*order), cmp_flow_idx, (void *)flows);
+	/*
+	 * The same key seen from several vantages: the copy with the longest ACK latency saw
+	 * the whole round trip (requester side); the shortest saw only the responder's
+	 * turnaround (request in, ACK out). Their difference is the network's share.
+	 */
+	for (i = 0; i < n;) {
+		size_t j = i, best = order[i];
+		double lo = INFINITY, hi = -1;
+		int with_lat = 0;
+		enum lat_kind kind;
+		double p50, p99;
+		while (j < n && !cmp_key(&flows[order[i]], &flows[order[j]]))
+			j++;
+		for (size_t k = i; k < j; k++) {
+			const struct flow_stats *f = &flows[order[k]];
+			if (flow_latency(c->cfg, f, &kind, &p50, &p99)) {
+				with_lat++;
+				if (p50 > hi) {
+					hi = p50;
+					best = order[k];
+				}
+				if (p50 < lo)
+					lo = p50;
+			} else if (with_lat == 0 && f->packets > flows[best].packets) {
+				best = order[k];
+			}
+		}
+		primary[best] = true;
+		if (with_lat >= 2 && lo < hi)
+			turnaround[best] = lo;
+		i = j;
+	}
+	for (i = 0; i < n; i++) {
+		const struct flow_stats *f = &flows[i], *peer;
+		struct conn *k;
+		if (!primary[i])
+			continue;
+		peer = flow_by_id(c, f->peer_id);
+		if (f->role == FLOW_ROLE_RESPONDER && peer)
+			continue; /* joins its requester's connection */
+		k = &c->conns[c->n_conns++];
+		memset(k, 0, sizeof(*k));
+		k->turnaround_us = turnaround[i];
+		if (f->role == FLOW_ROLE_RESPONDER) {
+			k->resp = f;
+			memcpy(k->src, f->key.dst_ip, 16);
+			memcpy(k->dst, f->key.src_ip, 16);
+			k->sport_rev = f->udp_sport;
+		} else {
+			k->req = f;
+			k->resp = peer;
+			memcpy(k->src, f->key.src_ip, 16);
+			memcpy(k->dst, f->key.dst_ip, 16);
+			k->sport_fwd = f->udp_sport;
+			k->sport_rev = peer ? peer->udp_sport : 0;
+		}
+		k->ack_only = k->req && k->resp && k->req->vantage != k->resp->vantage &&
+			      k->turnaround_us < 0;
+		if (k->req && flow_latency(c->cfg, k->req, &k->lat_kind, &k->lat_p50_us,
+					   &k->lat_p99_us)) {
+			k->has_lat = true;
+			if (k->turnaround_us >= 0)
+				k->lat_p50_us -= k->turnaround_us;
+		}
+		if (k->req && k->req->completion_samples >= c->cfg->min_completion_samples &&
+		    k->req->completion_p50_us > 0 && k->turnaround_us < 0) {
+			k->has_comp = true;
+			k->comp_p50_us = k->req->completion_p50_us;
+			k->comp_p99_us = k->req->completion_p99_us;
+			/* Stamped at arrival, completion beyond the ACK latency is the spread of
+			 * the data's arrival: keep only that, the latency signal has the rest. */
+			if (k->ack_only && k->has_lat) {
+				k->comp_p50_us = fmax(k->comp_p50_us - k->lat_p50_us, 0);
+				k->comp_p99_us = fmax(k->comp_p99_us - k->lat_p50_us, 0);
+			}
+		}
+		fill_conn_counts(k);
+	}
+	err = 0;
+cleanup:
+	free(order);
+	free(primary);
+	free(turnaround);
+	return err;
+}
+
+/* ------------------------------------------------------------------ incidence */
+
+static struct ecmp_entry *ecmp_paths(struct ctx *c, uint32_t s, uint32_t d)
+{
+	struct ecmp_entry *e;
+
+	for (size_t i = 0; i < c->n_ecmp; i++)
+		if (c->ecmp[i].s == s && c->ecmp[i].d == d)
+			return &c->ecmp[i];
+	if (c->n_ecmp == c->cap_ecmp) {
+		size_t cap = c->cap_ecmp ? c->cap_ecmp * 2 : 32;
+		struct ecmp_entry *bigger = realloc(c->ecmp, cap * sizeof(*bigger));
+		if (!bigger)
+			return NULL;
+		c->ecmp = bigger;
+		c->cap_ecmp = cap;
+	}
+	e = &c->ecmp[c->n_ecmp++];
+	memset(e, 0, sizeof(*e));
+	e->s = s;
+	e->d = d;
+	e->err = topology_shortest_paths(c->topo, s, d, c->cfg->max_ecmp_paths, &e->hops,
+					 &e->n_paths, &e->len);
+	return e;
+}
+
+/*
+ * Accumulate into p[link] the probability that traffic from s to d with this UDP source
+ * port crosses each link (and into ab[link] that it crosses from a to b). Returns 1 when
+ * the path was recorded in paths.csv, 0 when spread over ECMP, -ENOENT when unknown.
+ */
+static int path_probs(struct ctx *c, const uint8_t s_addr[16], const uint8_t d_addr[16],
+		      uint16_t sport, bool have_sport, double *p, double *ab, int *hops)
+{
+	const struct topo_path *path = NULL;
+	long s = topology_host(c->topo, s_addr), d = topology_host(c->topo, d_addr);
+	struct ecmp_entry *e;
+
+	if (have_sport)
+		path = topology_find_path(c->topo, s_addr, d_addr, sport);
+	if (path) {
+		for (size_t i = 0; i < path->n_hops; i++) {
+			p[path->hops[i].link] += 1;
+			if (path->hops[i].a_to_b)
+				ab[path->hops[i].link] += 1;
+		}
+		*hops = (int)path->n_hops;
+		return 1;
+	}
+	if (s < 0 || d < 0)
+		return -ENOENT;
+	e = ecmp_paths(c, (uint32_t)s, (uint32_t)d);
+	if (!e)
+		return -ENOMEM;
+	if (e->err || !e->n_paths)
+		return -ENOENT;
+	for (size_t k = 0; k < e->n_paths; k++)
+		for (size_t i = 0; i < e->len; i++) {
+			const struct topo_hop *h = &e->hops[k * e->len + i];
+			p[h->link] += 1.0 / (double)e->n_paths;
+			if (h->a_to_b)
+				ab[h->link] += 1.0 / (double)e->n_paths;
+		}
+	*hops = (int)e->len;
+	return 0;
+}
+
+static int build_incidence_topology(struct ctx *c, struct conn *k, double *pf, double *pr,
+				    double *ab, double *scratch_ab)
+{
+	size_t nl = c->topo->n_links;
+	int hops = 0, rev_hops = 0, fwd_kind, rev_kind = -ENOENT, err;
+
+	memset(pf, 0, nl * sizeof(*pf));
+	memset(pr, 0, nl * sizeof(*pr));
+	memset(ab, 0, nl * sizeof(*ab));
+	fwd_kind = path_probs(c, k->src, k->dst, k->sport_fwd, k->req != NULL, pf, ab, &hops);
+	if (fwd_kind == -ENOMEM)
+		return -ENOMEM;
+	if (fwd_kind < 0)
+		return 0; /* hosts not in links.csv: this connection gives no evidence */
+	if (k->resp) {
+		memset(scratch_ab, 0, nl * sizeof(*scratch_ab));
+		rev_kind = path_probs(c, k->dst, k->src, k->sport_rev, true, pr, scratch_ab,
+				      &rev_hops);
+		if (rev_kind == -ENOMEM)
+			return -ENOMEM;
+		/* ACKs of a pinned path whose reverse is not recorded: assume symmetry. */
+		if (rev_kind == 0 && fwd_kind == 1) {
+			memset(pr, 0, nl * sizeof(*pr));
+			rev_kind = -ENOENT;
+		}
+	}
+	for (size_t l = 0; rev_kind < 0 && l < nl; l++) {
+		pr[l] = pf[l]; /* the ACKs take the data's path back */
+		scratch_ab[l] = pf[l] - ab[l];
+	}
+	for (size_t l = 0; l < nl; l++) {
+		double rtt = 1 - (1 - fmin(pf[l], 1)) * (1 - fmin(pr[l], 1));
+		if (rtt <= 0)
+			continue;
+		err = add_inc(c, k, (long)l, rtt, pf[l], ab[l], pr[l], scratch_ab[l]);
+		if (err)
+			return err;
+	}
+	k->klass = hops * 4 + (int)k->lat_kind;
+	k->hops = hops;
+	/* The responder's turnaround is in the round trip unless a second vantage split it. */
+	double t = k->turnaround_us < 0 ? 1 : 0;
+	return add_inc(c, k, loc_add_var(c, VAR_HOST, 0, k->dst, NULL), t, 0, 0, t, 0);
+}
+
+static int build_incidence_hosts(struct ctx *c, struct conn *k)
+{
+	const uint8_t *lo = memcmp(k->src, k->dst, 16) <= 0 ? k->src : k->dst;
+	const uint8_t *hi = lo == k->src ? k->dst : k->src;
+	int err;
+
+	double t = k->turnaround_us < 0 ? 1 : 0;
+	/* Host link vars: a = the host; "a -> b" means leaving the host. The data leaves the
+	 * requester and enters the responder; the ACKs the other way round. */
+	err = add_inc(c, k, loc_add_var(c, VAR_HOST_LINK, 0, k->src, NULL), 1, 1, 1, 1, 0);
+	if (!err)
+		err = add_inc(c, k, loc_add_var(c, VAR_HOST_LINK, 0, k->dst, NULL), 1, 1, 0, 1, 1);
+	if (!err)
+		err = add_inc(c, k, loc_add_var(c, VAR_PATH, 0, lo, hi), 1, 1, lo == k->src ? 1 : 0,
+			      1, lo == k->src ? 0 : 1);
+	if (!err)
+		err = add_inc(c, k, loc_add_var(c, VAR_HOST, 0, k->dst, NULL), t, 0, 0, t, 0);
+	k->klass = (int)k->lat_kind;
+	return err;
+}
+
+int loc_build_incidence(struct ctx *c)
+{
+	size_t nl = c->topo ? c->topo->n_links : 0;
+	double *buf = NULL;
+	int err = 0;
+
+	if (c->topo) {
+		/* Links are the first variables, index == link index. */
+		for (size_t l = 0; l < nl; l++)
+			if (loc_add_var(c, VAR_LINK, (uint32_t)l, NULL, NULL) < 0)
+				return -ENOMEM;
+		buf = calloc(4 * (nl ? nl : 1), sizeof(*buf));
+		if (!buf)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->n_conns && !err; i++) {
+		struct conn *k = &c->conns[i];
+		k->inc_start = c->n_inc;
+		if (c->topo)
+			err = build_incidence_topology(c, k, buf, buf + nl, buf + 2 * nl,
+						       buf + 3 * nl);
+		else
+			err = build_incidence_hosts(c, k);
+		k->inc_len = c->n_inc - k->inc_start;
+	}
+	free(buf);
+	return err;
+}

@@ -1,0 +1,598 @@
+/* localize_search.c: the matching pursuit over the subjects, and the verdict on each pick. */
+#include "lib/localize/localize_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util/log.h"
+#include "lib/util/robust_stats.h"
+#include "lib/util/util.h"
+
+/*
+ * Coefficient of one incidence for a signal. Loss and marks are one-way: variant 1 counts
+ * only data crossing the subject from a to b, variant 2 only b to a, variant 0 either.
+ */
+static double coef(const struct ctx *c, const struct incidence *e, enum signal s, int variant)
+{
+	switch (s) {
+	case SIG_LATENCY:
+	case SIG_COMPLETION:
+		/* Without a topology a host pair is expected to differ from the population
+		 * (same leaf or not): only a change over time, loss or marks blame a pair. */
+		if (c->vars[e->var].kind == VAR_PATH)
+			return 0;
+		/* fall through */
+	case SIG_SHIFT:
+		if (e->ack_only && s != SIG_COMPLETION) {
+			/* Each packet stamped where it arrives: an ACK latency holds the
+			 * responder's turnaround and the ACKs' way back, not the data's way. */
+			return !variant ? e->rev : variant == 1 ? e->rev_ab : e->rev - e->rev_ab;
+		}
+		if (e->ack_only) {
+			/* A message's completion (first data packet in at the responder, last
+			 * ACK in at the requester) grows beyond its ACK latency only when its
+			 * data arrive spread out: the data's way. */
+			return !variant ? e->fwd : variant == 1 ? e->fwd_ab : e->fwd - e->fwd_ab;
+		}
+		/* A fixed delay slows every round trip that crosses the subject either way; a
+		 * slow serializer mostly hurts the big data packets of one direction. */
+		if (!variant)
+			return e->rtt;
+		return variant == 1 ? e->fwd_ab : e->fwd - e->fwd_ab;
+	case SIG_LOSS:
+	case SIG_ECN:
+		return variant == 1 ? e->fwd_ab : variant == 2 ? e->fwd - e->fwd_ab : e->fwd;
+	case SIG_TURNAROUND:
+		return c->vars[e->var].kind == VAR_HOST ? 1 : 0;
+	default:
+		return 0;
+	}
+}
+
+static double conn_coef(const struct ctx *c, const struct conn *k, uint32_t v, enum signal s,
+			int variant)
+{
+	for (size_t i = 0; i < k->inc_len; i++) {
+		const struct incidence *e = &c->inc[k->inc_start + i];
+		if (e->var == v)
+			return coef(c, e, s, variant);
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ decisions */
+
+static double strength_of(double z, double z_min)
+{
+	double r = z / z_min;
+	return r <= 0 ? 0 : 1 - exp(-r * r);
+}
+
+/* Poisson z of observing `events` where `expected` were due. */
+static double poisson_z(double events, double expected)
+{
+	return (events - expected) / sqrt(expected + 1);
+}
+
+/* Per-window value of one signal over a set of connections, for the change point. */
+struct win_point {
+	uint64_t start_ns;
+	double num, den;
+};
+
+static int cmp_win(const void *a, const void *b)
+{
+	const struct win_point *x = a, *y = b;
+	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+static void add_windows(struct win_point **pts, size_t *n, size_t *cap,
+			const struct flow_stats *f, enum signal s)
+{
+	if (!f)
+		return;
+	for (size_t i = 0; i < f->n_windows; i++) {
+		const struct flow_window *w = &f->windows[i];
+		struct win_point p = { .start_ns = w->start_ns };
+		switch (s) {
+		case SIG_LATENCY:
+		case SIG_SHIFT:
+		case SIG_COMPLETION:
+		case SIG_TURNAROUND:
+			if (!w->ack_samples)
+				continue;
+			p.num = w->ack_latency_p50_ns / 1000.0;
+			p.den = 1;
+			break;
+		case SIG_LOSS:
+			p.num = w->naks + w->timeouts ? (double)(w->naks + w->timeouts) :
+							(double)w->retransmitted_packets;
+			p.den = (double)w->packets;
+			break;
+		case SIG_ECN:
+			p.num = max2((double)w->ecn_ce, (double)w->cnps);
+			p.den = (double)w->packets;
+			break;
+		default:
+			continue;
+		}
+		if (*n == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 64;
+			struct win_point *bigger = realloc(*pts, ncap * sizeof(*bigger));
+			if (!bigger)
+				return;
+			*pts = bigger;
+			*cap = ncap;
+		}
+		(*pts)[(*n)++] = p;
+	}
+}
+
+/* Onset: change point of the hurt connections' summed per-window series. */
+static void find_onset(struct ctx *c, struct candidate *cand, const bool *hurt)
+{
+	struct win_point *pts = NULL;
+	size_t n = 0, cap = 0, m = 0;
+	double *series = NULL;
+	uint64_t *starts = NULL;
+	struct change_point cp;
+
+	for (size_t k = 0; k < c->n_conns; k++) {
+		if (!hurt[k])
+			continue;
+		add_windows(&pts, &n, &cap, c->conns[k].req, cand->signal);
+		if (cand->signal == SIG_LOSS || cand->signal == SIG_ECN)
+			add_windows(&pts, &n, &cap, c->conns[k].resp, cand->signal);
+	}
+	if (!n)
+		goto cleanup;
+	qsort(pts, n, sizeof(*pts), cmp_win);
+	series = malloc(n * sizeof(*series));
+	starts = malloc(n * sizeof(*starts));
+	if (!series || !starts)
+		goto cleanup;
+	for (size_t i = 0; i < n;) {
+		double num = 0, den = 0;
+		size_t j = i;
+		while (j < n && pts[j].start_ns == pts[i].start_ns) {
+			num += pts[j].num;
+			den += pts[j].den;
+			j++;
+		}
+		if (den > 0) {
+			series[m] = num / den;
+			starts[m++] = pts[i].start_ns;
+		}
+		i = j;
+	}
+	if (!m)
+		goto cleanup;
+	cand->onset_ns = starts[0]; /* present from the first window, unless a change shows */
+	for (size_t i = 0; i < m; i++)
+		if (series[i] > 0) {
+			cand->onset_ns = starts[i];
+			break;
+		}
+	if (!rs_change_point(series, m, 1, &cp) && cp.mean_after > cp.mean_before) {
+		double shift = cp.mean_after - cp.mean_before;
+		/* Loss and marks are counts: let a quiet first segment still show a change. */
+		bool counts = cand->signal == SIG_LOSS || cand->signal == SIG_ECN;
+		double floor = counts ? cp.mean_after * 0.1 : cand->sigma_us;
+		if (shift >= c->cfg->onset_min_shift * fmax(cp.sigma, floor) &&
+		    (!counts || cp.mean_before <= cp.mean_after * 0.5)) {
+			cand->onset_ns = starts[cp.split];
+			cand->onset_change_point = true;
+		}
+	}
+cleanup:
+	free(pts);
+	free(series);
+	free(starts);
+}
+
+/* "a -> b" when the pursuit preferred one direction of a link (variants 1 and 2). */
+static void direction_text(const struct ctx *c, struct candidate *cand)
+{
+	const struct var *v = &c->vars[cand->var];
+	char a[TOPO_NAME_MAX], b[TOPO_NAME_MAX];
+
+	if (!cand->variant || (v->kind != VAR_LINK && v->kind != VAR_HOST_LINK))
+		return;
+	if (v->kind == VAR_LINK) {
+		const struct topo_link *l = &c->topo->links[v->link];
+		snprintf(a, sizeof(a), "%s", c->topo->nodes[l->a].name);
+		snprintf(b, sizeof(b), "%s", c->topo->nodes[l->b].name);
+	} else {
+		addr_str(v->a, a, sizeof(a));
+		snprintf(b, sizeof(b), "fabric");
+	}
+	snprintf(cand->direction, sizeof(cand->direction), "%.60s -> %.60s",
+		 cand->variant == 1 ? a : b, cand->variant == 1 ? b : a);
+}
+
+/*
+ * Judge a pick against the raw data: is the subject's excess large and significant next
+ * to connections that do not cross it? Fills the candidate; returns true to report it.
+ */
+bool loc_judge(struct ctx *c, struct candidate *cand, const double *resid, bool *hurt)
+{
+	const struct localize_config *cfg = c->cfg;
+	const struct var *v = &c->vars[cand->var];
+	size_t n_out = 0, n_hurt = 0;
+	double *out = c->scratch, *tmp = c->scratch2;
+	double ab_events = 0, ab_pk = 0, ba_events = 0, ba_pk = 0;
+	enum signal s = cand->signal;
+
+	memset(hurt, 0, c->n_conns * sizeof(*hurt));
+	cand->in_events = cand->in_packets = 0;
+	double out_events = 0, out_pk = 0;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+		double a;
+		if (!cn->valid[s])
+			continue;
+		a = conn_coef(c, cn, cand->var, s, cand->variant);
+		if (s == SIG_LOSS || s == SIG_ECN) {
+			/* Only what earlier picks left unexplained counts as evidence. */
+			double ev = fmax(resid[k], 0) * cn->packets;
+			if (a > 0) {
+				cand->in_events += a * ev;
+				cand->in_packets += a * cn->packets;
+				hurt[k] = ev > 0;
+				/* Direction: where the data crossed the subject. */
+				for (size_t i = 0; i < cn->inc_len; i++) {
+					const struct incidence *e = &c->inc[cn->inc_start + i];
+					if (e->var != cand->var)
+						continue;
+					ab_events += e->fwd_ab * ev;
+					ab_pk += e->fwd_ab * cn->packets;
+					ba_events += (e->fwd - e->fwd_ab) * ev;
+					ba_pk += (e->fwd - e->fwd_ab) * cn->packets;
+				}
+			} else {
+				out_events += ev;
+				out_pk += cn->packets;
+			}
+		} else {
+			if (a > 0)
+				hurt[k] = resid[k] > cand->effect / 2;
+			else
+				out[n_out++] = resid[k];
+		}
+	}
+	size_t n_touch = 0;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		n_hurt += hurt[k];
+		n_touch += c->conns[k].valid[s] && conn_coef(c, &c->conns[k], cand->var, s,
+							     cand->variant) >= 1;
+	}
+	cand->flows_hurt = (uint32_t)n_hurt;
+	if (!n_hurt || cand->effect <= 0)
+		return false;
+	/* A slow host link or host slows most of what crosses it; one slow flow among many
+	 * is that flow's own story (its peer, its path), not the host's. */
+	if ((s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION) &&
+	    (v->kind == VAR_HOST_LINK || v->kind == VAR_HOST) && 2 * n_hurt < n_touch)
+		return false;
+	/* Likewise a host pair: a fault between two hosts slows most of their QPs. */
+	if ((s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION) && v->kind == VAR_PATH &&
+	    n_touch > 1 && 2 * n_hurt <= n_touch)
+		return false;
+
+	if (s == SIG_LOSS || s == SIG_ECN) {
+		double min_rate = s == SIG_LOSS ? cfg->loss_min_rate : cfg->ecn_min_rate;
+		double min_events = s == SIG_LOSS ? cfg->loss_min_events : cfg->ecn_min_events;
+		double min_ratio = s == SIG_LOSS ? cfg->loss_min_ratio : cfg->ecn_min_ratio;
+		double min_z = s == SIG_LOSS ? cfg->loss_min_z : cfg->ecn_min_z;
+		cand->in_rate = cand->in_packets > 0 ? cand->in_events / cand->in_packets : 0;
+		cand->out_rate = out_pk > 0 ? out_events / out_pk : 0;
+		cand->z = poisson_z(cand->in_events, cand->out_rate * cand->in_packets);
+		cand->severity = fmin(cand->effect, 1);
+		cand->kind = s == SIG_LOSS ? FINDING_LOSSY : FINDING_CONGESTED;
+		cand->strength = strength_of(cand->z, min_z);
+		direction_text(c, cand);
+		return cand->in_events >= min_events && cand->in_rate >= min_rate &&
+		       cand->in_rate >= min_ratio * cand->out_rate && cand->z >= min_z;
+	}
+
+	/* Latency (or turnaround). */
+	double base_sum = 0, p99_ratio[256];
+	size_t n_base = 0, n_ratio = 0;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+		if (!hurt[k])
+			continue;
+		cand->own_past |= s == SIG_LATENCY && cn->lat_own_past;
+		base_sum += s == SIG_TURNAROUND ? cn->turnaround_us - cn->y[s] :
+			    s == SIG_SHIFT	 ? cn->shift_before_us :
+			    s == SIG_COMPLETION ? cn->comp_baseline_us :
+						   cn->baseline_us;
+		n_base++;
+	}
+	cand->baseline_us = n_base ? base_sum / (double)n_base : 0;
+	/* us per unit of the signal: the shift is relative to the flows' own past. */
+	double unit = s != SIG_SHIFT ? 1 : cand->baseline_us > 0 ? cand->baseline_us : 1;
+	cand->sigma_us = n_out >= 3 ? rs_sigma(out, n_out, tmp) : 0;
+	if (n_out >= 10) {
+		/* Latencies have a peaked core and a long right tail (incast, bursts): the MAD
+		 * sees only the core. The 90th percentile's distance from the median is the
+		 * spread of a normal one would need to produce that tail; take the larger. */
+		memcpy(tmp, out, n_out * sizeof(*tmp));
+		double q50 = rs_median(tmp, n_out); /* sorts tmp */
+		double q90 = tmp[(size_t)(0.9 * (double)(n_out - 1))];
+		cand->sigma_us = fmax(cand->sigma_us, (q90 - q50) / 1.2816);
+	}
+	cand->sigma_us = fmax(cand->sigma_us, cfg->noise_floor_frac * cand->baseline_us / unit);
+	cand->sigma_us = fmax(cand->sigma_us, 0.01 / unit);
+	/* The effect is a least-squares mean over the subject's flows: its standard error
+	 * shrinks with the square root of their (coefficient-weighted) number. */
+	cand->z = cand->effect / cand->sigma_us * sqrt(fmax(cand->n_eff, 1));
+	cand->sigma_us *= unit;
+	cand->effect_us = cand->effect * unit;
+	cand->kind = s == SIG_TURNAROUND || v->kind == VAR_HOST ? FINDING_HOST : FINDING_SLOW;
+	direction_text(c, cand);
+	double min_z = s == SIG_SHIFT ? cfg->shift_min_z : cfg->slow_min_z;
+	cand->strength = strength_of(cand->z, min_z);
+	/* Severity: each hurt connection's p99 against the median p99 of its class. */
+	bool comp = s == SIG_COMPLETION;
+	for (size_t k = 0; k < c->n_conns && n_ratio < 256; k++) {
+		const struct conn *cn = &c->conns[k];
+		double p99 = comp ? cn->comp_p99_us : cn->lat_p99_us;
+		size_t m = 0;
+		if (!hurt[k] || !(comp ? cn->has_comp : cn->has_lat))
+			continue;
+		for (size_t j = 0; j < c->n_conns; j++) {
+			const struct conn *o = &c->conns[j];
+			if (hurt[j])
+				continue;
+			if (comp && o->has_comp && o->hops == cn->hops && o->comp_p99_us > 0)
+				tmp[m++] = o->comp_p99_us;
+			else if (!comp && o->has_lat && o->klass == cn->klass && o->lat_p99_us > 0)
+				tmp[m++] = o->lat_p99_us;
+		}
+		if (!m || p99 <= 0)
+			continue;
+		double peer = rs_median(tmp, m);
+		p99_ratio[n_ratio++] = p99 / peer;
+		cand->hurt_p99_us += p99;
+		cand->peer_p99_us += peer;
+	}
+	if (n_ratio) {
+		cand->hurt_p99_us /= (double)n_ratio;
+		cand->peer_p99_us /= (double)n_ratio;
+		cand->p99_ratio = rs_median(p99_ratio, n_ratio);
+	}
+	/* Severity: the typical latency of the hurt flows against their baseline ("slow by
+	 * 2x"). Their p99 against their peers' goes into the text and the evidence: a p99 of
+	 * ~100 samples in a loaded fabric is too noisy to decide on. */
+	cand->severity = cand->baseline_us > 0 ?
+				 (cand->baseline_us + cand->effect_us) / cand->baseline_us :
+				 0;
+	double min_ratio = s == SIG_SHIFT ? cfg->shift_min_ratio : cfg->slow_min_ratio;
+	/* Without peers the latency signal too is a flow against its own past: both bars. */
+	if (cand->own_past)
+		min_ratio = fmax(min_ratio, cfg->shift_min_ratio);
+	return cand->baseline_us > 0 && cand->severity >= min_ratio && cand->z >= min_z;
+}
+
+/* ------------------------------------------------------------------ pursuit */
+
+/* Tie-break order of a (variable, variant) slot: a host link's "H -> fabric" first. */
+static int egress_rank(const struct ctx *c, size_t slot)
+{
+	return c->vars[slot / 3].kind == VAR_HOST_LINK && slot % 3 == 1;
+}
+
+int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n_cands,
+	       size_t *cap_cands)
+{
+	size_t nv = c->n_vars;
+	double *resid = malloc((c->n_conns ? c->n_conns : 1) * sizeof(*resid));
+	double *num = calloc(3 * (nv ? nv : 1), sizeof(*num));
+	double *den = calloc(3 * (nv ? nv : 1), sizeof(*den));
+	int n_variants = s == SIG_TURNAROUND ? 1 : 3;
+	double first_score = 0;
+	bool *hurt = calloc(c->n_conns ? c->n_conns : 1, sizeof(*hurt));
+	bool *picked = calloc(nv ? nv : 1, sizeof(*picked));
+	int err = -ENOMEM;
+
+	if (!resid || !num || !den || !hurt || !picked)
+		goto cleanup;
+	for (size_t k = 0; k < c->n_conns; k++)
+		resid[k] = c->conns[k].valid[s] ? c->conns[k].y[s] : 0;
+	for (uint32_t iter = 0; iter < c->cfg->max_findings + 2; iter++) {
+		long best = -1, second = -1;
+		double best_score = 0, second_score = 0;
+		memset(num, 0, 3 * nv * sizeof(*num));
+		memset(den, 0, 3 * nv * sizeof(*den));
+		for (size_t k = 0; k < c->n_conns; k++) {
+			const struct conn *cn = &c->conns[k];
+			if (!cn->valid[s])
+				continue;
+			for (size_t i = 0; i < cn->inc_len; i++) {
+				const struct incidence *e = &c->inc[cn->inc_start + i];
+				for (int var = 0; var < n_variants; var++) {
+					double a = coef(c, e, s, var);
+					if (a <= 0)
+						continue;
+					num[e->var * 3 + var] += cn->w[s] * a * resid[k];
+					den[e->var * 3 + var] += cn->w[s] * a * a;
+				}
+			}
+		}
+		for (size_t v = 0; v < 3 * nv; v++) {
+			double score;
+			if (den[v] <= 0 || num[v] <= 0 || picked[v / 3])
+				continue;
+			score = num[v] * num[v] / den[v] / c->vars[v / 3].penalty;
+			/* An exact tie (the same connections, e.g. the egress of one host and
+			 * the ingress of its only peer) goes to a host's egress: where its own
+			 * traffic queues (NIC, shaper, pause frames). */
+			if (score > best_score * (1 + 1e-9) ||
+			    (score >= best_score * (1 - 1e-9) && best >= 0 &&
+			     egress_rank(c, v) > egress_rank(c, (size_t)best))) {
+				best = (long)v;
+				best_score = score;
+			}
+		}
+		if (best < 0 || best_score <= 0)
+			break;
+		/* The runner-up is the best other subject, for the specificity. */
+		for (size_t v = 0; v < 3 * nv; v++) {
+			double score;
+			if (den[v] <= 0 || num[v] <= 0 || picked[v / 3] || v / 3 == (size_t)best / 3)
+				continue;
+			score = num[v] * num[v] / den[v] / c->vars[v / 3].penalty;
+			if (score > second_score) {
+				second = (long)(v / 3);
+				second_score = score;
+			}
+		}
+		picked[best / 3] = true;
+		if (first_score <= 0)
+			first_score = best_score;
+		struct candidate cand = { .var = (uint32_t)(best / 3), .signal = s,
+					  .variant = (int)(best % 3) };
+		cand.effect = num[best] / den[best];
+		cand.n_eff = den[best];
+		cand.specificity = best_score / (best_score + second_score);
+		if (second >= 0) {
+			loc_var_subject(c, &c->vars[second], cand.alt_subject,
+				    sizeof(cand.alt_subject));
+			cand.alt_score_ratio = second_score / best_score;
+		}
+		bool report = loc_judge(c, &cand, resid, hurt);
+		if (agentxdp_log_level >= LOG_DEBUG) {
+			char subj[128];
+			loc_var_subject(c, &c->vars[cand.var], subj, sizeof(subj));
+			pr_debug("localize: %s pick %u: %s variant %d effect %.4g z %.3g baseline %.4g "
+				 "sigma %.3g n_eff %.3g hurt %u spec %.2f rate %.3g/%.3g -> %s\n",
+				 loc_signal_name(s), iter, subj, cand.variant, cand.effect, cand.z,
+				 cand.baseline_us, cand.sigma_us, cand.n_eff, cand.flows_hurt,
+				 cand.specificity, cand.in_rate, cand.out_rate,
+				 report ? "reported" : "rejected");
+		}
+		if (report) {
+			cand.resid = malloc(c->n_conns * sizeof(*cand.resid));
+			if (!cand.resid)
+				goto cleanup;
+			memcpy(cand.resid, resid, c->n_conns * sizeof(*cand.resid));
+		}
+		/* Remove what this subject explains before looking for the next one. */
+		for (size_t k = 0; k < c->n_conns; k++)
+			if (c->conns[k].valid[s])
+				resid[k] -= cand.effect * conn_coef(c, &c->conns[k], cand.var, s,
+								    cand.variant);
+		if (!report)
+			continue;
+		/* What a later pick explains is a remainder: weigh it by its share. */
+		cand.share = best_score / first_score;
+		cand.confidence = cand.strength * cand.specificity * sqrt(cand.share);
+		if (cand.confidence < c->cfg->min_confidence) {
+			free(cand.resid);
+			continue;
+		}
+		find_onset(c, &cand, hurt);
+		/* A shift whose flows show no change point together is a transient, not a fault. */
+		if (s == SIG_SHIFT && !cand.onset_change_point) {
+			free(cand.resid);
+			continue;
+		}
+		if (*n_cands == *cap_cands) {
+			size_t cap = *cap_cands ? *cap_cands * 2 : 16;
+			struct candidate *bigger = realloc(*cands, cap * sizeof(*bigger));
+			if (!bigger) {
+				free(cand.resid);
+				goto cleanup;
+			}
+			*cands = bigger;
+			*cap_cands = cap;
+		}
+		(*cands)[(*n_cands)++] = cand;
+	}
+	err = 0;
+cleanup:
+	free(resid);
+	free(num);
+	free(den);
+	free(hurt);
+	free(picked);
+	return err;
+}
+
+/* RNR NAKs: the responder could not take the message. Always the host's doing. */
+int loc_rnr_candidates(struct ctx *c, struct candidate **cands, size_t *n_cands,
+		       size_t *cap_cands)
+{
+	double total = 0;
+
+	for (size_t k = 0; k < c->n_conns; k++)
+		total += c->conns[k].rnr_naks;
+	if (total < c->cfg->rnr_min_naks)
+		return 0;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+		double naks = 0, packets = 0;
+		uint32_t flows = 0;
+		bool seen = false;
+		if (cn->rnr_naks <= 0)
+			continue;
+		for (size_t j = 0; j < k; j++)
+			seen |= c->conns[j].rnr_naks > 0 && !memcmp(c->conns[j].dst, cn->dst, 16);
+		if (seen)
+			continue;
+		for (size_t j = k; j < c->n_conns; j++)
+			if (!memcmp(c->conns[j].dst, cn->dst, 16)) {
+				naks += c->conns[j].rnr_naks;
+				packets += c->conns[j].packets;
+				flows += c->conns[j].rnr_naks > 0;
+			}
+		if (naks < c->cfg->rnr_min_naks)
+			continue;
+		long v = loc_add_var(c, VAR_HOST, 0, cn->dst, NULL);
+		if (v < 0)
+			return (int)v;
+		struct candidate cand = { .var = (uint32_t)v, .signal = N_SIGNALS };
+		cand.kind = FINDING_HOST;
+		cand.in_events = naks;
+		cand.in_packets = packets;
+		cand.in_rate = packets > 0 ? naks / packets : 0;
+		cand.severity = cand.in_rate;
+		cand.flows_hurt = flows;
+		cand.z = naks;
+		cand.strength = 1 - exp(-naks / c->cfg->rnr_min_naks);
+		cand.specificity = naks / total;
+		cand.confidence = cand.strength * cand.specificity;
+		if (cand.confidence < c->cfg->min_confidence)
+			continue;
+		/* Onset: the first window that carried a NAK to this responder. */
+		for (size_t j = 0; j < c->n_conns; j++) {
+			const struct conn *o = &c->conns[j];
+			const struct flow_stats *fs[2] = { o->req, o->resp };
+			if (memcmp(o->dst, cn->dst, 16))
+				continue;
+			for (int f = 0; f < 2; f++)
+				for (size_t w = 0; fs[f] && w < fs[f]->n_windows; w++)
+					if (fs[f]->windows[w].naks &&
+					    (!cand.onset_ns ||
+					     fs[f]->windows[w].start_ns < cand.onset_ns)) {
+						cand.onset_ns = fs[f]->windows[w].start_ns;
+						break;
+					}
+		}
+		if (*n_cands == *cap_cands) {
+			size_t cap = *cap_cands ? *cap_cands * 2 : 16;
+			struct candidate *bigger = realloc(*cands, cap * sizeof(*bigger));
+			if (!bigger)
+				return -ENOMEM;
+			*cands = bigger;
+			*cap_cands = cap;
+		}
+		(*cands)[(*n_cands)++] = cand;
+	}
+	return 0;
+}

@@ -1,0 +1,161 @@
+/* localize_signals.c: per connection and signal, the excess over a robust baseline. */
+#include "lib/localize/localize_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util/robust_stats.h"
+
+/* ------------------------------------------------------------------ signals */
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* Median p50 of the flow's first windows with ACK samples, in us; -1 if too few. */
+static double early_baseline_us(const struct ctx *c, const struct flow_stats *f)
+{
+	double v[64];
+	size_t n = 0, with = 0;
+
+	for (size_t i = 0; i < f->n_windows; i++)
+		with += f->windows[i].ack_samples > 0;
+	if (with < 2 * (size_t)c->cfg->baseline_windows)
+		return -1;
+	for (size_t i = 0; i < f->n_windows && n < c->cfg->baseline_windows && n < 64; i++)
+		if (f->windows[i].ack_samples > 0)
+			v[n++] = f->windows[i].ack_latency_p50_ns / 1000.0;
+	return n ? rs_median(v, n) : -1;
+}
+
+void loc_build_signals(struct ctx *c)
+{
+	size_t n = c->n_conns;
+	int *classes = malloc((n ? n : 1) * sizeof(*classes));
+	size_t n_classes = 0;
+	double *v = c->scratch;
+
+	/* Latency: excess over the median of the connection's class. */
+	for (size_t i = 0; i < n; i++)
+		if (c->conns[i].has_lat && c->conns[i].inc_len)
+			classes[n_classes++] = c->conns[i].klass;
+	if (n_classes)
+		qsort(classes, n_classes, sizeof(*classes), cmp_int);
+	for (size_t i = 0; i < n_classes;) {
+		size_t j = i, m = 0;
+		double med;
+		while (j < n_classes && classes[j] == classes[i])
+			j++;
+		for (size_t k = 0; k < n; k++)
+			if (c->conns[k].has_lat && c->conns[k].inc_len &&
+			    c->conns[k].klass == classes[i])
+				v[m++] = c->conns[k].lat_p50_us;
+		med = rs_median(v, m);
+		for (size_t k = 0; k < n; k++) {
+			struct conn *cn = &c->conns[k];
+			if (!cn->has_lat || !cn->inc_len || cn->klass != classes[i])
+				continue;
+			cn->baseline_us = med;
+			if (m < c->cfg->min_class_flows) {
+				/* Too few peers to compare with: compare with its own past. */
+				cn->baseline_us = cn->lat_kind == LAT_ACK && cn->turnaround_us < 0 ?
+							  early_baseline_us(c, cn->req) :
+							  -1;
+				if (cn->baseline_us <= 0)
+					continue;
+				cn->lat_own_past = true;
+			}
+			cn->y[SIG_LATENCY] = cn->lat_p50_us - cn->baseline_us;
+			cn->w[SIG_LATENCY] = 1;
+			cn->valid[SIG_LATENCY] = true;
+		}
+		i = j;
+	}
+	free(classes);
+
+	/* Completion: a slow serializer stretches whole messages more than single ACKs (a
+	 * mirror at the sender stamps packets as they leave, after any queue in the host). */
+	for (size_t k = 0; k < n; k++) {
+		struct conn *cn = &c->conns[k];
+		size_t m = 0;
+		if (!cn->has_comp || !cn->inc_len || cn->valid[SIG_COMPLETION])
+			continue;
+		for (size_t j = 0; j < n; j++)
+			if (c->conns[j].has_comp && c->conns[j].inc_len &&
+			    c->conns[j].hops == cn->hops)
+				v[m++] = c->conns[j].comp_p50_us;
+		if (m < c->cfg->min_class_flows)
+			continue;
+		double med = rs_median(v, m);
+		for (size_t j = 0; j < n; j++) {
+			struct conn *o = &c->conns[j];
+			if (!o->has_comp || !o->inc_len || o->hops != cn->hops)
+				continue;
+			o->comp_baseline_us = med;
+			o->y[SIG_COMPLETION] = o->comp_p50_us - med;
+			o->w[SIG_COMPLETION] = 1;
+			o->valid[SIG_COMPLETION] = true;
+		}
+	}
+
+	for (size_t k = 0; k < n; k++) {
+		struct conn *cn = &c->conns[k];
+		if (!cn->inc_len || cn->packets < (double)c->cfg->min_packets)
+			continue;
+		cn->y[SIG_LOSS] = cn->loss_events / cn->packets;
+		cn->w[SIG_LOSS] = cn->packets;
+		cn->valid[SIG_LOSS] = true;
+		cn->y[SIG_ECN] = cn->ce_events / cn->packets;
+		cn->w[SIG_ECN] = cn->packets;
+		cn->valid[SIG_ECN] = true;
+	}
+
+	/* Shift: each flow against its own past (its window p50 series split in two where the
+	 * squared error is least). Static differences between paths cancel out. */
+	for (size_t k = 0; k < n; k++) {
+		struct conn *cn = &c->conns[k];
+		const struct flow_stats *f = cn->req;
+		struct change_point cp;
+		size_t m = 0;
+		if (!cn->has_lat || !cn->inc_len || cn->lat_kind != LAT_ACK ||
+		    cn->turnaround_us >= 0 || !f)
+			continue;
+		/* Bounded by the scratch size: a flow can have more windows than there are flows. */
+		for (size_t i = 0; i < f->n_windows && m < c->scratch_len; i++)
+			if (f->windows[i].ack_samples > 0)
+				v[m++] = f->windows[i].ack_latency_p50_ns / 1000.0;
+		if (rs_change_point(v, m, 2, &cp))
+			continue;
+		if (cp.mean_before <= 0)
+			continue;
+		/* Relative: a flow's noise grows with its latency (queues on longer paths),
+		 * so +2 us on a 4 us one-leaf path is as telling as +4 us on an 8 us one. */
+		cn->y[SIG_SHIFT] = (cp.mean_after - cp.mean_before) / cp.mean_before;
+		cn->shift_before_us = cp.mean_before;
+		cn->w[SIG_SHIFT] = 1;
+		cn->valid[SIG_SHIFT] = true;
+	}
+
+	/* Turnaround seen from a second vantage: excess over all responders' median. */
+	size_t m = 0;
+	for (size_t k = 0; k < n; k++)
+		if (c->conns[k].turnaround_us >= 0 && c->conns[k].inc_len)
+			v[m++] = c->conns[k].turnaround_us;
+	if (m >= c->cfg->min_class_flows) {
+		double med = rs_median(v, m);
+		for (size_t k = 0; k < n; k++) {
+			struct conn *cn = &c->conns[k];
+			if (cn->turnaround_us < 0 || !cn->inc_len)
+				continue;
+			cn->y[SIG_TURNAROUND] = cn->turnaround_us - med;
+			cn->w[SIG_TURNAROUND] = 1;
+			cn->valid[SIG_TURNAROUND] = true;
+		}
+	}
+}
