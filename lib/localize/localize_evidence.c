@@ -4,51 +4,13 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/text_buf.h"
 #include "lib/util/util.h"
-
-/* Growable text for the evidence JSON. */
-struct sbuf {
-	char *buf;
-	size_t len, cap;
-	bool oom;
-};
-
-__attribute__((format(printf, 2, 3))) static void sb_printf(struct sbuf *sb, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (sb->oom)
-		return;
-	for (;;) {
-		size_t room = sb->cap - sb->len;
-		va_start(ap, fmt);
-		n = vsnprintf(sb->buf ? sb->buf + sb->len : NULL, room, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			sb->oom = true;
-			return;
-		}
-		if ((size_t)n < room) {
-			sb->len += (size_t)n;
-			return;
-		}
-		size_t cap = (sb->cap ? sb->cap : 256) * 2 + (size_t)n;
-		char *bigger = realloc(sb->buf, cap);
-		if (!bigger) {
-			sb->oom = true;
-			return;
-		}
-		sb->buf = bigger;
-		sb->cap = cap;
-	}
-}
 
 /* JSON numbers: finite, compact. */
 static double jnum(double x)
@@ -104,31 +66,86 @@ static void severity_text(const struct candidate *cand, char *buf, size_t len)
 	}
 }
 
-static void evidence_flow(struct sbuf *sb, const struct conn *cn, bool first)
+static void evidence_flow(struct text_buf *ev, const struct conn *cn, bool first)
 {
 	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
 	const struct flow_stats *f = cn->req ? cn->req : cn->resp;
 
 	addr_str(cn->src, s, sizeof(s));
 	addr_str(cn->dst, d, sizeof(d));
-	sb_printf(sb,
-		  "%s{\"id\":%llu,\"src\":\"%s\",\"dst\":\"%s\",\"dst_qpn\":%u,"
-		  "\"udp_sport\":%u,\"p50_us\":%.2f,\"p99_us\":%.2f,\"baseline_us\":%.2f,"
-		  "\"packets\":%.0f,\"loss_events\":%.0f,\"ecn_events\":%.0f,\"rnr_naks\":%.0f}",
-		  first ? "" : ",", (unsigned long long)f->id, s, d, f->key.dst_qpn,
-		  cn->sport_fwd, jnum(cn->lat_p50_us), jnum(cn->lat_p99_us),
-		  jnum(cn->baseline_us), cn->packets, cn->loss_events, cn->ce_events,
-		  cn->rnr_naks);
+	text_buf_printf(ev,
+			"%s{\"id\":%llu,\"src\":\"%s\",\"dst\":\"%s\",\"dst_qpn\":%u,"
+			"\"udp_sport\":%u,\"p50_us\":%.2f,\"p99_us\":%.2f,\"baseline_us\":%.2f,"
+			"\"packets\":%.0f,\"loss_events\":%.0f,\"ecn_events\":%.0f,\"rnr_naks\":%.0f}",
+			first ? "" : ",", (unsigned long long)f->id, s, d, f->key.dst_qpn,
+			cn->sport_fwd, jnum(cn->lat_p50_us), jnum(cn->lat_p99_us),
+			jnum(cn->baseline_us), cn->packets, cn->loss_events, cn->ce_events,
+			cn->rnr_naks);
+}
+
+/*
+ * The evidence of a finding as one JSON object: the numbers behind the verdict and the
+ * connections it hurts. Names (the runner-up's) go through the one JSON string escaper.
+ */
+static void evidence_json(struct ctx *c, const struct candidate *cand,
+			  const struct candidate *merged, size_t n_merged, bool *hurt,
+			  struct text_buf *ev)
+{
+	const struct var *v = &c->vars[cand->var];
+	struct candidate tmp = *cand;
+	size_t shown = 0;
+
+	text_buf_printf(ev, "{\"signal\":\"%s\",\"model\":\"%s\",\"effect\":%.6g,\"z\":%.3g,"
+			    "\"strength\":%.3f,\"specificity\":%.3f",
+			loc_signal_name(cand->signal),
+			!c->topo ? "hosts" : c->topo->n_paths ? "paths+ecmp" : "ecmp",
+			jnum(cand->signal == SIG_LOSS || cand->signal == SIG_ECN || cand->signal >= N_SIGNALS ?
+				     cand->effect :
+				     cand->effect_us),
+			jnum(cand->z), cand->strength, cand->specificity);
+	if (cand->signal == SIG_LATENCY || cand->signal == SIG_SHIFT ||
+	    cand->signal == SIG_COMPLETION || cand->signal == SIG_TURNAROUND)
+		text_buf_printf(ev, ",\"baseline_us\":%.3f,\"noise_sigma_us\":%.3f,"
+				    "\"hurt_p99_us\":%.3f,\"peer_p99_us\":%.3f",
+				jnum(cand->baseline_us), jnum(cand->sigma_us), jnum(cand->hurt_p99_us),
+				jnum(cand->peer_p99_us));
+	else
+		text_buf_printf(ev, ",\"events\":%.0f,\"packets\":%.0f,\"rate\":%.6g,"
+				    "\"rate_elsewhere\":%.6g",
+				cand->in_events, cand->in_packets, jnum(cand->in_rate),
+				jnum(cand->out_rate));
+	text_buf_printf(ev, ",\"onset\":\"%s\"",
+			cand->onset_change_point ? "change_point" : "first_evidence");
+	if (cand->alt_subject[0]) {
+		text_buf_puts(ev, ",\"runner_up\":{\"subject\":");
+		text_buf_json_string(ev, cand->alt_subject);
+		text_buf_printf(ev, ",\"score_ratio\":%.3f}", cand->alt_score_ratio);
+	}
+	text_buf_puts(ev, ",\"also\":[");
+	for (size_t i = 0; i < n_merged; i++)
+		text_buf_printf(ev, "%s{\"signal\":\"%s\",\"kind\":\"%s\",\"confidence\":%.3f}",
+				i ? "," : "", loc_signal_name(merged[i].signal),
+				finding_kind_name(merged[i].kind), merged[i].confidence);
+	text_buf_puts(ev, "],\"flows\":[");
+	/* Recompute which connections this pick hurts, to list them. */
+	if (cand->signal < N_SIGNALS) {
+		loc_judge(c, &tmp, cand->resid, hurt);
+	} else {
+		for (size_t k = 0; k < c->n_conns; k++)
+			hurt[k] = c->conns[k].rnr_naks > 0 && !memcmp(c->conns[k].dst, v->a, 16);
+	}
+	for (size_t k = 0; k < c->n_conns && shown < 16; k++)
+		if (hurt[k])
+			evidence_flow(ev, &c->conns[k], shown++ == 0);
+	text_buf_puts(ev, "]}");
 }
 
 int loc_make_finding(struct ctx *c, const struct candidate *cand,
 		     const struct candidate *merged, size_t n_merged, struct finding *f)
 {
 	const struct var *v = &c->vars[cand->var];
-	struct sbuf sb = { 0 };
+	struct text_buf ev = { 0 };
 	bool *hurt = calloc(c->n_conns ? c->n_conns : 1, sizeof(*hurt));
-	struct candidate tmp = *cand;
-	size_t shown = 0;
 
 	if (!hurt)
 		return -ENOMEM;
@@ -143,52 +160,12 @@ int loc_make_finding(struct ctx *c, const struct candidate *cand,
 	f->onset_ns = cand->onset_ns;
 	f->flows_hurt = cand->flows_hurt;
 
-	sb_printf(&sb, "{\"signal\":\"%s\",\"model\":\"%s\",\"effect\":%.6g,\"z\":%.3g,"
-		       "\"strength\":%.3f,\"specificity\":%.3f",
-		  loc_signal_name(cand->signal),
-		  !c->topo ? "hosts" : c->topo->n_paths ? "paths+ecmp" : "ecmp",
-		  jnum(cand->signal == SIG_LOSS || cand->signal == SIG_ECN || cand->signal >= N_SIGNALS ?
-			       cand->effect :
-			       cand->effect_us),
-		  jnum(cand->z), cand->strength, cand->specificity);
-	if (cand->signal == SIG_LATENCY || cand->signal == SIG_SHIFT ||
-	    cand->signal == SIG_COMPLETION || cand->signal == SIG_TURNAROUND)
-		sb_printf(&sb, ",\"baseline_us\":%.3f,\"noise_sigma_us\":%.3f,"
-			       "\"hurt_p99_us\":%.3f,\"peer_p99_us\":%.3f",
-			  jnum(cand->baseline_us), jnum(cand->sigma_us), jnum(cand->hurt_p99_us),
-			  jnum(cand->peer_p99_us));
-	else
-		sb_printf(&sb, ",\"events\":%.0f,\"packets\":%.0f,\"rate\":%.6g,"
-			       "\"rate_elsewhere\":%.6g",
-			  cand->in_events, cand->in_packets, jnum(cand->in_rate),
-			  jnum(cand->out_rate));
-	sb_printf(&sb, ",\"onset\":\"%s\"",
-		  cand->onset_change_point ? "change_point" : "first_evidence");
-	if (cand->alt_subject[0])
-		sb_printf(&sb, ",\"runner_up\":{\"subject\":\"%s\",\"score_ratio\":%.3f}",
-			  cand->alt_subject, cand->alt_score_ratio);
-	sb_printf(&sb, ",\"also\":[");
-	for (size_t i = 0; i < n_merged; i++)
-		sb_printf(&sb, "%s{\"signal\":\"%s\",\"kind\":\"%s\",\"confidence\":%.3f}",
-			  i ? "," : "", loc_signal_name(merged[i].signal),
-			  finding_kind_name(merged[i].kind), merged[i].confidence);
-	sb_printf(&sb, "],\"flows\":[");
-	/* Recompute which connections this pick hurts, to list them. */
-	if (cand->signal < N_SIGNALS) {
-		loc_judge(c, &tmp, cand->resid, hurt);
-	} else {
-		for (size_t k = 0; k < c->n_conns; k++)
-			hurt[k] = c->conns[k].rnr_naks > 0 && !memcmp(c->conns[k].dst, v->a, 16);
-	}
-	for (size_t k = 0; k < c->n_conns && shown < 16; k++)
-		if (hurt[k])
-			evidence_flow(&sb, &c->conns[k], shown++ == 0);
-	sb_printf(&sb, "]}");
+	evidence_json(c, cand, merged, n_merged, hurt, &ev);
 	free(hurt);
-	if (sb.oom) {
-		free(sb.buf);
+	if (ev.failed) {
+		text_buf_free(&ev);
 		return -ENOMEM;
 	}
-	f->evidence = sb.buf;
+	f->evidence = ev.data;
 	return 0;
 }
