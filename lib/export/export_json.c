@@ -9,31 +9,10 @@
 #include "lib/export/export.h"
 #include "lib/util/util.h"
 
+/* The one JSON string escaper (util.h): names from files we do not control may hold any byte. */
 static void json_str(FILE *out, const char *s)
 {
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", out);
-			break;
-		case '\\':
-			fputs("\\\\", out);
-			break;
-		case '\n':
-			fputs("\\n", out);
-			break;
-		case '\t':
-			fputs("\\t", out);
-			break;
-		default:
-			if (*p < 0x20)
-				fprintf(out, "\\u%04x", *p);
-			else
-				fputc(*p, out);
-		}
-	}
-	fputc('"', out);
+	json_fput_string(out, s);
 }
 
 static void json_num_or_null(FILE *out, const char *key, uint64_t samples, double v)
