@@ -214,90 +214,14 @@ static void direction_text(const struct ctx *c, struct candidate *cand)
 		 cand->variant == 1 ? a : b, cand->variant == 1 ? b : a);
 }
 
-/*
- * Judge a pick against the raw data: is the subject's excess large and significant next
- * to connections that do not cross it? Fills the candidate; returns true to report it.
- */
-bool loc_judge(struct ctx *c, struct candidate *cand, const double *resid, bool *hurt)
+/* The verdict on a latency pick: its excess against the spread of unaffected flows (the
+ * first n_out of c->scratch), and its severity against their baseline. */
+static bool judge_latency(struct ctx *c, struct candidate *cand, const bool *hurt, size_t n_out)
 {
 	const struct localize_config *cfg = c->cfg;
 	const struct var *v = &c->vars[cand->var];
-	size_t n_out = 0, n_hurt = 0;
 	double *out = c->scratch, *tmp = c->scratch2;
-	double ab_events = 0, ab_pk = 0, ba_events = 0, ba_pk = 0;
 	enum signal s = cand->signal;
-
-	memset(hurt, 0, c->n_conns * sizeof(*hurt));
-	cand->in_events = cand->in_packets = 0;
-	double out_events = 0, out_pk = 0;
-	for (size_t k = 0; k < c->n_conns; k++) {
-		const struct conn *cn = &c->conns[k];
-		double a;
-		if (!cn->valid[s])
-			continue;
-		a = conn_coef(c, cn, cand->var, s, cand->variant);
-		if (s == SIG_LOSS || s == SIG_ECN) {
-			/* Only what earlier picks left unexplained counts as evidence. */
-			double ev = fmax(resid[k], 0) * cn->packets;
-			if (a > 0) {
-				cand->in_events += a * ev;
-				cand->in_packets += a * cn->packets;
-				hurt[k] = ev > 0;
-				/* Direction: where the data crossed the subject. */
-				for (size_t i = 0; i < cn->inc_len; i++) {
-					const struct incidence *e = &c->inc[cn->inc_start + i];
-					if (e->var != cand->var)
-						continue;
-					ab_events += e->fwd_ab * ev;
-					ab_pk += e->fwd_ab * cn->packets;
-					ba_events += (e->fwd - e->fwd_ab) * ev;
-					ba_pk += (e->fwd - e->fwd_ab) * cn->packets;
-				}
-			} else {
-				out_events += ev;
-				out_pk += cn->packets;
-			}
-		} else {
-			if (a > 0)
-				hurt[k] = resid[k] > cand->effect / 2;
-			else
-				out[n_out++] = resid[k];
-		}
-	}
-	size_t n_touch = 0;
-	for (size_t k = 0; k < c->n_conns; k++) {
-		n_hurt += hurt[k];
-		n_touch += c->conns[k].valid[s] && conn_coef(c, &c->conns[k], cand->var, s,
-							     cand->variant) >= 1;
-	}
-	cand->flows_hurt = (uint32_t)n_hurt;
-	if (!n_hurt || cand->effect <= 0)
-		return false;
-	/* A slow host link or host slows most of what crosses it; one slow flow among many
-	 * is that flow's own story (its peer, its path), not the host's. */
-	if ((s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION) &&
-	    (v->kind == VAR_HOST_LINK || v->kind == VAR_HOST) && 2 * n_hurt < n_touch)
-		return false;
-	/* Likewise a host pair: a fault between two hosts slows most of their QPs. */
-	if ((s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION) && v->kind == VAR_PATH &&
-	    n_touch > 1 && 2 * n_hurt <= n_touch)
-		return false;
-
-	if (s == SIG_LOSS || s == SIG_ECN) {
-		double min_rate = s == SIG_LOSS ? cfg->loss_min_rate : cfg->ecn_min_rate;
-		double min_events = s == SIG_LOSS ? cfg->loss_min_events : cfg->ecn_min_events;
-		double min_ratio = s == SIG_LOSS ? cfg->loss_min_ratio : cfg->ecn_min_ratio;
-		double min_z = s == SIG_LOSS ? cfg->loss_min_z : cfg->ecn_min_z;
-		cand->in_rate = cand->in_packets > 0 ? cand->in_events / cand->in_packets : 0;
-		cand->out_rate = out_pk > 0 ? out_events / out_pk : 0;
-		cand->z = poisson_z(cand->in_events, cand->out_rate * cand->in_packets);
-		cand->severity = fmin(cand->effect, 1);
-		cand->kind = s == SIG_LOSS ? FINDING_LOSSY : FINDING_CONGESTED;
-		cand->strength = strength_of(cand->z, min_z);
-		direction_text(c, cand);
-		return cand->in_events >= min_events && cand->in_rate >= min_rate &&
-		       cand->in_rate >= min_ratio * cand->out_rate && cand->z >= min_z;
-	}
 
 	/* Latency (or turnaround). */
 	double base_sum = 0, p99_ratio[256];
@@ -379,12 +303,161 @@ bool loc_judge(struct ctx *c, struct candidate *cand, const double *resid, bool 
 	return cand->baseline_us > 0 && cand->severity >= min_ratio && cand->z >= min_z;
 }
 
+/*
+ * Judge a pick against the raw data: is the subject's excess large and significant next
+ * to connections that do not cross it? Fills the candidate; returns true to report it.
+ */
+bool loc_judge(struct ctx *c, struct candidate *cand, const double *resid, bool *hurt)
+{
+	const struct localize_config *cfg = c->cfg;
+	const struct var *v = &c->vars[cand->var];
+	size_t n_out = 0, n_hurt = 0;
+	double *out = c->scratch;
+	double ab_events = 0, ab_pk = 0, ba_events = 0, ba_pk = 0;
+	enum signal s = cand->signal;
+
+	memset(hurt, 0, c->n_conns * sizeof(*hurt));
+	cand->in_events = cand->in_packets = 0;
+	double out_events = 0, out_pk = 0;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+		double a;
+		if (!cn->valid[s])
+			continue;
+		a = conn_coef(c, cn, cand->var, s, cand->variant);
+		if (s == SIG_LOSS || s == SIG_ECN) {
+			/* Only what earlier picks left unexplained counts as evidence. */
+			double ev = fmax(resid[k], 0) * cn->packets;
+			if (a > 0) {
+				cand->in_events += a * ev;
+				cand->in_packets += a * cn->packets;
+				hurt[k] = ev > 0;
+				/* Direction: where the data crossed the subject. */
+				for (size_t i = 0; i < cn->inc_len; i++) {
+					const struct incidence *e = &c->inc[cn->inc_start + i];
+					if (e->var != cand->var)
+						continue;
+					ab_events += e->fwd_ab * ev;
+					ab_pk += e->fwd_ab * cn->packets;
+					ba_events += (e->fwd - e->fwd_ab) * ev;
+					ba_pk += (e->fwd - e->fwd_ab) * cn->packets;
+				}
+			} else {
+				out_events += ev;
+				out_pk += cn->packets;
+			}
+		} else {
+			if (a > 0)
+				hurt[k] = resid[k] > cand->effect / 2;
+			else
+				out[n_out++] = resid[k];
+		}
+	}
+	size_t n_touch = 0;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		n_hurt += hurt[k];
+		n_touch += c->conns[k].valid[s] && conn_coef(c, &c->conns[k], cand->var, s,
+							     cand->variant) >= 1;
+	}
+	cand->flows_hurt = (uint32_t)n_hurt;
+	if (!n_hurt || cand->effect <= 0)
+		return false;
+	/* A slow host link or host slows most of what crosses it; one slow flow among many
+	 * is that flow's own story (its peer, its path), not the host's. */
+	if ((s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION) &&
+	    (v->kind == VAR_HOST_LINK || v->kind == VAR_HOST) && 2 * n_hurt < n_touch)
+		return false;
+	/* Likewise a host pair: a fault between two hosts slows most of their QPs. */
+	if ((s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION) && v->kind == VAR_PATH &&
+	    n_touch > 1 && 2 * n_hurt <= n_touch)
+		return false;
+
+	if (s == SIG_LOSS || s == SIG_ECN) {
+		double min_rate = s == SIG_LOSS ? cfg->loss_min_rate : cfg->ecn_min_rate;
+		double min_events = s == SIG_LOSS ? cfg->loss_min_events : cfg->ecn_min_events;
+		double min_ratio = s == SIG_LOSS ? cfg->loss_min_ratio : cfg->ecn_min_ratio;
+		double min_z = s == SIG_LOSS ? cfg->loss_min_z : cfg->ecn_min_z;
+		cand->in_rate = cand->in_packets > 0 ? cand->in_events / cand->in_packets : 0;
+		cand->out_rate = out_pk > 0 ? out_events / out_pk : 0;
+		cand->z = poisson_z(cand->in_events, cand->out_rate * cand->in_packets);
+		cand->severity = fmin(cand->effect, 1);
+		cand->kind = s == SIG_LOSS ? FINDING_LOSSY : FINDING_CONGESTED;
+		cand->strength = strength_of(cand->z, min_z);
+		direction_text(c, cand);
+		return cand->in_events >= min_events && cand->in_rate >= min_rate &&
+		       cand->in_rate >= min_ratio * cand->out_rate && cand->z >= min_z;
+	}
+
+	return judge_latency(c, cand, hurt, n_out);
+}
+
 /* ------------------------------------------------------------------ pursuit */
 
 /* Tie-break order of a (variable, variant) slot: a host link's "H -> fabric" first. */
 static int egress_rank(const struct ctx *c, size_t slot)
 {
 	return c->vars[slot / 3].kind == VAR_HOST_LINK && slot % 3 == 1;
+}
+
+/*
+ * Score every (subject, variant) slot not picked yet by how much of the residual it
+ * explains (fit gain / penalty). Returns the best slot (-1 when none explains any); the
+ * runner-up subject and its score, for the specificity, in *second and *second_score.
+ */
+static long pick_best(const struct ctx *c, enum signal s, const double *resid, double *num,
+		      double *den, const bool *picked, double *best_score, long *second,
+		      double *second_score)
+{
+	size_t nv = c->n_vars;
+	int n_variants = s == SIG_TURNAROUND ? 1 : 3;
+	long best = -1;
+
+	*best_score = *second_score = 0;
+	*second = -1;
+	memset(num, 0, 3 * nv * sizeof(*num));
+	memset(den, 0, 3 * nv * sizeof(*den));
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+		if (!cn->valid[s])
+			continue;
+		for (size_t i = 0; i < cn->inc_len; i++) {
+			const struct incidence *e = &c->inc[cn->inc_start + i];
+			for (int var = 0; var < n_variants; var++) {
+				double a = coef(c, e, s, var);
+				if (a <= 0)
+					continue;
+				num[e->var * 3 + var] += cn->w[s] * a * resid[k];
+				den[e->var * 3 + var] += cn->w[s] * a * a;
+			}
+		}
+	}
+	for (size_t v = 0; v < 3 * nv; v++) {
+		double score;
+		if (den[v] <= 0 || num[v] <= 0 || picked[v / 3])
+			continue;
+		score = num[v] * num[v] / den[v] / c->vars[v / 3].penalty;
+		/* An exact tie (the same connections, e.g. the egress of one host and
+		 * the ingress of its only peer) goes to a host's egress: where its own
+		 * traffic queues (NIC, shaper, pause frames). */
+		if (score > *best_score * (1 + 1e-9) ||
+		    (score >= *best_score * (1 - 1e-9) && best >= 0 &&
+		     egress_rank(c, v) > egress_rank(c, (size_t)best))) {
+			best = (long)v;
+			*best_score = score;
+		}
+	}
+	/* The runner-up is the best other subject, for the specificity. */
+	for (size_t v = 0; v < 3 * nv; v++) {
+		double score;
+		if (den[v] <= 0 || num[v] <= 0 || picked[v / 3] || v / 3 == (size_t)best / 3)
+			continue;
+		score = num[v] * num[v] / den[v] / c->vars[v / 3].penalty;
+		if (score > *second_score) {
+			*second = (long)(v / 3);
+			*second_score = score;
+		}
+	}
+	return best;
 }
 
 int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n_cands,
@@ -394,7 +467,6 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 	double *resid = malloc((c->n_conns ? c->n_conns : 1) * sizeof(*resid));
 	double *num = calloc(3 * (nv ? nv : 1), sizeof(*num));
 	double *den = calloc(3 * (nv ? nv : 1), sizeof(*den));
-	int n_variants = s == SIG_TURNAROUND ? 1 : 3;
 	double first_score = 0;
 	bool *hurt = calloc(c->n_conns ? c->n_conns : 1, sizeof(*hurt));
 	bool *picked = calloc(nv ? nv : 1, sizeof(*picked));
@@ -405,53 +477,12 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 	for (size_t k = 0; k < c->n_conns; k++)
 		resid[k] = c->conns[k].valid[s] ? c->conns[k].y[s] : 0;
 	for (uint32_t iter = 0; iter < c->cfg->max_findings + 2; iter++) {
-		long best = -1, second = -1;
-		double best_score = 0, second_score = 0;
-		memset(num, 0, 3 * nv * sizeof(*num));
-		memset(den, 0, 3 * nv * sizeof(*den));
-		for (size_t k = 0; k < c->n_conns; k++) {
-			const struct conn *cn = &c->conns[k];
-			if (!cn->valid[s])
-				continue;
-			for (size_t i = 0; i < cn->inc_len; i++) {
-				const struct incidence *e = &c->inc[cn->inc_start + i];
-				for (int var = 0; var < n_variants; var++) {
-					double a = coef(c, e, s, var);
-					if (a <= 0)
-						continue;
-					num[e->var * 3 + var] += cn->w[s] * a * resid[k];
-					den[e->var * 3 + var] += cn->w[s] * a * a;
-				}
-			}
-		}
-		for (size_t v = 0; v < 3 * nv; v++) {
-			double score;
-			if (den[v] <= 0 || num[v] <= 0 || picked[v / 3])
-				continue;
-			score = num[v] * num[v] / den[v] / c->vars[v / 3].penalty;
-			/* An exact tie (the same connections, e.g. the egress of one host and
-			 * the ingress of its only peer) goes to a host's egress: where its own
-			 * traffic queues (NIC, shaper, pause frames). */
-			if (score > best_score * (1 + 1e-9) ||
-			    (score >= best_score * (1 - 1e-9) && best >= 0 &&
-			     egress_rank(c, v) > egress_rank(c, (size_t)best))) {
-				best = (long)v;
-				best_score = score;
-			}
-		}
+		double best_score, second_score;
+		long second, best = pick_best(c, s, resid, num, den, picked, &best_score, &second,
+					      &second_score);
+
 		if (best < 0 || best_score <= 0)
 			break;
-		/* The runner-up is the best other subject, for the specificity. */
-		for (size_t v = 0; v < 3 * nv; v++) {
-			double score;
-			if (den[v] <= 0 || num[v] <= 0 || picked[v / 3] || v / 3 == (size_t)best / 3)
-				continue;
-			score = num[v] * num[v] / den[v] / c->vars[v / 3].penalty;
-			if (score > second_score) {
-				second = (long)(v / 3);
-				second_score = score;
-			}
-		}
 		picked[best / 3] = true;
 		if (first_score <= 0)
 			first_score = best_score;
@@ -462,7 +493,7 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 		cand.specificity = best_score / (best_score + second_score);
 		if (second >= 0) {
 			loc_var_subject(c, &c->vars[second], cand.alt_subject,
-				    sizeof(cand.alt_subject));
+					sizeof(cand.alt_subject));
 			cand.alt_score_ratio = second_score / best_score;
 		}
 		bool report = loc_judge(c, &cand, resid, hurt);

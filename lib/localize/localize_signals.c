@@ -34,7 +34,7 @@ static double early_baseline_us(const struct ctx *c, const struct flow_stats *f)
 	return n ? rs_median(v, n) : -1;
 }
 
-void loc_build_signals(struct ctx *c)
+static void signal_latency(struct ctx *c)
 {
 	size_t n = c->n_conns;
 	int *classes = malloc((n ? n : 1) * sizeof(*classes));
@@ -78,6 +78,12 @@ void loc_build_signals(struct ctx *c)
 		i = j;
 	}
 	free(classes);
+}
+
+static void signal_completion(struct ctx *c)
+{
+	size_t n = c->n_conns;
+	double *v = c->scratch;
 
 	/* Completion: a slow serializer stretches whole messages more than single ACKs (a
 	 * mirror at the sender stamps packets as they leave, after any queue in the host). */
@@ -103,6 +109,12 @@ void loc_build_signals(struct ctx *c)
 			o->valid[SIG_COMPLETION] = true;
 		}
 	}
+}
+
+/* Loss and marks: events per data packet. */
+static void signal_counts(struct ctx *c)
+{
+	size_t n = c->n_conns;
 
 	for (size_t k = 0; k < n; k++) {
 		struct conn *cn = &c->conns[k];
@@ -115,6 +127,12 @@ void loc_build_signals(struct ctx *c)
 		cn->w[SIG_ECN] = cn->packets;
 		cn->valid[SIG_ECN] = true;
 	}
+}
+
+static void signal_shift(struct ctx *c)
+{
+	size_t n = c->n_conns;
+	double *v = c->scratch;
 
 	/* Shift: each flow against its own past (its window p50 series split in two where the
 	 * squared error is least). Static differences between paths cancel out. */
@@ -141,6 +159,12 @@ void loc_build_signals(struct ctx *c)
 		cn->w[SIG_SHIFT] = 1;
 		cn->valid[SIG_SHIFT] = true;
 	}
+}
+
+static void signal_turnaround(struct ctx *c)
+{
+	size_t n = c->n_conns;
+	double *v = c->scratch;
 
 	/* Turnaround seen from a second vantage: excess over all responders' median. */
 	size_t m = 0;
@@ -158,4 +182,13 @@ void loc_build_signals(struct ctx *c)
 			cn->valid[SIG_TURNAROUND] = true;
 		}
 	}
+}
+
+void loc_build_signals(struct ctx *c)
+{
+	signal_latency(c);
+	signal_completion(c);
+	signal_counts(c);
+	signal_shift(c);
+	signal_turnaround(c);
 }
