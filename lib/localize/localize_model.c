@@ -109,14 +109,8 @@ long loc_add_var(struct ctx *c, enum var_kind kind, uint32_t link, const uint8_t
 		    (!b || !memcmp(v->b, b, 16)))
 			return (long)(c->var_slots[j] - 1);
 	}
-	if (c->n_vars == c->cap_vars) {
-		size_t cap = c->cap_vars ? c->cap_vars * 2 : 64;
-		struct var *bigger = realloc(c->vars, cap * sizeof(*bigger));
-		if (!bigger)
-			return -ENOMEM;
-		c->vars = bigger;
-		c->cap_vars = cap;
-	}
+	if (util_ensure_mem((void **)&c->vars, &c->cap_vars, sizeof(*c->vars), c->n_vars + 1))
+		return -ENOMEM;
 	v = &c->vars[c->n_vars];
 	memset(v, 0, sizeof(*v));
 	v->kind = kind;
@@ -136,14 +130,8 @@ static int add_inc(struct ctx *c, const struct conn *k, long var, double rtt, do
 {
 	if (var < 0)
 		return (int)var;
-	if (c->n_inc == c->cap_inc) {
-		size_t cap = c->cap_inc ? c->cap_inc * 2 : 256;
-		struct incidence *bigger = realloc(c->inc, cap * sizeof(*bigger));
-		if (!bigger)
-			return -ENOMEM;
-		c->inc = bigger;
-		c->cap_inc = cap;
-	}
+	if (util_ensure_mem((void **)&c->inc, &c->cap_inc, sizeof(*c->inc), c->n_inc + 1))
+		return -ENOMEM;
 	c->inc[c->n_inc++] = (struct incidence){ .var = (uint32_t)var,
 						 .rtt = (float)rtt,
 						 .fwd = (float)fwd,
@@ -360,14 +348,8 @@ static struct ecmp_entry *ecmp_paths(struct ctx *c, uint32_t s, uint32_t d)
 	for (size_t i = 0; i < c->n_ecmp; i++)
 		if (c->ecmp[i].s == s && c->ecmp[i].d == d)
 			return &c->ecmp[i];
-	if (c->n_ecmp == c->cap_ecmp) {
-		size_t cap = c->cap_ecmp ? c->cap_ecmp * 2 : 32;
-		struct ecmp_entry *bigger = realloc(c->ecmp, cap * sizeof(*bigger));
-		if (!bigger)
-			return NULL;
-		c->ecmp = bigger;
-		c->cap_ecmp = cap;
-	}
+	if (util_ensure_mem((void **)&c->ecmp, &c->cap_ecmp, sizeof(*c->ecmp), c->n_ecmp + 1))
+		return NULL;
 	e = &c->ecmp[c->n_ecmp++];
 	memset(e, 0, sizeof(*e));
 	e->s = s;

@@ -120,14 +120,8 @@ static void add_windows(struct win_point **pts, size_t *n, size_t *cap,
 		default:
 			continue;
 		}
-		if (*n == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 64;
-			struct win_point *bigger = realloc(*pts, ncap * sizeof(*bigger));
-			if (!bigger)
-				return;
-			*pts = bigger;
-			*cap = ncap;
-		}
+		if (util_ensure_mem((void **)pts, cap, sizeof(**pts), *n + 1))
+			return;
 		(*pts)[(*n)++] = p;
 	}
 }
@@ -533,15 +527,9 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 			free(cand.resid);
 			continue;
 		}
-		if (*n_cands == *cap_cands) {
-			size_t cap = *cap_cands ? *cap_cands * 2 : 16;
-			struct candidate *bigger = realloc(*cands, cap * sizeof(*bigger));
-			if (!bigger) {
-				free(cand.resid);
-				goto cleanup;
-			}
-			*cands = bigger;
-			*cap_cands = cap;
+		if (util_ensure_mem((void **)cands, cap_cands, sizeof(**cands), *n_cands + 1)) {
+			free(cand.resid);
+			goto cleanup;
 		}
 		(*cands)[(*n_cands)++] = cand;
 	}
@@ -615,14 +603,8 @@ int loc_rnr_candidates(struct ctx *c, struct candidate **cands, size_t *n_cands,
 						break;
 					}
 		}
-		if (*n_cands == *cap_cands) {
-			size_t cap = *cap_cands ? *cap_cands * 2 : 16;
-			struct candidate *bigger = realloc(*cands, cap * sizeof(*bigger));
-			if (!bigger)
-				return -ENOMEM;
-			*cands = bigger;
-			*cap_cands = cap;
-		}
+		if (util_ensure_mem((void **)cands, cap_cands, sizeof(**cands), *n_cands + 1))
+			return -ENOMEM;
 		(*cands)[(*n_cands)++] = cand;
 	}
 	return 0;
