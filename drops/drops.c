@@ -696,14 +696,11 @@ static int take_snapshot(struct drops_ctx *ctx, struct snapshot *s)
 
 		key = next;
 		prev_key = &key;
-		if (s->n == s->cap) {
-			size_t cap = s->cap ? s->cap * 2 : 64;
-			struct drop_row *rows = realloc(s->rows, cap * sizeof(*rows));
-
-			if (!rows)
-				return -ENOMEM;
-			s->rows = rows;
-			s->cap = cap;
+		err = util_ensure_mem((void **)&s->rows, &s->cap, sizeof(*s->rows), s->n + 1);
+		if (err) {
+			pr_err("cannot grow the drop table to %zu rows: %s\n", s->n + 1,
+			       strerror(-err));
+			return err;
 		}
 		row = &s->rows[s->n];
 		memset(row, 0, sizeof(*row));
