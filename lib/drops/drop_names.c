@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/util.h"
+
 /* A call site further than this past the nearest symbol is not inside it. */
 #define KSYM_MAX_OFFSET (1u << 20)
 
@@ -17,6 +19,7 @@ int ksyms_add_line(struct ksyms *ks, const char *line)
 	uint64_t addr = 0;
 	size_t digits = 0, len;
 	char type, *copy;
+	int err;
 
 	for (; isxdigit((unsigned char)*p); p++, digits++) {
 		int c = tolower((unsigned char)*p);
@@ -41,15 +44,9 @@ int ksyms_add_line(struct ksyms *ks, const char *line)
 		ks->zero_addrs++;
 		return 0;
 	}
-	if (ks->n == ks->cap) {
-		size_t cap = ks->cap ? ks->cap * 2 : 4096;
-		struct ksym *syms = realloc(ks->syms, cap * sizeof(*syms));
-
-		if (!syms)
-			return -ENOMEM;
-		ks->syms = syms;
-		ks->cap = cap;
-	}
+	err = util_ensure_mem((void **)&ks->syms, &ks->cap, sizeof(*ks->syms), ks->n + 1);
+	if (err)
+		return err;
 	copy = strndup(name, len);
 	if (!copy)
 		return -ENOMEM;
@@ -170,19 +167,14 @@ static int names_add(struct drop_reason_name **arr, size_t *n, size_t *cap, uint
 		     const char *name)
 {
 	char *copy;
+	int err;
 
 	for (size_t i = 0; i < *n; i++)
 		if ((*arr)[i].value == value)
 			return 0;
-	if (*n == *cap) {
-		size_t new_cap = *cap ? *cap * 2 : 64;
-		struct drop_reason_name *grown = realloc(*arr, new_cap * sizeof(**arr));
-
-		if (!grown)
-			return -ENOMEM;
-		*arr = grown;
-		*cap = new_cap;
-	}
+	err = util_ensure_mem((void **)arr, cap, sizeof(**arr), *n + 1);
+	if (err)
+		return err;
 	copy = strdup(strip_reason_prefix(name));
 	if (!copy)
 		return -ENOMEM;

@@ -19,7 +19,7 @@ struct ksyms {
 };
 
 /* Adds one /proc/kallsyms line ("ffffffff81f81c50 T nf_hook_slow [mod]"); non-text symbols
- * are skipped. Returns 0, -EINVAL for a malformed line, -ENOMEM. */
+ * are skipped. Returns 0, -EINVAL for a malformed line, -ENOMEM or -EOVERFLOW. */
 int ksyms_add_line(struct ksyms *ks, const char *line);
 /* Sorts the table; call once after the last ksyms_add_line. */
 void ksyms_finish(struct ksyms *ks);
@@ -49,13 +49,13 @@ struct drop_reasons {
 #define DROP_REASON_SUBSYS_MASK 0xffff0000u
 
 /* Adds a reason (or, with subsystem != 0, a subsystem) name; strips the kernel prefixes.
- * A value already named keeps its first name. Returns 0 or -ENOMEM. */
+ * A value already named keeps its first name. Returns 0, -ENOMEM or -EOVERFLOW. */
 int drop_reasons_add(struct drop_reasons *dr, uint32_t value, const char *name);
 int drop_reasons_add_subsys(struct drop_reasons *dr, uint32_t subsys, const char *name);
 /*
  * Parses a tracepoint format file's text (events/skb/kfree_skb/format): the
  * __print_symbolic(REC->reason, { 2, "NOT_SPECIFIED" }, ...) table. Returns the number of
- * names added (0 when the format has no reason table), or -ENOMEM.
+ * names added (0 when the format has no reason table), or -ENOMEM or -EOVERFLOW.
  */
 int drop_reasons_parse_format(struct drop_reasons *dr, const char *format_text);
 /* The name of reason, or NULL. */
