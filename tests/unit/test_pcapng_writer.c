@@ -350,6 +350,57 @@ static void test_classic_pcap(void **state)
 	pcap_close(pc);
 }
 
+/*
+ * Enough interfaces to grow the snaplen table past its first allocation, and one packet
+ * bigger than the whole write buffer (256 KiB), so both grow; read back block by block.
+ */
+static void test_many_interfaces_big_block(void **state)
+{
+	enum { N_IF = 40, BIG = 300 * 1024 };
+	uint8_t *frame = malloc(BIG);
+	assert_non_null(frame);
+	fill(frame, BIG, 9);
+	struct pcapng_writer *w = pcapng_writer_open(tmp_path, NULL);
+	assert_non_null(w);
+	for (int i = 0; i < N_IF; i++) {
+		/* Interface i trims to 64 + i bytes, the last one not at all. */
+		struct pcapng_if_info ifi = {.name = "ethX", .linktype = 1,
+					     .snaplen = i == N_IF - 1 ? 0 : 64u + (uint32_t)i};
+		assert_int_equal(pcapng_writer_add_interface(w, &ifi), i);
+	}
+	struct pcapng_packet big = {.if_id = N_IF - 1, .ts_ns = 1, .data = frame, .caplen = BIG,
+				    .origlen = BIG};
+	struct pcapng_packet small = {.if_id = N_IF - 2, .ts_ns = 2, .data = frame, .caplen = 1000,
+				      .origlen = 1000};
+	assert_int_equal(pcapng_writer_write_packet(w, &small), 0);
+	assert_int_equal(pcapng_writer_write_packet(w, &big), 0);
+	assert_int_equal(pcapng_writer_write_packet(w, &small), 0);
+	assert_int_equal(pcapng_writer_close(w), 0);
+
+	size_t len, off = 0, n_idb = 0, n_epb = 0;
+	uint8_t *f = slurp(tmp_path, &len);
+	while (off + 12 <= len) {
+		uint32_t type = le32(f + off), blen = le32(f + off + 4);
+		assert_true(blen >= 12 && off + blen <= len);
+		assert_int_equal(le32(f + off + blen - 4), blen);
+		if (type == 1) {
+			n_idb++;
+		} else if (type == 6) {
+			uint32_t want = n_epb == 1 ? BIG : 64 + N_IF - 2;
+			assert_int_equal(le32(f + off + 8), n_epb == 1 ? N_IF - 1 : N_IF - 2);
+			assert_int_equal(le32(f + off + 20), want);
+			assert_memory_equal(f + off + 28, frame, want);
+			n_epb++;
+		}
+		off += blen;
+	}
+	assert_int_equal(off, len);
+	assert_int_equal(n_idb, N_IF);
+	assert_int_equal(n_epb, 3);
+	free(f);
+	free(frame);
+}
+
 static void test_stream(void **state)
 {
 	FILE *f = fopen(tmp_path, "wb");
@@ -382,6 +433,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_size_limit_pcap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_classic_pcap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_interfaces_big_block, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
