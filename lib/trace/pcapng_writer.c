@@ -9,6 +9,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "lib/util/util.h"
+
 /*
  * Blocks are assembled whole in a buffer and handed to write(2) in one piece. When a write
  * stops short (ENOSPC, EFBIG), a regular file is truncated back to the end of the last block
@@ -122,6 +124,8 @@ static int out_drain(struct block_out *o)
 /* Room for `n` more bytes in the buffer, draining or growing it. */
 static int out_reserve(struct block_out *o, size_t n)
 {
+	int err;
+
 	if (o->failed) {
 		errno = o->saved_errno;
 		return -1;
@@ -130,12 +134,11 @@ static int out_reserve(struct block_out *o, size_t n)
 		return 0;
 	if (out_drain(o) < 0)
 		return -1;
-	if (n > o->cap) {
-		uint8_t *nb = realloc(o->buf, n);
-		if (!nb)
-			return -1;
-		o->buf = nb;
-		o->cap = n;
+	/* Empty now: a block bigger than the whole buffer needs a bigger one. */
+	err = util_ensure_mem((void **)&o->buf, &o->cap, 1, n);
+	if (err) {
+		errno = -err;
+		return -1;
 	}
 	return 0;
 }
@@ -287,6 +290,7 @@ struct pcapng_writer {
 	struct block_out out;
 	uint32_t n_interfaces;
 	uint32_t *snaplens;	/* per interface, to trim caplen */
+	size_t snaplens_cap;	/* entries allocated in snaplens */
 	bool any_packet;
 };
 
@@ -374,10 +378,12 @@ int pcapng_writer_add_interface(struct pcapng_writer *w, const struct pcapng_if_
 		errno = EINVAL;
 		return -1;
 	}
-	uint32_t *nl = realloc(w->snaplens, (w->n_interfaces + 1) * sizeof(*nl));
-	if (!nl)
+	int err = util_ensure_mem((void **)&w->snaplens, &w->snaplens_cap, sizeof(*w->snaplens),
+				  (size_t)w->n_interfaces + 1);
+	if (err) {
+		errno = -err;
 		return -1;
-	w->snaplens = nl;
+	}
 	size_t max_len = 20 + opt_room(opt_str_len(ifi->name)) +
 			 opt_room(opt_str_len(ifi->description)) + opt_room(1) + 4 + 4;
 	if (block_begin(&w->out, &b, max_len, PCAPNG_BT_IDB) < 0)
