@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lib/util/parse_num.h"
+#include "lib/util/util.h"
 
 #define MAX_FILTER_WORDS 32
 
@@ -35,9 +36,7 @@ static int parse_address(const char *text, struct roce_cap_host_filter *h)
 		return 0;
 	}
 	if (inet_pton(AF_INET6, text, h->addr) == 1) {
-		static const uint8_t v4_mapped_prefix[12] = { [10] = 0xff, [11] = 0xff };
-
-		h->ipv4 = !memcmp(h->addr, v4_mapped_prefix, sizeof(v4_mapped_prefix));
+		h->ipv4 = addr_is_v4mapped(h->addr);
 		return 0;
 	}
 	return -EINVAL;
@@ -113,15 +112,13 @@ void capture_filter_format(const struct capture_filter *f, char *buf, size_t len
 
 	buf[0] = 0;
 	for (unsigned i = 0; i < f->n_hosts && off < len; i++) {
-		char addr[INET6_ADDRSTRLEN];
+		char addr[ADDR_STR_LEN];
 		const struct roce_cap_host_filter *h = &f->hosts[i];
 		const char *dir = h->dir == ROCE_CAP_DIR_SRC ? "src " : h->dir == ROCE_CAP_DIR_DST ? "dst " : "";
 
-		if (h->ipv4)
-			inet_ntop(AF_INET, &h->addr[12], addr, sizeof(addr));
-		else
-			inet_ntop(AF_INET6, h->addr, addr, sizeof(addr));
-		off += (size_t)snprintf(buf + off, len - off, "%s%shost %s", off ? " and " : "", dir, addr);
+		/* h->ipv4 is set exactly when addr is v4-mapped (parse_address()). */
+		off += (size_t)snprintf(buf + off, len - off, "%s%shost %s", off ? " and " : "", dir,
+					addr_str(h->addr, addr, sizeof(addr)));
 	}
 	if (f->has_qpn && off < len)
 		snprintf(buf + off, len - off, "%sqpn 0x%x", off ? " and " : "", f->qpn);
