@@ -1,6 +1,6 @@
 # testbed/: agentxdp-roce-emu, the RoCE v2 RC traffic emulator scripts/testbed.sh drives.
 # The transport is the synthesizer's RC model (lib/model/).
-EMU_SRCS := testbed/roce_emu.c
+EMU_SRCS := testbed/roce_emu.c testbed/emu_net.c testbed/emu_loop.c testbed/emu_results.c
 EMU_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(EMU_SRCS))
 TOOLS += $(BIN)/agentxdp-roce-emu
 MAN_PAGES += docs/agentxdp-roce-emu.8
