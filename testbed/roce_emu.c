@@ -1,8 +1,10 @@
 /* roce_emu.c: agentxdp-roce-emu, a RoCE v2 RC traffic emulator over UDP port 4791 (perftest-like). */
+#include <assert.h>
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 
 #include "lib/util/log.h"
 #include "lib/util/parse_num.h"
+#include "lib/util/util.h"
 #include "lib/decode/roce_pkt.h"
 #include "testbed/roce_emu.h"
 
@@ -235,33 +238,6 @@ enum {
 	OPT_QUIET,
 };
 
-static const struct option long_options[] = {
-	{ "bind", required_argument, NULL, 'b' },
-	{ "server", no_argument, NULL, OPT_SERVER },
-	{ "once", no_argument, NULL, OPT_ONCE },
-	{ "connect", required_argument, NULL, 'c' },
-	{ "port", required_argument, NULL, 'p' },
-	{ "op", required_argument, NULL, 't' },
-	{ "mode", required_argument, NULL, 'm' },
-	{ "duration", required_argument, NULL, 'D' },
-	{ "iters", required_argument, NULL, 'n' },
-	{ "qps", required_argument, NULL, 'q' },
-	{ "size", required_argument, NULL, 's' },
-	{ "mtu", required_argument, NULL, OPT_MTU },
-	{ "tx-depth", required_argument, NULL, OPT_DEPTH },
-	{ "bidir", no_argument, NULL, OPT_BIDIR },
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-	{ "retry-cnt", required_argument, NULL, OPT_RETRY },
-	{ "dscp", required_argument, NULL, OPT_DSCP },
-	{ "no-ecn", no_argument, NULL, OPT_NO_ECN },
-	{ "line-rate", required_argument, NULL, OPT_LINE_RATE },
-	{ "quiet", no_argument, NULL, OPT_QUIET },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 },
-};
-
 /* "10gbit", "100mbit", "1.5gbit", "500kbit" or bits per second. */
 static int parse_rate_bps(const char *s, uint64_t *out)
 {
@@ -290,149 +266,273 @@ static int parse_rate_bps(const char *s, uint64_t *out)
 	return 0;
 }
 
-int main(int argc, char **argv)
+static int opt_op(struct emu_config *c, const char *arg)
 {
-	struct emu_config cfg = {
-		.ecn = true,
-		.ctl_port = EMU_CTL_PORT_DEFAULT,
-		.op = EMU_OP_WRITE,
-		.duration_ns = 5000000000ull,
-		.qps = 1,
-		.size_bytes = 65536,
-		.mtu = 1024,
-		.depth = 64,
-		.timeout_ns = 67108864ull, /* 4.096 us * 2^14, as rc_model */
-		.retry_cnt = 7,
-		.dscp = 26,
-		.line_rate_bps = 10000000000ull,
-	};
-	struct sockaddr_storage tmp;
-	socklen_t tmp_len;
-	uint64_t v;
-	int c;
+	if (!strcmp(arg, "write"))
+		c->op = EMU_OP_WRITE;
+	else if (!strcmp(arg, "read"))
+		c->op = EMU_OP_READ;
+	else if (!strcmp(arg, "send"))
+		c->op = EMU_OP_SEND;
+	else
+		return -EINVAL;
+	return 0;
+}
 
-	agentxdp_prog = "agentxdp-roce-emu";
-	opterr = 0; /* usage_error_getopt() prints the one line */
-	while ((c = getopt_long(argc, argv, ":b:c:p:t:m:D:n:q:s:vhV", long_options, NULL)) != -1) {
-		switch (c) {
-		case 'b':
-			cfg.bind_addr = optarg;
+static int opt_mode(struct emu_config *c, const char *arg)
+{
+	if (!strcmp(arg, "bw"))
+		c->lat_mode = false;
+	else if (!strcmp(arg, "lat"))
+		c->lat_mode = true;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int opt_duration(struct emu_config *c, const char *arg)
+{
+	return parse_duration_ns(arg, 1000000000ull, 1000000ull, 86400000000000ull, &c->duration_ns);
+}
+
+static int opt_size(struct emu_config *c, const char *arg)
+{
+	uint64_t v;
+	int rc = parse_size_bytes(arg, 1, 1u << 20, &v);
+
+	if (!rc)
+		c->size_bytes = (uint32_t)v;
+	return rc;
+}
+
+static int opt_mtu(struct emu_config *c, const char *arg)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, 256, 4096, &v) || (v & (v - 1)))
+		return -EINVAL;
+	c->mtu = (uint32_t)v;
+	return 0;
+}
+
+static int opt_timeout(struct emu_config *c, const char *arg)
+{
+	return parse_duration_ns(arg, 1000000ull, 100000ull, 60000000000ull, &c->timeout_ns);
+}
+
+static int opt_line_rate(struct emu_config *c, const char *arg)
+{
+	return parse_rate_bps(arg, &c->line_rate_bps);
+}
+
+/* What an option does with its argument. */
+enum opt_type {
+	OT_ACTION,		/* --quiet -v -h -V: parse_options() acts on them */
+	OT_STR,			/* the argument itself (addresses: check_config() checks them) */
+	OT_TRUE, OT_FALSE,	/* a bool set */
+	OT_U8, OT_U16, OT_U32, OT_U64, /* parse_u64() within [min, max] */
+	OT_FN,			/* parse(): names, durations, sizes, rates */
+};
+
+/* The one option table: getopt's tables are made from it, and it fills struct emu_config. */
+struct emu_opt {
+	const char *name;
+	int has_arg;
+	int id;			/* the short option, or OPT_* */
+	enum opt_type type;
+	size_t off;		/* the struct emu_config field it fills */
+	uint64_t min, max;	/* OT_U*: the bounds */
+	int (*parse)(struct emu_config *c, const char *arg); /* OT_FN: 0, or < 0 for a bad value */
+	const char *hint;	/* "invalid --NAME 'ARG' (HINT)"; NULL: "(MIN to MAX)" */
+};
+
+#define FIELD(t, f) t, offsetof(struct emu_config, f)
+#define NUM(t, f, lo, hi, hint) FIELD(t, f), lo, hi, NULL, hint
+#define VAL(t, f) FIELD(t, f), 0, 0, NULL, NULL
+#define FN(fn, hint) OT_FN, 0, 0, 0, fn, hint
+#define ACTION OT_ACTION, 0, 0, 0, NULL, NULL
+
+static const struct emu_opt emu_opts[] = {
+	{ "bind", 1, 'b', VAL(OT_STR, bind_addr) },
+	{ "server", 0, OPT_SERVER, VAL(OT_TRUE, server) },
+	{ "once", 0, OPT_ONCE, VAL(OT_TRUE, once) },
+	{ "connect", 1, 'c', VAL(OT_STR, peer_addr) },
+	{ "port", 1, 'p', NUM(OT_U16, ctl_port, 1, 65535, NULL) },
+	{ "op", 1, 't', FN(opt_op, "write, read or send") },
+	{ "mode", 1, 'm', FN(opt_mode, "bw or lat") },
+	{ "duration", 1, 'D', FN(opt_duration, "1ms to 1 day, e.g. 5 or 500ms") },
+	{ "iters", 1, 'n', NUM(OT_U64, iters, 1, 1000000000000ull, "1 or more") },
+	{ "qps", 1, 'q', NUM(OT_U32, qps, 1, EMU_MAX_QPS / 2, NULL) },
+	{ "size", 1, 's', FN(opt_size, "1 to 1M bytes") },
+	{ "mtu", 1, OPT_MTU, FN(opt_mtu, "256, 512, 1024, 2048 or 4096") },
+	{ "tx-depth", 1, OPT_DEPTH, NUM(OT_U32, depth, 1, EMU_MAX_DEPTH, NULL) },
+	{ "bidir", 0, OPT_BIDIR, VAL(OT_TRUE, bidir) },
+	{ "timeout", 1, OPT_TIMEOUT, FN(opt_timeout, "100us to 60s, e.g. 16ms") },
+	{ "retry-cnt", 1, OPT_RETRY, NUM(OT_U32, retry_cnt, 0, 7, NULL) },
+	{ "dscp", 1, OPT_DSCP, NUM(OT_U8, dscp, 0, 63, NULL) },
+	{ "no-ecn", 0, OPT_NO_ECN, VAL(OT_FALSE, ecn) },
+	{ "line-rate", 1, OPT_LINE_RATE, FN(opt_line_rate, "e.g. 10gbit, 100mbit") },
+	{ "quiet", 0, OPT_QUIET, ACTION },
+	{ "verbose", 0, 'v', ACTION },
+	{ "help", 0, 'h', ACTION },
+	{ "version", 0, 'V', ACTION },
+};
+#undef FIELD
+#undef NUM
+#undef VAL
+#undef FN
+#undef ACTION
+
+static const struct emu_config emu_defaults = {
+	.ecn = true,
+	.ctl_port = EMU_CTL_PORT_DEFAULT,
+	.op = EMU_OP_WRITE,
+	.duration_ns = 5000000000ull,
+	.qps = 1,
+	.size_bytes = 65536,
+	.mtu = 1024,
+	.depth = 64,
+	.timeout_ns = 67108864ull, /* 4.096 us * 2^14, as rc_model */
+	.retry_cnt = 7,
+	.dscp = 26,
+	.line_rate_bps = 10000000000ull,
+};
+
+/* Option handlers return PARSE_GO_ON, or the exit status (--help, a usage error). */
+#define PARSE_GO_ON (-1)
+
+/* Fill the field d names from arg. */
+static int opt_apply(struct emu_config *c, const struct emu_opt *d, const char *arg)
+{
+	void *field = (char *)c + d->off;
+	uint64_t v;
+
+	switch (d->type) {
+	case OT_ACTION:
+		assert(!"actions are handled by parse_options()");
+		break;
+	case OT_STR:
+		*(const char **)field = arg;
+		return PARSE_GO_ON;
+	case OT_TRUE:
+	case OT_FALSE:
+		*(bool *)field = d->type == OT_TRUE;
+		return PARSE_GO_ON;
+	case OT_U8:
+	case OT_U16:
+	case OT_U32:
+	case OT_U64:
+		if (parse_u64(arg, d->min, d->max, &v))
 			break;
-		case OPT_SERVER:
-			cfg.server = true;
-			break;
-		case OPT_ONCE:
-			cfg.once = true;
-			break;
-		case 'c':
-			cfg.peer_addr = optarg;
-			break;
-		case 'p':
-			if (parse_u64(optarg, 1, 65535, &v))
-				return usage_error("invalid --port '%s' (1 to 65535)", optarg);
-			cfg.ctl_port = (uint16_t)v;
-			break;
-		case 't':
-			if (!strcmp(optarg, "write"))
-				cfg.op = EMU_OP_WRITE;
-			else if (!strcmp(optarg, "read"))
-				cfg.op = EMU_OP_READ;
-			else if (!strcmp(optarg, "send"))
-				cfg.op = EMU_OP_SEND;
-			else
-				return usage_error("invalid --op '%s' (write, read or send)", optarg);
-			break;
-		case 'm':
-			if (!strcmp(optarg, "bw"))
-				cfg.lat_mode = false;
-			else if (!strcmp(optarg, "lat"))
-				cfg.lat_mode = true;
-			else
-				return usage_error("invalid --mode '%s' (bw or lat)", optarg);
-			break;
-		case 'D':
-			if (parse_duration_ns(optarg, 1000000000ull, 1000000ull, 86400000000000ull, &v))
-				return usage_error("invalid --duration '%s' (1ms to 1 day, e.g. 5 or 500ms)", optarg);
-			cfg.duration_ns = v;
-			break;
-		case 'n':
-			if (parse_u64(optarg, 1, 1000000000000ull, &v))
-				return usage_error("invalid --iters '%s' (1 or more)", optarg);
-			cfg.iters = v;
-			break;
-		case 'q':
-			if (parse_u64(optarg, 1, EMU_MAX_QPS / 2, &v))
-				return usage_error("invalid --qps '%s' (1 to %d)", optarg, EMU_MAX_QPS / 2);
-			cfg.qps = (uint32_t)v;
-			break;
-		case 's':
-			if (parse_size_bytes(optarg, 1, 1u << 20, &v))
-				return usage_error("invalid --size '%s' (1 to 1M bytes)", optarg);
-			cfg.size_bytes = (uint32_t)v;
-			break;
-		case OPT_MTU:
-			if (parse_u64(optarg, 256, 4096, &v) || (v & (v - 1)))
-				return usage_error("invalid --mtu '%s' (256, 512, 1024, 2048 or 4096)", optarg);
-			cfg.mtu = (uint32_t)v;
-			break;
-		case OPT_DEPTH:
-			if (parse_u64(optarg, 1, EMU_MAX_DEPTH, &v))
-				return usage_error("invalid --tx-depth '%s' (1 to %d)", optarg, EMU_MAX_DEPTH);
-			cfg.depth = (uint32_t)v;
-			break;
-		case OPT_BIDIR:
-			cfg.bidir = true;
-			break;
-		case OPT_TIMEOUT:
-			if (parse_duration_ns(optarg, 1000000ull, 100000ull, 60000000000ull, &v))
-				return usage_error("invalid --timeout '%s' (100us to 60s, e.g. 16ms)", optarg);
-			cfg.timeout_ns = v;
-			break;
-		case OPT_RETRY:
-			if (parse_u64(optarg, 0, 7, &v))
-				return usage_error("invalid --retry-cnt '%s' (0 to 7)", optarg);
-			cfg.retry_cnt = (uint32_t)v;
-			break;
-		case OPT_DSCP:
-			if (parse_u64(optarg, 0, 63, &v))
-				return usage_error("invalid --dscp '%s' (0 to 63)", optarg);
-			cfg.dscp = (uint8_t)v;
-			break;
-		case OPT_NO_ECN:
-			cfg.ecn = false;
-			break;
-		case OPT_LINE_RATE:
-			if (parse_rate_bps(optarg, &cfg.line_rate_bps))
-				return usage_error("invalid --line-rate '%s' (e.g. 10gbit, 100mbit)", optarg);
-			break;
-		case OPT_QUIET:
-			agentxdp_log_level = LOG_ERR;
-			break;
-		case 'v':
-			agentxdp_log_level++;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 0;
-		case 'V':
-			printf("agentxdp-roce-emu %s\n", AGENTXDP_VERSION);
-			return 0;
-		default:
-			return usage_error_getopt(c, argv);
+		if (d->type == OT_U8)
+			*(uint8_t *)field = (uint8_t)v;
+		else if (d->type == OT_U16)
+			*(uint16_t *)field = (uint16_t)v;
+		else if (d->type == OT_U32)
+			*(uint32_t *)field = (uint32_t)v;
+		else
+			*(uint64_t *)field = v;
+		return PARSE_GO_ON;
+	case OT_FN:
+		if (d->parse(c, arg) == 0)
+			return PARSE_GO_ON;
+		break;
+	}
+	if (d->hint)
+		return usage_error("invalid --%s '%s' (%s)", d->name, arg, d->hint);
+	return usage_error("invalid --%s '%s' (%llu to %llu)", d->name, arg, (unsigned long long)d->min,
+			   (unsigned long long)d->max);
+}
+
+/* The options that act: --quiet -v -h -V. */
+static int opt_action(int id)
+{
+	switch (id) {
+	case OPT_QUIET:
+		agentxdp_log_level = LOG_ERR;
+		break;
+	case 'v':
+		agentxdp_log_level++;
+		break;
+	case 'h':
+		fputs(usage_text, stdout);
+		return 0;
+	case 'V':
+		printf("agentxdp-roce-emu %s\n", AGENTXDP_VERSION);
+		return 0;
+	}
+	return PARSE_GO_ON;
+}
+
+/* getopt over the table into *c. */
+static int parse_options(struct emu_config *c, int argc, char **argv)
+{
+	static struct option long_options[ARRAY_SIZE(emu_opts) + 1];
+	char short_options[2 + 2 * ARRAY_SIZE(emu_opts) + 1] = ":";
+	size_t ns = 1;
+	int id, rc;
+
+	for (size_t i = 0; i < ARRAY_SIZE(emu_opts); i++) {
+		const struct emu_opt *d = &emu_opts[i];
+
+		long_options[i] = (struct option){ d->name, d->has_arg ? required_argument : no_argument,
+						    NULL, d->id };
+		if (d->id < 256) {
+			short_options[ns++] = (char)d->id;
+			if (d->has_arg)
+				short_options[ns++] = ':';
 		}
+	}
+	short_options[ns] = '\0';
+	opterr = 0; /* usage_error_getopt() prints the one line */
+	while ((id = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
+		const struct emu_opt *d = NULL;
+
+		for (size_t i = 0; i < ARRAY_SIZE(emu_opts) && !d; i++)
+			if (emu_opts[i].id == id)
+				d = &emu_opts[i];
+		if (!d)
+			return usage_error_getopt(id, argv);
+		rc = d->type == OT_ACTION ? opt_action(id) : opt_apply(c, d, optarg);
+		if (rc != PARSE_GO_ON)
+			return rc;
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (!cfg.bind_addr)
+	return PARSE_GO_ON;
+}
+
+/* The checks that span options; 0 or the exit status of a usage error. */
+static int check_config(const struct emu_config *c)
+{
+	struct sockaddr_storage tmp;
+	socklen_t tmp_len;
+
+	if (!c->bind_addr)
 		return usage_error("%s", "--bind ADDR is required");
-	if (parse_addr(cfg.bind_addr, 0, &tmp, &tmp_len) < 0)
-		return usage_error("invalid --bind '%s' (an IPv4 or IPv6 address)", cfg.bind_addr);
-	if (cfg.server == !!cfg.peer_addr)
+	if (parse_addr(c->bind_addr, 0, &tmp, &tmp_len) < 0)
+		return usage_error("invalid --bind '%s' (an IPv4 or IPv6 address)", c->bind_addr);
+	if (c->server == !!c->peer_addr)
 		return usage_error("%s", "give either --server or --connect PEER");
-	if (cfg.peer_addr && parse_addr(cfg.peer_addr, 0, &tmp, &tmp_len) < 0)
-		return usage_error("invalid --connect '%s' (an IPv4 or IPv6 address)", cfg.peer_addr);
-	if (cfg.once && !cfg.server)
+	if (c->peer_addr && parse_addr(c->peer_addr, 0, &tmp, &tmp_len) < 0)
+		return usage_error("invalid --connect '%s' (an IPv4 or IPv6 address)", c->peer_addr);
+	if (c->once && !c->server)
 		return usage_error("%s", "--once goes with --server");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct emu_config cfg = emu_defaults;
+	int rc;
+
+	agentxdp_prog = "agentxdp-roce-emu";
+	rc = parse_options(&cfg, argc, argv);
+	if (rc != PARSE_GO_ON)
+		return rc;
+	rc = check_config(&cfg);
+	if (rc)
+		return rc;
 
 	/* No SA_RESTART: a signal must interrupt accept() and poll(). */
 	struct sigaction sa = { .sa_handler = on_signal };
