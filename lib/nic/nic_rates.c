@@ -8,6 +8,7 @@
 
 #include "lib/nic/nic_rates.h"
 #include "lib/util/text_buf.h"
+#include "lib/util/util.h"
 
 /*
  * Counter names (as mlx5, bnxt_re, hns, rxe and the IB PMA / netdev statistics name them)
@@ -254,15 +255,9 @@ static struct nic_baseline *baseline_get(struct nic_detector *d, const struct ni
 	for (i = 0; i < d->n_baselines; i++)
 		if (d->baselines[i].port == p->port && strcmp(d->baselines[i].device, p->device) == 0)
 			return &d->baselines[i];
-	if (d->n_baselines == d->cap_baselines) {
-		size_t cap = d->cap_baselines ? d->cap_baselines * 2 : 16;
-
-		b = realloc(d->baselines, cap * sizeof(*b));
-		if (!b)
-			return NULL;
-		d->baselines = b;
-		d->cap_baselines = cap;
-	}
+	if (util_ensure_mem((void **)&d->baselines, &d->cap_baselines, sizeof(*d->baselines),
+			    d->n_baselines + 1))
+		return NULL;
 	b = &d->baselines[d->n_baselines++];
 	memset(b, 0, sizeof(*b));
 	snprintf(b->device, sizeof(b->device), "%s", p->device);
@@ -356,14 +351,14 @@ static int cmp_finding_severity(const void *a, const void *b)
 	return x->severity > y->severity ? -1 : x->severity < y->severity;
 }
 
-static int add_finding(struct finding **findings, size_t *n, const struct finding *f)
+/* *cap: room in *findings, at least *n (the caller's array may be exactly *n long). */
+static int add_finding(struct finding **findings, size_t *n, size_t *cap, const struct finding *f)
 {
-	struct finding *nf = realloc(*findings, (*n + 1) * sizeof(*nf));
+	int err = util_ensure_mem((void **)findings, cap, sizeof(**findings), *n + 1);
 
-	if (!nf)
-		return -ENOMEM;
-	*findings = nf;
-	nf[(*n)++] = *f;
+	if (err)
+		return err;
+	(*findings)[(*n)++] = *f;
 	return 0;
 }
 
@@ -371,7 +366,7 @@ int nic_detect(struct nic_detector *d, struct nic_snapshot *cur, struct finding 
 	       size_t *n_findings)
 {
 	const struct nic_detector_opts *o = &d->opts;
-	size_t i, first_new = *n_findings, added;
+	size_t i, first_new = *n_findings, added, cap_findings = *n_findings;
 	double *scratch;
 	int s, err = 0;
 
@@ -433,7 +428,7 @@ int nic_detect(struct nic_detector *d, struct nic_snapshot *cur, struct finding 
 				f.confidence += 0.15;
 			f.onset_ns = cur->ts_ns;
 			f.evidence = finding_evidence(p, s, cur->ts_ns, peer_ref, n_peers, b, o);
-			if (!f.evidence || add_finding(findings, n_findings, &f)) {
+			if (!f.evidence || add_finding(findings, n_findings, &cap_findings, &f)) {
 				free(f.evidence);
 				err = -ENOMEM;
 				break;

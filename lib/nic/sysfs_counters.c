@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "lib/util/log.h"
+#include "lib/util/util.h"
 #include "lib/nic/nic_rates.h"
 #include "lib/nic/sysfs_counters.h"
 
@@ -81,8 +82,9 @@ static int cmp_str(const void *a, const void *b)
 static int list_dir(const char *dir, char ***names, size_t *n)
 {
 	struct dirent *de;
-	char **v = NULL, **nv;
+	char **v = NULL;
 	size_t cnt = 0, cap = 0;
+	int err;
 	DIR *d;
 
 	*names = NULL;
@@ -93,16 +95,14 @@ static int list_dir(const char *dir, char ***names, size_t *n)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 32;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				goto nomem;
-			v = nv;
-		}
+		err = util_ensure_mem((void **)&v, &cap, sizeof(*v), cnt + 1);
+		if (err)
+			goto fail;
 		v[cnt] = strdup(de->d_name);
-		if (!v[cnt])
-			goto nomem;
+		if (!v[cnt]) {
+			err = -ENOMEM;
+			goto fail;
+		}
 		cnt++;
 	}
 	closedir(d);
@@ -110,12 +110,12 @@ static int list_dir(const char *dir, char ***names, size_t *n)
 	*names = v;
 	*n = cnt;
 	return 0;
-nomem:
+fail:
 	closedir(d);
 	while (cnt)
 		free(v[--cnt]);
 	free(v);
-	return -ENOMEM;
+	return err;
 }
 
 static void free_names(char **names, size_t n)
@@ -129,16 +129,10 @@ static int add_counter(struct nic_port *p, size_t *cap, const char *name,
 		       enum nic_counter_source source, uint64_t value)
 {
 	struct nic_counter *c;
+	int err = util_ensure_mem((void **)&p->counters, cap, sizeof(*p->counters), p->n_counters + 1);
 
-	if (p->n_counters == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct nic_counter *nc = realloc(p->counters, ncap * sizeof(*nc));
-
-		if (!nc)
-			return -ENOMEM;
-		p->counters = nc;
-		*cap = ncap;
-	}
+	if (err)
+		return err;
 	c = &p->counters[p->n_counters++];
 	memset(c, 0, sizeof(*c));
 	snprintf(c->name, sizeof(c->name), "%s", name);
@@ -246,16 +240,10 @@ static int new_port(struct nic_snapshot *snap, size_t *cap, const char *dev, uin
 		    struct nic_port **out)
 {
 	struct nic_port *p;
+	int err = util_ensure_mem((void **)&snap->ports, cap, sizeof(*snap->ports), snap->n_ports + 1);
 
-	if (snap->n_ports == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 8;
-		struct nic_port *np = realloc(snap->ports, ncap * sizeof(*np));
-
-		if (!np)
-			return -ENOMEM;
-		snap->ports = np;
-		*cap = ncap;
-	}
+	if (err)
+		return err;
 	p = &snap->ports[snap->n_ports++];
 	memset(p, 0, sizeof(*p));
 	snprintf(p->device, sizeof(p->device), "%s", dev);

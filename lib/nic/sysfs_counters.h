@@ -90,7 +90,8 @@ struct nic_snapshot {
 /*
  * Read every RDMA device under ROOT into SNAP (zeroed first). 0 on success, including a
  * host without RDMA devices (n_devices == 0); -ENOENT when ROOT/class does not exist (not
- * a sysfs); -ENOMEM. Unreadable counter files are skipped and counted in read_errors.
+ * a sysfs); -ENOMEM (-EOVERFLOW for an array too large to size). Unreadable counter
+ * files are skipped and counted in read_errors.
  */
 int nic_snapshot_read(const char *root, uint64_t ts_ns, struct nic_snapshot *snap);
 void nic_snapshot_free(struct nic_snapshot *snap);
