@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lib/export/metrics.h"
+#include "lib/util/util.h"
 
 void metric_set_init(struct metric_set *set, uint64_t start_ns, uint64_t time_ns)
 {
@@ -93,6 +94,7 @@ struct metric_family *metric_family_get(struct metric_set *set, const char *name
 {
 	struct metric_family *fam;
 	size_t i;
+	int err;
 
 	if (!metric_name_valid(name) || (kind == METRIC_COUNTER && !ends_with(name, "_total")) ||
 	    kind > METRIC_HISTOGRAM) {
@@ -109,14 +111,11 @@ struct metric_family *metric_family_get(struct metric_set *set, const char *name
 			return fam;
 		}
 	}
-	if (set->n_families == set->cap_families) {
-		size_t cap = set->cap_families ? set->cap_families * 2 : 16;
-		struct metric_family **p = realloc(set->families, cap * sizeof(*p));
-
-		if (!p)
-			goto nomem;
-		set->families = p;
-		set->cap_families = cap;
+	err = util_ensure_mem((void **)&set->families, &set->cap_families, sizeof(*set->families),
+			      set->n_families + 1);
+	if (err) {
+		errno = -err;
+		return NULL;
 	}
 	fam = calloc(1, sizeof(*fam));
 	if (!fam)
@@ -200,17 +199,10 @@ static struct metric_sample *sample_new(struct metric_family *fam, const struct 
 {
 	struct metric_sample *s;
 
-	if (fam->n_samples == fam->cap_samples) {
-		size_t cap = fam->cap_samples ? fam->cap_samples * 2 : 16;
-		struct metric_sample *p = realloc(fam->samples, cap * sizeof(*p));
-
-		if (!p) {
-			*err = -ENOMEM;
-			return NULL;
-		}
-		fam->samples = p;
-		fam->cap_samples = cap;
-	}
+	*err = util_ensure_mem((void **)&fam->samples, &fam->cap_samples, sizeof(*fam->samples),
+			       fam->n_samples + 1);
+	if (*err)
+		return NULL;
 	s = &fam->samples[fam->n_samples];
 	memset(s, 0, sizeof(*s));
 	*err = sample_set_labels(s, fam, labels, n_labels);
