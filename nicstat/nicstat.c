@@ -183,7 +183,8 @@ static void print_text(const struct nicstat_opts *o, const struct nic_snapshot *
 	}
 }
 
-static void print_json_counters(const struct nic_snapshot *snap, struct text_buf *t)
+/* 0, or -ENOMEM when a line could not be built (the output is then incomplete). */
+static int print_json_counters(const struct nic_snapshot *snap, struct text_buf *t)
 {
 	size_t i, j;
 
@@ -208,14 +209,17 @@ static void print_json_counters(const struct nic_snapshot *snap, struct text_buf
 				text_buf_json_double(t, c->rate_per_s);
 			}
 			text_buf_printf(t, ",\"delta_kind\":\"%s\"}\n", nic_delta_kind_name(c->delta_kind));
-			if (!t->failed)
-				fwrite(t->data, 1, t->len, stdout);
+			if (t->failed)
+				return -ENOMEM;
+			fwrite(t->data, 1, t->len, stdout);
 		}
 	}
+	return 0;
 }
 
-static void print_findings(const struct nicstat_opts *o, uint64_t ts_ns, const struct finding *f,
-			   size_t n, struct text_buf *t)
+/* 0, or -ENOMEM when a JSON line could not be built (the output is then incomplete). */
+static int print_findings(const struct nicstat_opts *o, uint64_t ts_ns, const struct finding *f,
+			  size_t n, struct text_buf *t)
 {
 	char clock[32];
 	size_t i;
@@ -240,9 +244,11 @@ static void print_findings(const struct nicstat_opts *o, uint64_t ts_ns, const s
 		text_buf_json_double(t, f[i].confidence);
 		text_buf_printf(t, ",\"onset_ns\":%" PRIu64 ",\"evidence\":%s}\n", f[i].onset_ns,
 				f[i].evidence ? f[i].evidence : "null");
-		if (!t->failed)
-			fwrite(t->data, 1, t->len, stdout);
+		if (t->failed)
+			return -ENOMEM;
+		fwrite(t->data, 1, t->len, stdout);
 	}
+	return 0;
 }
 
 /* The last line of a read in JSON mode: what was read (a reader can wait for it). */
@@ -433,10 +439,16 @@ static int run(const struct nicstat_opts *o)
 		if (sensor.have_prev)
 			report_port_changes(o, &sensor.prev, cur);
 		if (o->json)
-			print_json_counters(cur, &t);
+			err = print_json_counters(cur, &t);
 		else
 			print_text(o, cur, !sensor.have_prev);
-		print_findings(o, cur->ts_ns, findings, n_findings, &t);
+		if (!err)
+			err = print_findings(o, cur->ts_ns, findings, n_findings, &t);
+		if (err) {
+			pr_err("building the JSON output failed: %s\n", strerror(-err));
+			rc = 1;
+			break;
+		}
 		if (o->json)
 			print_json_read(cur, n_findings);
 		nic_findings_free(findings, n_findings);
