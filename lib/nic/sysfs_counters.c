@@ -182,16 +182,29 @@ static bool netdev_exists(const char *root, const char *name)
 	return stat(path, &st) == 0;
 }
 
-/* The netdev bound to DEV port N, or "" (see the header for the order tried). */
-static void find_netdev(const char *root, const char *dev, uint32_t port, char *out, size_t len)
+/* Out of memory: an error to pass on, not a folder to do without. */
+static bool out_of_memory(int err)
+{
+	return err == -ENOMEM || err == -EOVERFLOW;
+}
+
+/*
+ * The netdev bound to DEV port N, or "" (see the header for the order tried). 0, or
+ * -ENOMEM (a folder that cannot be read is only a way that did not find it).
+ */
+static int find_netdev(const char *root, const char *dev, uint32_t port, char *out, size_t len)
 {
 	char dir[PATH_MAX], path[PATH_MAX], buf[NIC_NAME_MAX];
 	char **names;
 	size_t n, i;
+	int err;
 
 	out[0] = '\0';
 	pathf(dir, "%s/class/infiniband/%s/ports/%u/gid_attrs/ndevs", root, dev, port);
-	if (list_dir(dir, &names, &n) == 0) {
+	err = list_dir(dir, &names, &n);
+	if (out_of_memory(err))
+		return err;
+	if (err == 0) {
 		/* GID entries without a netdev fail to read; the first one that reads wins. */
 		for (i = 0; i < n && i < 64; i++) {
 			pathf(path, "%s/%s", dir, names[i]);
@@ -202,10 +215,13 @@ static void find_netdev(const char *root, const char *dev, uint32_t port, char *
 		}
 		free_names(names, n);
 		if (out[0])
-			return;
+			return 0;
 	}
 	pathf(dir, "%s/class/infiniband/%s/device/net", root, dev);
-	if (list_dir(dir, &names, &n) == 0 && n) {
+	err = list_dir(dir, &names, &n);
+	if (out_of_memory(err))
+		return err;
+	if (err == 0 && n) {
 		/* Several netdevs on one PCI function: dev_port is 0-based, RDMA ports 1-based. */
 		for (i = 0; i < n; i++) {
 			uint64_t dev_port;
@@ -219,12 +235,13 @@ static void find_netdev(const char *root, const char *dev, uint32_t port, char *
 		if (!out[0])
 			snprintf(out, len, "%s", names[0]);
 		free_names(names, n);
-		return;
+		return 0;
 	}
 	free_names(names, n);
 	pathf(path, "%s/class/infiniband/%s/parent", root, dev);
 	if (read_small_file(path, buf, sizeof(buf)) == 0 && buf[0] && netdev_exists(root, buf))
 		snprintf(out, len, "%s", buf);
+	return 0;
 }
 
 static int cmp_counter(const void *a, const void *b)
@@ -274,7 +291,8 @@ static int read_port(const char *root, struct nic_snapshot *snap, size_t *ports_
 		pathf(path, "%s/hw_counters", dir);
 		err = read_counter_dir(snap, p, &cap, path, NIC_SRC_HW_COUNTERS);
 	}
-	find_netdev(root, dev, port, p->netdev, sizeof(p->netdev));
+	if (!err)
+		err = find_netdev(root, dev, port, p->netdev, sizeof(p->netdev));
 	if (!err && p->netdev[0]) {
 		pathf(path, "%s/class/net/%s/statistics", root, p->netdev);
 		err = read_counter_dir(snap, p, &cap, path, NIC_SRC_NETDEV);
