@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "lib/util/log.h"
 #include "lib/util/parse_num.h"
 
 #if MHD_VERSION < 0x00097002
@@ -28,6 +29,7 @@ struct metrics_http {
 };
 
 static const char not_found[] = "agentxdp: only /metrics here\n";
+static const char no_memory[] = "agentxdp: out of memory copying the metrics\n";
 
 static mhd_result answer(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
 			 const char *version, const char *upload, size_t *upload_len, void **con_cls)
@@ -59,8 +61,15 @@ static mhd_result answer(void *cls, struct MHD_Connection *conn, const char *url
 	if (copy)
 		memcpy(copy, h->text ? h->text : "", len);
 	pthread_mutex_unlock(&h->lock);
-	if (!copy)
-		return MHD_NO;
+	if (!copy) {
+		/* Say so to the scraper and in the log rather than drop the connection. */
+		pr_warn("/metrics: cannot copy %zu bytes for a scrape: %s\n", len, strerror(ENOMEM));
+		resp = MHD_create_response_from_buffer(sizeof(no_memory) - 1, (void *)no_memory,
+						       MHD_RESPMEM_PERSISTENT);
+		ret = MHD_queue_response(conn, MHD_HTTP_SERVICE_UNAVAILABLE, resp);
+		MHD_destroy_response(resp);
+		return ret;
+	}
 	resp = MHD_create_response_from_buffer(len, copy, MHD_RESPMEM_MUST_FREE);
 	MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
 	ret = MHD_queue_response(conn, status, resp);
