@@ -480,7 +480,7 @@ int nic_metrics_add(struct metric_set *set, const struct nic_snapshot *snap,
 	errs = metric_family_get(set, "agentxdp_nic_read_errors_total", METRIC_COUNTER,
 				 "Counter files that could not be read or parsed.", "{error}");
 	if (!raw || !rate || !sig || !anom || !ports || !errs)
-		return errno == ENOMEM ? -ENOMEM : -EINVAL;
+		return -errno; /* metric_family_get() sets it: ENOMEM, EOVERFLOW or EINVAL */
 	for (i = 0; i < snap->n_ports && !err; i++) {
 		const struct nic_port *p = &snap->ports[i];
 

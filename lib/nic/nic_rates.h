@@ -73,7 +73,7 @@ void nic_findings_free(struct finding *findings, size_t n);
 /*
  * Add the NIC families of docs/metrics.md for SNAP to SET: the raw counters, their rates,
  * signal rates, anomaly severities and the port count; read_errors_total is cumulative.
- * Returns 0, -EINVAL or -ENOMEM.
+ * Returns 0, -EINVAL, -ENOMEM or -EOVERFLOW (an array too large to size).
  */
 int nic_metrics_add(struct metric_set *set, const struct nic_snapshot *snap,
 		    uint64_t read_errors_total);
