@@ -44,9 +44,9 @@ static void capture_flow_counts(struct qp_tracker *t, const struct flow_stats *f
 		caps[f->vantage].flows++;
 		if ((f->transport == ROCE_TR_RC || f->transport == ROCE_TR_XRC) && !f->peer_id)
 			caps[f->vantage].unpaired_flows++;
-		if (req && qp_tracker_extra(t, i)->carries_requests)
+		if (req && f->carries_requests)
 			req[f->vantage]++;
-		if (resp && qp_tracker_extra(t, i)->carries_responses)
+		if (resp && f->carries_responses)
 			resp[f->vantage]++;
 	}
 	for (int v = 0; req && resp && v < n_caps; v++)
@@ -370,7 +370,7 @@ int analyze_traces(const struct analyze_opts *opts)
 			for (int m = 1; m < N_MALFORMED; m++)
 				if (counts[i].malformed[m])
 					store_malformed(st, i, roce_decode_status_name(-m), counts[i].malformed[m]);
-		store_flows(st, flows, t, (size_t)n_flows);
+		store_flows(st, flows, (size_t)n_flows);
 		store_findings(st, findings, n_findings);
 		rc = store_commit(st, err, sizeof(err));
 		st = NULL;
@@ -412,7 +412,7 @@ int analyze_traces(const struct analyze_opts *opts)
 			.n_captures = (size_t)n_traces,
 			.flows = flows,
 			.n_flows = (size_t)n_flows,
-			.tracker = t,
+			.totals = qp_tracker_totals(t),
 			.findings = findings,
 			.n_findings = n_findings,
 			.window_ns = opts->window_ns,

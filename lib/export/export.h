@@ -15,7 +15,7 @@ struct analysis_summary {
 	size_t n_captures;
 	const struct flow_stats *flows;
 	size_t n_flows;
-	struct qp_tracker *tracker;	/* extras and totals */
+	const struct qp_tracker_totals *totals;
 	const struct finding *findings;
 	size_t n_findings;
 	uint64_t window_ns;

@@ -24,7 +24,7 @@ static void json_num_or_null(FILE *out, const char *key, uint64_t samples, doubl
 		fputs("null", out);
 }
 
-static void json_flow(FILE *out, const struct flow_stats *f, const struct qp_flow_extra *x)
+static void json_flow(FILE *out, const struct flow_stats *f)
 {
 	char src[64], dst[64];
 
@@ -43,7 +43,7 @@ static void json_flow(FILE *out, const struct flow_stats *f, const struct qp_flo
 		",\"first_transmissions\":%" PRIu64 ",\"retransmitted_packets\":%" PRIu64
 		",\"naks_psn_seq\":%" PRIu64 ",\"naks_other\":%" PRIu64 ",\"rnr_naks\":%" PRIu64
 		",\"timeouts\":%" PRIu64 ",\"cnps\":%" PRIu64 ",\"ecn_ce\":%" PRIu64 ",\"ack_samples\":%" PRIu64,
-		f->packets, f->bytes, f->first_ns, f->last_ns, x ? x->first_transmissions : 0,
+		f->packets, f->bytes, f->first_ns, f->last_ns, f->first_transmissions,
 		f->retransmitted_packets, f->naks_psn_seq, f->naks_other, f->rnr_naks, f->timeouts, f->cnps,
 		f->ecn_ce, f->ack_samples);
 	json_num_or_null(out, "ack_latency_p50_us", f->ack_samples, f->ack_latency_p50_us);
@@ -60,7 +60,7 @@ static void json_flow(FILE *out, const struct flow_stats *f, const struct qp_flo
 
 int export_json(FILE *out, const struct analysis_summary *sum)
 {
-	const struct qp_tracker_totals *tot = qp_tracker_totals(sum->tracker);
+	const struct qp_tracker_totals *tot = sum->totals;
 	uint64_t naks_seq = 0, naks_other = 0, rnr = 0, retx = 0, timeouts = 0, cnps = 0, ce = 0;
 
 	for (size_t i = 0; i < sum->n_flows; i++) {
@@ -115,7 +115,7 @@ int export_json(FILE *out, const struct analysis_summary *sum)
 		if (i)
 			fputc(',', out);
 		fputc('\n', out);
-		json_flow(out, &sum->flows[i], qp_tracker_extra(sum->tracker, i));
+		json_flow(out, &sum->flows[i]);
 	}
 	fputs("],\"findings\":[", out);
 	for (size_t i = 0; i < sum->n_findings; i++) {
@@ -161,7 +161,7 @@ static void fmt_time(char *buf, size_t len, uint64_t ns)
 
 int export_text(FILE *out, const struct analysis_summary *sum, size_t top_n)
 {
-	const struct qp_tracker_totals *tot = qp_tracker_totals(sum->tracker);
+	const struct qp_tracker_totals *tot = sum->totals;
 	uint64_t retx = 0, naks = 0, naks_other = 0, rnr = 0, timeouts = 0, cnps = 0, ce = 0, with_samples = 0;
 	const struct flow_stats **by_p99;
 	char t0[64], t1[64], src[64], dst[64];

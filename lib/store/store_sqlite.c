@@ -558,7 +558,7 @@ struct endpoint_acc {
 	uint64_t flows_out, flows_in, packets_out, packets_in, bytes_out, bytes_in;
 };
 
-int store_flows(struct store *s, const struct flow_stats *flows, struct qp_tracker *t, size_t n)
+int store_flows(struct store *s, const struct flow_stats *flows, size_t n)
 {
 	/* 54 columns, bound in table order below */
 	sqlite3_stmt *st = prepare(s, "INSERT INTO qp VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
@@ -573,7 +573,6 @@ int store_flows(struct store *s, const struct flow_stats *flows, struct qp_track
 		return -1;
 	for (size_t i = 0; i < n && !s->failed; i++) {
 		const struct flow_stats *f = &flows[i];
-		const struct qp_flow_extra *x = qp_tracker_extra(t, i);
 		int c = 1;
 
 		bind_u64(st, c++, f->id);
@@ -581,19 +580,19 @@ int store_flows(struct store *s, const struct flow_stats *flows, struct qp_track
 		sqlite3_bind_text(st, c++, addr_str(f->key.src_ip, src, sizeof(src)), -1, SQLITE_TRANSIENT);
 		sqlite3_bind_text(st, c++, addr_str(f->key.dst_ip, dst, sizeof(dst)), -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(st, c++, f->key.dst_qpn);
-		bind_id(st, c++, x ? x->src_qpn : 0);
+		bind_id(st, c++, f->src_qpn);
 		sqlite3_bind_int(st, c++, f->udp_sport);
 		sqlite3_bind_int(st, c++, f->ip_version);
 		sqlite3_bind_text(st, c++, store_transport_name(f->transport), -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, c++, flow_role_name(f->role), -1, SQLITE_STATIC);
 		bind_id(st, c++, f->peer_id);
-		sqlite3_bind_int(st, c++, x ? x->cm_confirmed : 0);
+		sqlite3_bind_int(st, c++, f->cm_confirmed);
 		bind_u64(st, c++, f->packets);
 		bind_u64(st, c++, f->bytes);
-		bind_u64(st, c++, x ? x->goodput_bytes : 0);
+		bind_u64(st, c++, f->goodput_bytes);
 		bind_u64(st, c++, f->first_ns);
 		bind_u64(st, c++, f->last_ns);
-		bind_u64(st, c++, x ? x->first_transmissions : 0);
+		bind_u64(st, c++, f->first_transmissions);
 		bind_u64(st, c++, f->retransmitted_packets);
 		bind_u64(st, c++, f->naks_psn_seq);
 		bind_u64(st, c++, f->naks_other);
@@ -604,10 +603,10 @@ int store_flows(struct store *s, const struct flow_stats *flows, struct qp_track
 		bind_u64(st, c++, f->ecn_ce);
 		bind_u64(st, c++, f->dup_acks);
 		bind_u64(st, c++, f->out_of_order);
-		bind_u64(st, c++, x ? x->duplicates : 0);
-		bind_u64(st, c++, x ? x->psn_gaps : 0);
-		bind_u64(st, c++, x ? x->ts_backwards : 0);
-		bind_u64(st, c++, x ? x->naks_total : 0);
+		bind_u64(st, c++, f->duplicates);
+		bind_u64(st, c++, f->psn_gaps);
+		bind_u64(st, c++, f->ts_backwards);
+		bind_u64(st, c++, f->naks_total);
 		bind_u64(st, c++, f->ack_samples);
 		bind_us(st, c++, f->ack_samples, f->ack_latency_p50_us);
 		bind_us(st, c++, f->ack_samples, f->ack_latency_p99_us);
@@ -616,20 +615,20 @@ int store_flows(struct store *s, const struct flow_stats *flows, struct qp_track
 		bind_u64(st, c++, f->read_samples);
 		bind_us(st, c++, f->read_samples, f->read_latency_p50_us);
 		bind_us(st, c++, f->read_samples, f->read_latency_p99_us);
-		bind_us(st, c++, f->read_samples, x ? x->read_latency_max_us : 0);
-		bind_us(st, c++, x ? x->read_first_samples : 0, x ? x->read_first_p50_us : 0);
-		bind_us(st, c++, x ? x->read_first_samples : 0, x ? x->read_first_p99_us : 0);
-		bind_u64(st, c++, x ? x->atomic_samples : 0);
-		bind_us(st, c++, x ? x->atomic_samples : 0, x ? x->atomic_latency_p50_us : 0);
-		bind_us(st, c++, x ? x->atomic_samples : 0, x ? x->atomic_latency_p99_us : 0);
+		bind_us(st, c++, f->read_samples, f->read_latency_max_us);
+		bind_us(st, c++, f->read_first_samples, f->read_first_p50_us);
+		bind_us(st, c++, f->read_first_samples, f->read_first_p99_us);
+		bind_u64(st, c++, f->atomic_samples);
+		bind_us(st, c++, f->atomic_samples, f->atomic_latency_p50_us);
+		bind_us(st, c++, f->atomic_samples, f->atomic_latency_p99_us);
 		bind_u64(st, c++, f->completion_samples);
 		bind_us(st, c++, f->completion_samples, f->completion_p50_us);
 		bind_us(st, c++, f->completion_samples, f->completion_p99_us);
-		bind_us(st, c++, f->completion_samples, x ? x->completion_max_us : 0);
-		bind_ns(st, c++, x ? x->first_ce_ns : 0);
-		bind_ns(st, c++, x ? x->last_ce_ns : 0);
-		bind_ns(st, c++, x ? x->first_cnp_ns : 0);
-		bind_ns(st, c++, x ? x->last_cnp_ns : 0);
+		bind_us(st, c++, f->completion_samples, f->completion_max_us);
+		bind_ns(st, c++, f->first_ce_ns);
+		bind_ns(st, c++, f->last_ce_ns);
+		bind_ns(st, c++, f->first_cnp_ns);
+		bind_ns(st, c++, f->last_cnp_ns);
 		step(s, st, "flows");
 
 		/* endpoints: both ends of the flow, per capture */

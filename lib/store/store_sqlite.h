@@ -53,7 +53,7 @@ int store_failed(const struct store *s);
 
 int store_meta(struct store *s, const char *key, const char *value);
 int store_captures(struct store *s, const struct store_capture *caps, size_t n);
-int store_flows(struct store *s, const struct flow_stats *flows, struct qp_tracker *t, size_t n);
+int store_flows(struct store *s, const struct flow_stats *flows, size_t n);
 int store_findings(struct store *s, const struct finding *f, size_t n);
 int store_malformed(struct store *s, int capture_index, const char *reason, uint64_t packets);
 

@@ -8,8 +8,9 @@
 #ifndef AGENTXDP_FLOW_H
 #define AGENTXDP_FLOW_H
 
-#include <stdint.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* One direction of a queue pair: packets from src to dst addressed to dst_qpn. */
 struct flow_key {
@@ -52,6 +53,11 @@ struct flow_stats {
 	uint16_t udp_sport;		/* first seen; ECMP entropy */
 	uint64_t peer_id;		/* id of the paired flow in the other direction, 0 if unpaired */
 	uint32_t vantage;		/* which input trace saw it (0-based), for multi-vantage splits */
+	uint32_t src_qpn;		/* from CM or DETH, 0 if not known */
+	bool cm_confirmed;		/* pairing confirmed by the CM exchange */
+	bool carries_requests;		/* RC/XRC requests seen on this flow */
+	bool carries_responses;		/* RC/XRC ACKs, NAKs, READ responses, atomic ACKs seen */
+	uint8_t opcode_first;
 
 	uint64_t packets;
 	uint64_t bytes;
@@ -65,15 +71,27 @@ struct flow_stats {
 	uint64_t ecn_ce;		/* packets of this flow that arrived CE-marked */
 	uint64_t dup_acks;
 	uint64_t out_of_order;
+	uint64_t goodput_bytes;		/* payload bytes of first transmissions */
+	uint64_t first_transmissions;	/* requests whose PSN was not sent before, and datagrams */
+	uint64_t duplicates;		/* mirror copies, not counted as retransmissions */
+	uint64_t ts_backwards;		/* packets (or samples) earlier than the one before them */
+	uint64_t naks_total;		/* NAKs this flow carried (as responder) */
+	uint64_t psn_gaps;		/* request PSNs skipped (capture loss or reordering) */
+	uint64_t first_ce_ns, last_ce_ns;
+	uint64_t first_cnp_ns, last_cnp_ns;
 
 	/* ACK latency (Karn's rule: no sample from a retransmitted PSN), requester flows. */
 	uint64_t ack_samples;
 	double ack_latency_p50_us, ack_latency_p99_us, ack_latency_max_us;
 	double ack_latency_mad_us;	/* median absolute deviation, for robust comparison */
 	uint64_t read_samples;
-	double read_latency_p50_us, read_latency_p99_us;
+	double read_latency_p50_us, read_latency_p99_us, read_latency_max_us;
+	uint64_t read_first_samples;	/* READ request -> first response */
+	double read_first_p50_us, read_first_p99_us;
+	uint64_t atomic_samples;
+	double atomic_latency_p50_us, atomic_latency_p99_us;
 	uint64_t completion_samples;
-	double completion_p50_us, completion_p99_us;
+	double completion_p50_us, completion_p99_us, completion_max_us;
 	uint64_t rnr_wait_ns;		/* RNR timer time the responder asked for, summed */
 
 	/* Time windows, ordered by start_ns; owned by the producer. */

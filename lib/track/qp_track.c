@@ -240,7 +240,6 @@ struct qp_flow {
 	uint32_t peer;			/* paired flow, index+1, 0 if none */
 
 	struct flow_stats st;
-	struct qp_flow_extra ex;
 	struct attrib_pending pend;
 
 	uint8_t has_requests, has_responses, datagram;
@@ -326,7 +325,6 @@ struct qp_tracker {
 	uint32_t n_vantages;		/* highest vantage seen + 1 */
 
 	struct flow_stats *snap;
-	struct qp_flow_extra *snap_extra;
 	size_t snap_n;
 
 	uint64_t last_ts_ns;
@@ -533,7 +531,6 @@ static int flow_assign_id(struct qp_tracker *t, struct qp_flow *f, uint32_t idx)
 	}
 	t->id_to_index[t->n_ids++] = idx;
 	f->st.id = t->n_ids;
-	f->ex.id = f->st.id;
 	t->tot.flows++;
 	return 0;
 }
@@ -633,7 +630,7 @@ static void emit_sample(struct qp_tracker *t, struct qp_flow *r, uint8_t kind, u
 	uint64_t ns;
 
 	if (ts < from_ns) {
-		r->ex.ts_backwards++;
+		r->st.ts_backwards++;
 		return;
 	}
 	ns = ts - from_ns;
@@ -777,7 +774,7 @@ static void pair_flows(struct qp_tracker *t, struct qp_flow *a, struct qp_flow *
 
 	if (a->peer == ib + 1) {
 		if (by_cm)
-			a->ex.cm_confirmed = b->ex.cm_confirmed = 1;
+			a->st.cm_confirmed = b->st.cm_confirmed = 1;
 		return;
 	}
 	unpair(t, a);
@@ -786,7 +783,7 @@ static void pair_flows(struct qp_tracker *t, struct qp_flow *a, struct qp_flow *
 	b->peer = ia + 1;
 	a->st.peer_id = b->st.id;
 	b->st.peer_id = a->st.id;
-	a->ex.cm_confirmed = b->ex.cm_confirmed = by_cm ? 1 : 0;
+	a->st.cm_confirmed = b->st.cm_confirmed = by_cm ? 1 : 0;
 	t->tot.paired_flows += 2;
 	if (by_cm)
 		t->tot.cm_pairings += 2;
@@ -814,7 +811,7 @@ static struct qp_flow *pair_by_psn_at(struct qp_tracker *t, struct qp_flow *b, u
 
 		if (!r->have_req || r->peer)
 			continue;
-		if (r->ex.src_qpn && r->ex.src_qpn != b->dst_qpn)
+		if (r->st.src_qpn && r->st.src_qpn != b->dst_qpn)
 			continue;
 		/* psn within [first seen - 1, snd_nxt + read slack] */
 		behind = psn_diff(r->snd_nxt, psn); /* > 0 when psn is before snd_nxt */
@@ -957,11 +954,11 @@ static void new_transmission(struct qp_tracker *t, struct qp_flow *f, const stru
 		}
 	}
 	f->last_was_read = op == ROCE_OP_READ_REQUEST;
-	f->ex.first_transmissions++;
+	f->st.first_transmissions++;
 	if (op == ROCE_OP_READ_REQUEST && f->mtu_bytes)
 		read_span_set(t, f, psn, pkt->reth_dma_len);
 	w->goodput_bytes += pkt->payload_len;
-	f->ex.goodput_bytes += pkt->payload_len;
+	f->st.goodput_bytes += pkt->payload_len;
 	f->last_activity_ns = ts;
 }
 
@@ -1129,7 +1126,7 @@ static void on_request(struct qp_tracker *t, struct qp_flow *f, const struct roc
 		if (d > 0 && f->last_was_read && !f->mtu_bytes)
 			read_span_fill(t, f, f->snd_nxt, psn); /* the READ's own span (length unknown) */
 		else if (d > 0)
-			f->ex.psn_gaps += (uint32_t)d;
+			f->st.psn_gaps += (uint32_t)d;
 		f->snd_nxt = psn_add(psn, 1);
 		f->in_episode = 0;
 		new_transmission(t, f, pkt, op, psn, w);
@@ -1217,7 +1214,7 @@ static void on_nak(struct qp_tracker *t, struct qp_flow *b, struct qp_flow *r, c
 			b->pend.naks_other++;
 	}
 	t->tot.naks++;
-	b->ex.naks_total++;
+	b->st.naks_total++;
 	w->naks++;
 	if (r && kind != QP_NAK_OTHER) {
 		/*
@@ -1340,7 +1337,7 @@ static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct ro
 	/* READ responses: one PSN each, from the request's PSN on, in order. */
 	if (!r) {
 		w->goodput_bytes += pkt->payload_len;
-		b->ex.goodput_bytes += pkt->payload_len;
+		b->st.goodput_bytes += pkt->payload_len;
 		return;
 	}
 	r->last_activity_ns = ts;
@@ -1375,7 +1372,7 @@ static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct ro
 		return;
 	}
 	w->goodput_bytes += pkt->payload_len;
-	b->ex.goodput_bytes += pkt->payload_len;
+	b->st.goodput_bytes += pkt->payload_len;
 	r->read_next = psn_add(psn, 1);
 	if (!slot_find(r, psn))
 		read_span_fill(t, r, psn, psn_add(psn, 1));
@@ -1413,11 +1410,11 @@ static void on_cnp(struct qp_tracker *t, struct qp_flow *c, const struct roce_pk
 		for (uint32_t v = *hs; v; v = flow_at(t, v - 1)->hp_next) {
 			struct qp_flow *x = flow_at(t, v - 1);
 
-			if (x->ex.src_qpn == c->dst_qpn && (!x->peer || x->peer == flow_index(t, c) + 1)) {
+			if (x->st.src_qpn == c->dst_qpn && (!x->peer || x->peer == flow_index(t, c) + 1)) {
 				exact = x;
 				break;
 			}
-			if (x->peer || (x->ex.src_qpn && x->ex.src_qpn != c->dst_qpn))
+			if (x->peer || (x->st.src_qpn && x->st.src_qpn != c->dst_qpn))
 				continue;
 			any = x;
 			n_any++;
@@ -1433,9 +1430,9 @@ static void on_cnp(struct qp_tracker *t, struct qp_flow *c, const struct roce_pk
 	if (r) {
 		r->st.cnps++;
 		window_at(t, r, pkt->ts_ns)->cnps++;
-		if (!r->ex.first_cnp_ns)
-			r->ex.first_cnp_ns = pkt->ts_ns;
-		r->ex.last_cnp_ns = pkt->ts_ns;
+		if (!r->st.first_cnp_ns)
+			r->st.first_cnp_ns = pkt->ts_ns;
+		r->st.last_cnp_ns = pkt->ts_ns;
 	} else {
 		c->st.cnps++;
 		c->pend.cnps++;
@@ -1484,10 +1481,10 @@ static int on_cm(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t vant
 	f2 = f1 ? flow_get(t, pkt->src_ip, pkt->dst_ip, q->qpn, vantage, 1) : NULL;
 	if (!f1 || !f2)
 		return -ENOMEM;
-	f1->ex.src_qpn = q->qpn;
+	f1->st.src_qpn = q->qpn;
 	f1->start_psn = q->start_psn;
 	f1->have_start_psn = 1;
-	f2->ex.src_qpn = pkt->cm_local_qpn & PSN_MASK;
+	f2->st.src_qpn = pkt->cm_local_qpn & PSN_MASK;
 	f2->start_psn = pkt->cm_start_psn & PSN_MASK;
 	f2->have_start_psn = 1;
 	pair_flows(t, f1, f2, 1);
@@ -1580,13 +1577,13 @@ int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t va
 		f->st.udp_sport = pkt->udp_sport;
 		f->st.vantage = vantage;
 		f->st.first_ns = ts;
-		f->ex.opcode_first = pkt->opcode;
+		f->st.opcode_first = pkt->opcode;
 	}
 	if (t->tot.packets && ts < t->last_ts_ns)
 		t->tot.ts_backwards++;
 	prev_ts = f->st.packets ? f->last_ts_ns : 0;
 	if (f->st.packets && ts < f->last_ts_ns)
-		f->ex.ts_backwards++;
+		f->st.ts_backwards++;
 	t->last_ts_ns = ts;
 	f->last_ts_ns = ts;
 	if (!t->tot.packets || ts < t->tot.first_ns)
@@ -1611,7 +1608,7 @@ int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t va
 		 * counted as seen, but it marks, notifies or transmits nothing a second time
 		 * (ECN, CNPs, datagrams, CM included).
 		 */
-		f->ex.duplicates++;
+		f->st.duplicates++;
 		t->tot.duplicates++;
 		return 0;
 	}
@@ -1619,9 +1616,9 @@ int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t va
 		f->st.ecn_ce++;
 		w->ecn_ce++;
 		t->tot.ecn_ce++;
-		if (!f->ex.first_ce_ns)
-			f->ex.first_ce_ns = ts;
-		f->ex.last_ce_ns = ts;
+		if (!f->st.first_ce_ns)
+			f->st.first_ce_ns = ts;
+		f->st.last_ce_ns = ts;
 	}
 	if (pkt->flags & ROCE_F_CM)
 		if (on_cm(t, pkt, v))
@@ -1636,17 +1633,17 @@ int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t va
 		/* UD: DETH names the source QP, so the reverse flow is known exactly. */
 		struct qp_flow *g;
 
-		if (!f->ex.src_qpn)
-			f->ex.src_qpn = pkt->deth_src_qp & PSN_MASK;
-		g = flow_get(t, pkt->dst_ip, pkt->src_ip, f->ex.src_qpn, v, 0);
-		if (g && !g->peer && (!g->ex.src_qpn || g->ex.src_qpn == qpn))
+		if (!f->st.src_qpn)
+			f->st.src_qpn = pkt->deth_src_qp & PSN_MASK;
+		g = flow_get(t, pkt->dst_ip, pkt->src_ip, f->st.src_qpn, v, 0);
+		if (g && !g->peer && (!g->st.src_qpn || g->st.src_qpn == qpn))
 			pair_flows(t, f, g, 0);
 	}
 	if (!tr_acked(tr)) {
 		f->datagram = 1;
-		f->ex.first_transmissions++;
+		f->st.first_transmissions++;
 		w->goodput_bytes += pkt->payload_len;
-		f->ex.goodput_bytes += pkt->payload_len;
+		f->st.goodput_bytes += pkt->payload_len;
 		return 0;
 	}
 	f->ttl = pkt->ttl;
@@ -1682,29 +1679,22 @@ long qp_tracker_snapshot(struct qp_tracker *t, const struct flow_stats **out)
 
 	if (n > t->snap_n || !t->snap) {
 		struct flow_stats *ns = realloc(t->snap, (n ? n : 1) * sizeof(*ns));
-		struct qp_flow_extra *ne;
 
 		if (!ns)
 			return -ENOMEM;
 		t->snap = ns;
-		ne = realloc(t->snap_extra, (n ? n : 1) * sizeof(*ne));
-		if (!ne)
-			return -ENOMEM;
-		t->snap_extra = ne;
 	}
 	t->snap_n = n;
 	for (size_t i = 0; i < n; i++) {
 		struct qp_flow *f = flow_at(t, t->id_to_index[i]);
 		struct qp_flow *p = peer_of(t, f);
 		struct flow_stats *st = &t->snap[i];
-		struct qp_flow_extra *ex = &t->snap_extra[i];
 
 		*st = f->st;
-		*ex = f->ex;
 		if (f->timeouts_unsure && capture_nearer_responder(t, f) == 1)
 			st->timeouts -= f->timeouts_unsure; /* seen from the responder's side after all */
-		ex->carries_requests = f->has_requests;
-		ex->carries_responses = f->has_responses;
+		st->carries_requests = f->has_requests;
+		st->carries_responses = f->has_responses;
 		st->peer_id = p ? p->st.id : 0;
 		if (st->peer_id)
 			paired++;
@@ -1731,14 +1721,14 @@ long qp_tracker_snapshot(struct qp_tracker *t, const struct flow_stats **out)
 		st->completion_samples = f->lat[QP_SAMPLE_COMPLETION].count;
 		st->completion_p50_us = ns_to_us(lat_percentile(&f->lat[QP_SAMPLE_COMPLETION], 5000));
 		st->completion_p99_us = ns_to_us(lat_percentile(&f->lat[QP_SAMPLE_COMPLETION], 9900));
-		ex->completion_max_us = ns_to_us(f->lat[QP_SAMPLE_COMPLETION].max_ns);
-		ex->read_latency_max_us = ns_to_us(f->lat[QP_SAMPLE_READ_LAST].max_ns);
-		ex->atomic_samples = f->lat[QP_SAMPLE_ATOMIC].count;
-		ex->atomic_latency_p50_us = ns_to_us(lat_percentile(&f->lat[QP_SAMPLE_ATOMIC], 5000));
-		ex->atomic_latency_p99_us = ns_to_us(lat_percentile(&f->lat[QP_SAMPLE_ATOMIC], 9900));
-		ex->read_first_samples = f->lat[QP_SAMPLE_READ_FIRST].count;
-		ex->read_first_p50_us = ns_to_us(lat_percentile(&f->lat[QP_SAMPLE_READ_FIRST], 5000));
-		ex->read_first_p99_us = ns_to_us(lat_percentile(&f->lat[QP_SAMPLE_READ_FIRST], 9900));
+		st->completion_max_us = ns_to_us(f->lat[QP_SAMPLE_COMPLETION].max_ns);
+		st->read_latency_max_us = ns_to_us(f->lat[QP_SAMPLE_READ_LAST].max_ns);
+		st->atomic_samples = f->lat[QP_SAMPLE_ATOMIC].count;
+		st->atomic_latency_p50_us = ns_to_us(lat_percentile(&f->lat[QP_SAMPLE_ATOMIC], 5000));
+		st->atomic_latency_p99_us = ns_to_us(lat_percentile(&f->lat[QP_SAMPLE_ATOMIC], 9900));
+		st->read_first_samples = f->lat[QP_SAMPLE_READ_FIRST].count;
+		st->read_first_p50_us = ns_to_us(lat_percentile(&f->lat[QP_SAMPLE_READ_FIRST], 5000));
+		st->read_first_p99_us = ns_to_us(lat_percentile(&f->lat[QP_SAMPLE_READ_FIRST], 9900));
 		st->windows = f->wins;
 		st->n_windows = f->n_wins;
 	}
@@ -1758,11 +1748,6 @@ long qp_tracker_snapshot(struct qp_tracker *t, const struct flow_stats **out)
 const struct qp_tracker_totals *qp_tracker_totals(const struct qp_tracker *t)
 {
 	return &t->tot;
-}
-
-const struct qp_flow_extra *qp_tracker_extra(struct qp_tracker *t, size_t i)
-{
-	return i < t->snap_n ? &t->snap_extra[i] : NULL;
 }
 
 void qp_tracker_free(struct qp_tracker *t)
@@ -1788,7 +1773,6 @@ void qp_tracker_free(struct qp_tracker *t)
 	free(t->hp_slots);
 	free(t->id_to_index);
 	free(t->snap);
-	free(t->snap_extra);
 	free(t->tmp);
 	free(t);
 }

@@ -38,7 +38,7 @@
  *  - A copy of a request seen again within cfg.dup_window_ns with nothing in between that
  *    asked for it (a mirror that duplicates) is a duplicate, not a retransmission.
  *
- * Memory (per flow): struct qp_flow (824 bytes) + its snapshot (flow_stats + extra, 456) +
+ * Memory (per flow): struct qp_flow (824 bytes) + its snapshot (struct flow_stats) +
  * in-memory windows up to cfg.max_windows (80 bytes each, array doubling from 1); for flows
  * with latency samples, 7 sample sets (392 bytes, allocated at the first sample) holding
  * exact samples (4 bytes each) up to cfg.exact_samples per kind, then a log-linear histogram
@@ -177,32 +177,6 @@ void qp_tracker_finish(struct qp_tracker *t);
  */
 long qp_tracker_snapshot(struct qp_tracker *t, const struct flow_stats **out);
 const struct qp_tracker_totals *qp_tracker_totals(const struct qp_tracker *t);
-
-/* Extra per-flow details not in struct flow_stats (same order as the snapshot). */
-struct qp_flow_extra {
-	uint64_t id;
-	uint32_t src_qpn;		/* from CM or DETH, 0 if not known */
-	bool cm_confirmed;		/* pairing confirmed by the CM exchange */
-	uint8_t opcode_first;
-	uint64_t goodput_bytes;
-	uint64_t duplicates;
-	uint64_t ts_backwards;
-	uint64_t atomic_samples;
-	double atomic_latency_p50_us, atomic_latency_p99_us;
-	uint64_t read_first_samples;
-	double read_first_p50_us, read_first_p99_us;
-	double read_latency_max_us;
-	double completion_max_us;
-	uint64_t first_ce_ns, last_ce_ns;
-	uint64_t first_cnp_ns, last_cnp_ns;
-	uint64_t naks_total;		/* NAKs this flow carried (as responder) */
-	uint64_t psn_gaps;		/* request PSNs skipped (capture loss or reordering) */
-	uint64_t first_transmissions;	/* requests whose PSN was not sent before, and datagrams */
-	bool carries_requests;		/* RC/XRC requests seen on this flow */
-	bool carries_responses;		/* RC/XRC ACKs, NAKs, READ responses, atomic ACKs seen */
-};
-/* Valid for index i < the last snapshot's count; NULL otherwise. */
-const struct qp_flow_extra *qp_tracker_extra(struct qp_tracker *t, size_t i);
 
 void qp_tracker_free(struct qp_tracker *t);
 
