@@ -23,7 +23,8 @@ LIB_CORE_SRCS := \
 	lib/util/robust_stats.c lib/util/util.c \
 	lib/decode/roce_decode.c \
 	lib/trace/pcapng_drops.c \
-	lib/track/qp_track.c \
+	lib/track/qp_track.c lib/track/qp_pairing.c lib/track/flow_table.c lib/track/flow_window.c \
+	lib/track/psn_ring.c lib/track/latency_set.c \
 	lib/localize/localize.c lib/localize/localize_model.c lib/localize/localize_signals.c \
 	lib/localize/localize_search.c lib/localize/localize_evidence.c \
 	lib/localize/topology_graph.c lib/localize/finding.c \

@@ -55,6 +55,7 @@
 
 #include "lib/track/flow.h"
 #include "lib/decode/roce_pkt.h"
+#include "lib/track/latency_set.h"	/* percentile_nearest_rank_u32() */
 
 enum qp_sample_kind {
 	QP_SAMPLE_ACK = 0,		/* ACK time - first transmission of the PSN it names */
@@ -187,7 +188,5 @@ const char *qp_nak_kind_name(uint8_t kind);	/* "psn_seq", "rnr", "other" */
 const char *flow_role_name(uint8_t role);	/* "requester", "responder", "datagram", "unknown" */
 /* RNR NAK timer field (AETH low five bits, IBA table 45) in ns. */
 uint64_t rnr_timer_ns(uint8_t syndrome);
-/* Nearest-rank percentile of sorted v[0..n): v[ceil(q10k*n/10000)-1]; q10k = 9900 for p99. */
-uint32_t percentile_nearest_rank_u32(const uint32_t *sorted, size_t n, uint32_t q10k);
 
 #endif

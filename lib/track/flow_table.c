@@ -1,0 +1,191 @@
+/* flow_table.c: the tracker's flows, found by key and by host pair (open addressing). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/track/qp_track_int.h"
+
+uint32_t flow_table_index(const struct qp_tracker *t, const struct qp_flow *f)
+{
+	/* Find by chunk: flows are never freed, so this only runs at pairing time. */
+	for (uint32_t c = 0; c < t->n_chunks; c++) {
+		const struct qp_flow *base = t->chunks[c];
+
+		if (f >= base && f < base + FLOW_CHUNK)
+			return c * FLOW_CHUNK + (uint32_t)(f - base);
+	}
+	return UINT32_MAX;
+}
+
+
+static inline uint64_t load64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+static uint64_t hash_pair(const uint8_t *src, const uint8_t *dst, uint32_t vantage)
+{
+	uint64_t h = load64(src) * 0x9e3779b97f4a7c15ull;
+
+	h = (h ^ load64(src + 8)) * 0x9e3779b97f4a7c15ull;
+	h = (h ^ load64(dst)) * 0x9e3779b97f4a7c15ull;
+	h = (h ^ load64(dst + 8)) * 0x9e3779b97f4a7c15ull;
+	return mix64(h ^ vantage);
+}
+
+static inline uint64_t hash_flow(const uint8_t *src, const uint8_t *dst, uint32_t qpn, uint32_t vantage)
+{
+	return mix64(hash_pair(src, dst, vantage) ^ ((uint64_t)qpn << 17));
+}
+
+static inline int flow_is(const struct qp_flow *f, const uint8_t *src, const uint8_t *dst, uint32_t qpn,
+			  uint32_t vantage)
+{
+	return f->dst_qpn == qpn && f->vantage == vantage && !memcmp(f->src_ip, src, 16) &&
+	       !memcmp(f->dst_ip, dst, 16);
+}
+
+static int grow_flow_slots(struct qp_tracker *t)
+{
+	uint32_t ncap = (t->flow_slots_mask + 1) * 2, *ns = calloc(ncap, sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	for (uint32_t i = 0; i <= t->flow_slots_mask; i++) {
+		uint32_t v = t->flow_slots[i], j;
+		struct qp_flow *f;
+
+		if (!v)
+			continue;
+		f = flow_at(t, v - 1);
+		j = (uint32_t)hash_flow(f->src_ip, f->dst_ip, f->dst_qpn, f->vantage) & (ncap - 1);
+		while (ns[j])
+			j = (j + 1) & (ncap - 1);
+		ns[j] = v;
+	}
+	free(t->flow_slots);
+	t->flow_slots = ns;
+	t->flow_slots_mask = ncap - 1;
+	return 0;
+}
+
+static int grow_hp_slots(struct qp_tracker *t)
+{
+	uint32_t ncap = (t->hp_slots_mask + 1) * 2, *ns = calloc(ncap, sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	for (uint32_t i = 0; i <= t->hp_slots_mask; i++) {
+		uint32_t v = t->hp_slots[i], j;
+		struct qp_flow *f;
+
+		if (!v)
+			continue;
+		f = flow_at(t, v - 1);
+		j = (uint32_t)hash_pair(f->src_ip, f->dst_ip, f->vantage) & (ncap - 1);
+		while (ns[j])
+			j = (j + 1) & (ncap - 1);
+		ns[j] = v;
+	}
+	free(t->hp_slots);
+	t->hp_slots = ns;
+	t->hp_slots_mask = ncap - 1;
+	return 0;
+}
+
+/* Slot in hp_slots for host pair (src, dst, vantage): either holding its head or empty. */
+uint32_t *flow_table_hp_slot(struct qp_tracker *t, const uint8_t *src, const uint8_t *dst, uint32_t vantage)
+{
+	uint32_t j = (uint32_t)hash_pair(src, dst, vantage) & t->hp_slots_mask;
+
+	for (;;) {
+		uint32_t v = t->hp_slots[j];
+		struct qp_flow *f;
+
+		if (!v)
+			return &t->hp_slots[j];
+		f = flow_at(t, v - 1);
+		if (f->vantage == vantage && !memcmp(f->src_ip, src, 16) && !memcmp(f->dst_ip, dst, 16))
+			return &t->hp_slots[j];
+		j = (j + 1) & t->hp_slots_mask;
+	}
+}
+
+/* Find or create flow; NULL on ENOMEM. */
+struct qp_flow *flow_table_get(struct qp_tracker *t, const uint8_t *src, const uint8_t *dst, uint32_t qpn,
+				uint32_t vantage, int create)
+{
+	uint32_t j = (uint32_t)hash_flow(src, dst, qpn, vantage) & t->flow_slots_mask, idx, *hs;
+	struct qp_flow *f;
+
+	for (;;) {
+		uint32_t v = t->flow_slots[j];
+
+		if (!v)
+			break;
+		f = flow_at(t, v - 1);
+		if (flow_is(f, src, dst, qpn, vantage))
+			return f;
+		j = (j + 1) & t->flow_slots_mask;
+	}
+	if (!create)
+		return NULL;
+	idx = t->n_flows;
+	if ((idx >> FLOW_CHUNK_BITS) >= t->n_chunks) {
+		struct qp_flow **nc = realloc(t->chunks, (t->n_chunks + 1) * sizeof(*nc));
+
+		if (!nc)
+			return NULL;
+		t->chunks = nc;
+		nc[t->n_chunks] = calloc(FLOW_CHUNK, sizeof(struct qp_flow));
+		if (!nc[t->n_chunks])
+			return NULL;
+		t->n_chunks++;
+	}
+	f = flow_at(t, idx);
+	memset(f, 0, sizeof(*f));
+	memcpy(f->src_ip, src, 16);
+	memcpy(f->dst_ip, dst, 16);
+	f->dst_qpn = qpn;
+	f->vantage = vantage;
+	memcpy(f->st.key.src_ip, src, 16);
+	memcpy(f->st.key.dst_ip, dst, 16);
+	f->st.key.dst_qpn = qpn;
+	f->st.vantage = vantage;
+	t->flow_slots[j] = idx + 1;
+	t->n_flows++;
+
+	hs = flow_table_hp_slot(t, src, dst, vantage);
+	if (!*hs)
+		t->n_hp++;
+	f->hp_next = *hs;
+	*hs = idx + 1;
+
+	if ((uint64_t)t->n_flows * 10 > (uint64_t)(t->flow_slots_mask + 1) * 7 && grow_flow_slots(t))
+		return NULL;
+	if ((uint64_t)t->n_hp * 10 > (uint64_t)(t->hp_slots_mask + 1) * 7 && grow_hp_slots(t))
+		return NULL;
+	return f;
+}
+
+/* A flow gets its id (the qp row id) with its first packet. */
+int flow_table_assign_id(struct qp_tracker *t, struct qp_flow *f, uint32_t idx)
+{
+	if (t->n_ids == t->cap_ids) {
+		uint64_t ncap = t->cap_ids ? t->cap_ids * 2 : 1024;
+		uint32_t *n = realloc(t->id_to_index, ncap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->id_to_index = n;
+		t->cap_ids = ncap;
+	}
+	t->id_to_index[t->n_ids++] = idx;
+	f->st.id = t->n_ids;
+	t->tot.flows++;
+	return 0;
+}
+

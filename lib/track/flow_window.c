@@ -1,0 +1,91 @@
+/* flow_window.c: per-flow counts in fixed time windows, with the window's ACK latency percentiles. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/track/qp_track_int.h"
+#include "lib/util/sort_u32.h"
+
+void flow_window_close(struct qp_tracker *t, struct qp_flow *f)
+{
+	struct flow_window *w = &f->cur_win;
+
+	if (f->win_n) {
+		uint32_t n = f->win_n;
+
+		memcpy(t->tmp, f->win_samples, n * sizeof(*t->tmp));
+		sort_u32(t->tmp, n);
+		w->ack_latency_p50_ns = percentile_nearest_rank_u32(t->tmp, n, 5000);
+		w->ack_latency_p99_ns = percentile_nearest_rank_u32(t->tmp, n, 9900);
+	}
+	if (f->n_wins < t->cfg.max_windows) {
+		if (f->n_wins == f->cap_wins) {
+			size_t ncap = f->cap_wins ? f->cap_wins * 2 : 1;
+			struct flow_window *nw;
+
+			if (ncap > t->cfg.max_windows)
+				ncap = t->cfg.max_windows;
+			nw = realloc(f->wins, ncap * sizeof(*nw));
+			if (nw) {
+				f->wins = nw;
+				f->cap_wins = ncap;
+			}
+		}
+		if (f->n_wins < f->cap_wins)
+			f->wins[f->n_wins++] = *w;
+	}
+	if (t->cfg.sink && t->cfg.sink->window && f->st.id)
+		t->cfg.sink->window(t->cfg.sink->ctx, f->st.id, w);
+	f->have_win = 0;
+	f->win_n = 0;
+	f->win_seen = 0;
+}
+
+/* The window that holds ts (late packets land in the current window). */
+struct flow_window *flow_window_at(struct qp_tracker *t, struct qp_flow *f, uint64_t ts)
+{
+	uint64_t start = ts - ts % t->cfg.window_ns;
+
+	if (f->have_win && start > f->cur_win.start_ns)
+		flow_window_close(t, f);
+	if (!f->have_win) {
+		memset(&f->cur_win, 0, sizeof(f->cur_win));
+		f->cur_win.start_ns = start;
+		f->have_win = 1;
+	}
+	return &f->cur_win;
+}
+
+void flow_window_sample(struct qp_tracker *t, struct qp_flow *f, uint64_t ts, uint64_t ns)
+{
+	struct flow_window *w = flow_window_at(t, f, ts);
+	uint32_t v = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
+
+	w->ack_samples++;
+	w->ack_latency_sum_ns += ns;
+	if (v > w->ack_latency_max_ns)
+		w->ack_latency_max_ns = v;
+	if (f->win_n == f->win_cap && f->win_cap < WIN_SAMPLES_CAP) {
+		/* Most flows see a few samples a window: grow to the cap, not start there. */
+		uint32_t ncap = f->win_cap ? f->win_cap * 4 : 8;
+		uint32_t *nv;
+
+		if (ncap > WIN_SAMPLES_CAP)
+			ncap = WIN_SAMPLES_CAP;
+		nv = realloc(f->win_samples, ncap * sizeof(*nv));
+		if (!nv)
+			return;
+		f->win_samples = nv;
+		f->win_cap = ncap;
+	}
+	f->win_seen++;
+	if (f->win_n < WIN_SAMPLES_CAP) {
+		f->win_samples[f->win_n++] = v;
+	} else {
+		/* Reservoir sampling keeps the window's percentiles unbiased past the cap. */
+		uint64_t r = mix64(f->win_seen ^ ts) % f->win_seen;
+
+		if (r < WIN_SAMPLES_CAP)
+			f->win_samples[r] = v;
+	}
+}
+

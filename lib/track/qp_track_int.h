@@ -1,0 +1,189 @@
+/*
+ * qp_track_int.h: the tracker's private state, shared by its parts (qp_track.c, the request/ACK
+ * state machine; flow_table.c, the two hash tables; flow_window.c, the time windows;
+ * psn_ring.c, the outstanding-PSN ring; qp_pairing.c, pairing the two directions of a QP).
+ * Not for consumers: they read struct flow_stats.
+ */
+#ifndef AGENTXDP_QP_TRACK_INT_H
+#define AGENTXDP_QP_TRACK_INT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "lib/track/latency_set.h"
+#include "lib/track/qp_track.h"
+
+enum slot_flags {
+	SLOT_VALID = 1u << 0,
+	SLOT_ACKED = 1u << 1,
+	SLOT_READ = 1u << 2,
+	SLOT_ATOMIC = 1u << 3,
+	SLOT_MSG_LAST = 1u << 4,	/* last (or only) packet of a message */
+	SLOT_NAMED = 1u << 5,		/* an ACK packet named this PSN already */
+	SLOT_READ_SPAN = 1u << 6,	/* a PSN a READ request consumed for one of its responses */
+};
+
+/* One transmitted request PSN. */
+struct psn_slot {
+	uint64_t first_tx_ns;
+	uint64_t last_tx_ns;
+	union {
+		uint64_t msg_first_ns;	/* MSG_LAST: first transmission of the message's first packet */
+		uint64_t read_len_bytes; /* SLOT_READ: RETH DMA length (a READ is its own message) */
+	};
+	uint32_t psn;
+	uint16_t flags;
+	uint8_t tx_count;
+	uint8_t opcode;
+};
+
+/* Counters a flow carried for its unknown peer while unpaired; moved at pairing. */
+struct attrib_pending {
+	uint64_t naks_psn_seq, naks_other, rnr_naks, rnr_wait_ns, cnps;
+};
+
+#define WIN_SAMPLES_CAP 1024
+
+struct qp_flow {
+	uint8_t src_ip[16], dst_ip[16];
+	uint32_t dst_qpn;
+	uint32_t vantage;		/* key part (0 when vantages are merged) */
+	uint32_t hp_next;		/* next flow (index+1) of the same host pair */
+	uint32_t peer;			/* paired flow, index+1, 0 if none */
+
+	struct flow_stats st;
+	struct attrib_pending pend;
+
+	uint8_t has_requests, has_responses, datagram;
+	uint8_t ttl;			/* IP TTL / hop limit of its last request or response */
+	uint32_t timeouts_unsure;	/* timeouts counted before the capture side was known */
+
+	/* requester side: this flow's own PSN space */
+	uint8_t have_req, last_was_read, in_episode, episode_cause;
+	uint8_t nak_pending, nak_kind;
+	uint8_t read_active, read_karn_ok, read_gap_pending;
+	uint32_t snd_una, snd_nxt;	/* oldest unacknowledged, next new PSN */
+	uint32_t seen_lo;		/* PSNs from here to snd_una were seen (acked ones may be forgotten) */
+	uint32_t episode_next_psn;
+	uint32_t nak_psn;
+	uint32_t read_psn;		/* PSN of the READ being answered */
+	uint32_t read_next;		/* next response PSN expected */
+	uint32_t read_gap_psn;		/* first response PSN missing */
+	uint32_t read_gap_resent_psn;	/* re-issued for a gap, no progress since (read_gap_resent) */
+	uint8_t read_gap_resent;
+	uint64_t read_msg_first_ns;	/* first transmission of the READ being answered */
+	uint32_t start_psn;		/* from the CM, when known */
+	uint32_t mtu_bytes;		/* path MTU, learnt from FIRST/MIDDLE payloads; 0 unknown */
+	uint8_t have_start_psn;
+	uint64_t nak_ns;
+	uint64_t last_activity_ns;	/* last request sent or response received */
+	uint64_t cur_msg_first_ns;
+	uint64_t read_tx_ns;
+	struct psn_slot *ring;
+	uint32_t ring_mask;		/* ring size - 1; 0 means no ring */
+
+	/* responder side: last response carried, for mirror-duplicate detection */
+
+	uint64_t last_ts_ns;
+	/* the flow's previous packet, to tell a mirror's copy from a real resend */
+	uint32_t prev_psn, prev_len;
+	uint8_t prev_opcode, prev_syndrome, have_prev;
+
+	struct latency_set *lat;		/* QP_SAMPLE_KINDS sets, from the flow's first sample */
+
+	/* windows */
+	struct flow_window cur_win;
+	uint8_t have_win;
+	uint32_t *win_samples;		/* ACK latency samples of the current window (reservoir) */
+	uint32_t win_n, win_cap;	/* samples in win_samples, its size (grows to WIN_SAMPLES_CAP) */
+	uint64_t win_seen;
+	struct flow_window *wins;
+	size_t n_wins, cap_wins;
+};
+
+#define FLOW_CHUNK_BITS 12
+#define FLOW_CHUNK (1u << FLOW_CHUNK_BITS)
+
+struct cm_req {
+	uint8_t src_ip[16], dst_ip[16];
+	uint32_t vantage;
+	uint32_t comm_id;
+	uint32_t qpn;
+	uint32_t start_psn;
+	uint8_t used;
+};
+#define CM_REQS 256
+
+struct qp_tracker {
+	struct qp_tracker_cfg cfg;
+	struct qp_tracker_totals tot;
+
+	struct qp_flow **chunks;	/* flows, by index, in chunks so pointers stay put */
+	uint32_t n_chunks;
+	uint32_t n_flows;
+
+	uint32_t *flow_slots;		/* open addressing: flow index+1, 0 empty */
+	uint32_t flow_slots_mask;
+	uint32_t *hp_slots;		/* host pair -> first flow index+1 */
+	uint32_t hp_slots_mask;
+	uint32_t n_hp;
+
+	uint32_t *id_to_index;		/* flow id - 1 -> index */
+	uint64_t n_ids;
+	uint64_t cap_ids;
+
+	struct cm_req cm_reqs[CM_REQS];
+	uint32_t cm_next;
+	uint32_t n_vantages;		/* highest vantage seen + 1 */
+
+	struct flow_stats *snap;
+	size_t snap_n;
+
+	uint64_t last_ts_ns;
+	uint32_t *tmp;			/* scratch for window percentiles */
+	struct latency_set no_samples[QP_SAMPLE_KINDS]; /* what a flow without samples reads */
+};
+
+static inline struct qp_flow *flow_at(const struct qp_tracker *t, uint32_t idx)
+{
+	return &t->chunks[idx >> FLOW_CHUNK_BITS][idx & (FLOW_CHUNK - 1)];
+}
+
+static inline struct qp_flow *peer_of(const struct qp_tracker *t, const struct qp_flow *f)
+{
+	return f->peer ? flow_at(t, f->peer - 1) : NULL;
+}
+
+static inline uint64_t mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
+/* flow_table.c: flows by (src, dst, dst QPN, vantage) and by host pair */
+uint32_t flow_table_index(const struct qp_tracker *t, const struct qp_flow *f);
+/* Slot in hp_slots for host pair (src, dst, vantage): either holding its head or empty. */
+uint32_t *flow_table_hp_slot(struct qp_tracker *t, const uint8_t *src, const uint8_t *dst, uint32_t vantage);
+/* Find or create flow; NULL on ENOMEM. */
+struct qp_flow *flow_table_get(struct qp_tracker *t, const uint8_t *src, const uint8_t *dst, uint32_t qpn,
+			       uint32_t vantage, int create);
+int flow_table_assign_id(struct qp_tracker *t, struct qp_flow *f, uint32_t idx);
+
+/* flow_window.c: per-flow time windows */
+void flow_window_close(struct qp_tracker *t, struct qp_flow *f);
+struct flow_window *flow_window_at(struct qp_tracker *t, struct qp_flow *f, uint64_t ts);
+void flow_window_sample(struct qp_tracker *t, struct qp_flow *f, uint64_t ts, uint64_t ns);
+
+/* psn_ring.c: the requester's outstanding PSNs */
+struct psn_slot *psn_ring_find(struct qp_flow *f, uint32_t psn);
+struct psn_slot *psn_ring_slot_new(struct qp_tracker *t, struct qp_flow *f, uint32_t psn);
+
+/* qp_pairing.c: the two directions of a QP */
+void qp_pair_flows(struct qp_tracker *t, struct qp_flow *a, struct qp_flow *b, int by_cm);
+struct qp_flow *qp_pair_by_psn(struct qp_tracker *t, struct qp_flow *b, uint32_t psn);
+
+#endif
