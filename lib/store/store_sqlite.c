@@ -1,9 +1,11 @@
 /* store_sqlite.c: write the analysis into SQLite (schema: docs/schema.md). */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +14,11 @@
 #include <unistd.h>
 
 #include "lib/util/log.h"
+#include "lib/util/text_buf.h"
 #include "lib/store/store_sqlite.h"
 #include "lib/util/util.h"
 
+/* Tables before qp. */
 static const char schema_sql[] =
 	"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);\n"
 	"CREATE TABLE capture (id INTEGER PRIMARY KEY, path TEXT NOT NULL, frames INTEGER,"
@@ -25,23 +29,10 @@ static const char schema_sql[] =
 	"CREATE TABLE endpoint (ip TEXT NOT NULL, capture_id INTEGER NOT NULL, ip_version INTEGER,"
 	" flows_out INTEGER, flows_in INTEGER, packets_out INTEGER, packets_in INTEGER,"
 	" bytes_out INTEGER, bytes_in INTEGER, PRIMARY KEY (ip, capture_id));\n"
-	"CREATE TABLE qp (id INTEGER PRIMARY KEY, capture_id INTEGER NOT NULL,"
-	" src_ip TEXT NOT NULL, dst_ip TEXT NOT NULL, dst_qpn INTEGER NOT NULL, src_qpn INTEGER,"
-	" udp_sport INTEGER, ip_version INTEGER, transport TEXT, role TEXT, peer_qp_id INTEGER,"
-	" cm_confirmed INTEGER, packets INTEGER, bytes INTEGER, goodput_bytes INTEGER,"
-	" first_ns INTEGER, last_ns INTEGER, first_transmissions INTEGER,"
-	" retransmitted_packets INTEGER, naks_psn_seq INTEGER, naks_other INTEGER,"
-	" rnr_naks INTEGER, rnr_wait_ns INTEGER, timeouts INTEGER, cnps INTEGER, ecn_ce INTEGER,"
-	" dup_acks INTEGER, out_of_order INTEGER, duplicates INTEGER, psn_gaps INTEGER,"
-	" ts_backwards INTEGER, naks_carried INTEGER,"
-	" ack_samples INTEGER, ack_latency_p50_us REAL, ack_latency_p99_us REAL,"
-	" ack_latency_max_us REAL, ack_latency_mad_us REAL,"
-	" read_samples INTEGER, read_latency_p50_us REAL, read_latency_p99_us REAL,"
-	" read_latency_max_us REAL, read_first_p50_us REAL, read_first_p99_us REAL,"
-	" atomic_samples INTEGER, atomic_latency_p50_us REAL, atomic_latency_p99_us REAL,"
-	" completion_samples INTEGER, completion_p50_us REAL, completion_p99_us REAL,"
-	" completion_max_us REAL, first_ce_ns INTEGER, last_ce_ns INTEGER,"
-	" first_cnp_ns INTEGER, last_cnp_ns INTEGER);\n"
+	"";
+
+/* The qp table is built from qp_columns[] (below); these come after it. */
+static const char schema_tail_sql[] =
 	"CREATE TABLE sample_kind (id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n"
 	"CREATE TABLE latency_sample (qp_id INTEGER NOT NULL, kind INTEGER NOT NULL,"
 	" ts_ns INTEGER NOT NULL, psn INTEGER, latency_ns INTEGER NOT NULL);\n"
@@ -78,6 +69,7 @@ static const char index_sql[] =
 /* latency_sample rows go in SAMPLE_BATCH at a time: one statement step per batch, not per row. */
 #define SAMPLE_BATCH 64
 #define SAMPLE_COLS 5
+#define SAMPLE_INSERT "INSERT INTO latency_sample (qp_id, kind, ts_ns, psn, latency_ns) VALUES "
 
 enum stmt_id {
 	ST_SAMPLE,
@@ -90,12 +82,16 @@ enum stmt_id {
 };
 
 static const char *const stmt_sql[ST_N] = {
-	[ST_SAMPLE] = "INSERT INTO latency_sample VALUES (?,?,?,?,?)",
+	[ST_SAMPLE] = SAMPLE_INSERT "(?,?,?,?,?)",
 	[ST_SAMPLE_BATCH] = NULL, /* built in store_open: SAMPLE_BATCH rows */
-	[ST_RETX] = "INSERT INTO retransmission VALUES (?,?,?,?,?,?,?,?,?)",
-	[ST_NAK] = "INSERT INTO nak VALUES (?,?,?,?,?,?,?,?)",
-	[ST_CNP] = "INSERT INTO cnp VALUES (?,?,?)",
-	[ST_WINDOW] = "INSERT INTO qp_window VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+	[ST_RETX] = "INSERT INTO retransmission (qp_id, ts_ns, psn, opcode, cause, tx_count, first_tx_ns,"
+		     " prev_tx_ns, trigger_ns) VALUES (?,?,?,?,?,?,?,?,?)",
+	[ST_NAK] = "INSERT INTO nak (qp_id, responder_qp_id, ts_ns, psn, msn, syndrome, kind, rnr_timer_ns)"
+		   " VALUES (?,?,?,?,?,?,?,?)",
+	[ST_CNP] = "INSERT INTO cnp (qp_id, cnp_qp_id, ts_ns) VALUES (?,?,?)",
+	[ST_WINDOW] = "INSERT INTO qp_window (qp_id, start_ns, packets, bytes, goodput_bytes, retransmitted_packets,"
+		      " naks, timeouts, cnps, ecn_ce, ack_samples, ack_latency_mean_us, ack_latency_p50_us,"
+		      " ack_latency_p99_us, ack_latency_max_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 };
 
 /* Per-flow thinning state for latency_sample rows. */
@@ -170,6 +166,196 @@ static inline void bind_id(sqlite3_stmt *st, int i, uint64_t id)
 static inline void bind_ns(sqlite3_stmt *st, int i, uint64_t ns)
 {
 	bind_id(st, i, ns);
+}
+
+static void bind_us(sqlite3_stmt *st, int i, uint64_t samples, double us)
+{
+	if (samples)
+		sqlite3_bind_double(st, i, us);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+/*
+ * The qp table: one row per column gives its name, its SQL type and where its value comes
+ * from in struct flow_stats. The CREATE TABLE, the INSERT's column list and the binding are
+ * all generated from it, so a new column is one line here.
+ */
+enum qp_col_kind {
+	QC_INT,		/* an unsigned integer field (1, 2, 4 or 8 bytes) */
+	QC_ID,		/* the same, NULL when 0 (unknown) */
+	QC_US,		/* a double field, NULL when its sample count is 0 */
+	QC_CAPTURE,	/* vantage + 1 (the capture table's id) */
+	QC_SRC_IP,
+	QC_DST_IP,
+	QC_TRANSPORT,
+	QC_ROLE,
+};
+
+struct qp_column {
+	const char *name;
+	const char *type;	/* SQL type and constraints */
+	enum qp_col_kind kind;
+	size_t off, size;	/* the field in struct flow_stats */
+	size_t samples_off;	/* QC_US: its uint64_t sample count */
+};
+
+#define FS_FIELD(field) offsetof(struct flow_stats, field), sizeof(((struct flow_stats *)0)->field)
+#define QP_INT(name, type, field) { name, type, QC_INT, FS_FIELD(field), 0 }
+#define QP_ID(name, field) { name, "INTEGER", QC_ID, FS_FIELD(field), 0 }
+#define QP_US(name, field, samples) { name, "REAL", QC_US, FS_FIELD(field), offsetof(struct flow_stats, samples) }
+#define QP_SPECIAL(name, type, kind) { name, type, kind, 0, 0, 0 }
+
+static const struct qp_column qp_columns[] = {
+	QP_INT("id", "INTEGER PRIMARY KEY", id),
+	QP_SPECIAL("capture_id", "INTEGER NOT NULL", QC_CAPTURE),
+	QP_SPECIAL("src_ip", "TEXT NOT NULL", QC_SRC_IP),
+	QP_SPECIAL("dst_ip", "TEXT NOT NULL", QC_DST_IP),
+	QP_INT("dst_qpn", "INTEGER NOT NULL", key.dst_qpn),
+	QP_ID("src_qpn", src_qpn),
+	QP_INT("udp_sport", "INTEGER", udp_sport),
+	QP_INT("ip_version", "INTEGER", ip_version),
+	QP_SPECIAL("transport", "TEXT", QC_TRANSPORT),
+	QP_SPECIAL("role", "TEXT", QC_ROLE),
+	QP_ID("peer_qp_id", peer_id),
+	QP_INT("cm_confirmed", "INTEGER", cm_confirmed),
+	QP_INT("packets", "INTEGER", packets),
+	QP_INT("bytes", "INTEGER", bytes),
+	QP_INT("goodput_bytes", "INTEGER", goodput_bytes),
+	QP_INT("first_ns", "INTEGER", first_ns),
+	QP_INT("last_ns", "INTEGER", last_ns),
+	QP_INT("first_transmissions", "INTEGER", first_transmissions),
+	QP_INT("retransmitted_packets", "INTEGER", retransmitted_packets),
+	QP_INT("naks_psn_seq", "INTEGER", naks_psn_seq),
+	QP_INT("naks_other", "INTEGER", naks_other),
+	QP_INT("rnr_naks", "INTEGER", rnr_naks),
+	QP_INT("rnr_wait_ns", "INTEGER", rnr_wait_ns),
+	QP_INT("timeouts", "INTEGER", timeouts),
+	QP_INT("cnps", "INTEGER", cnps),
+	QP_INT("ecn_ce", "INTEGER", ecn_ce),
+	QP_INT("dup_acks", "INTEGER", dup_acks),
+	QP_INT("out_of_order", "INTEGER", out_of_order),
+	QP_INT("duplicates", "INTEGER", duplicates),
+	QP_INT("psn_gaps", "INTEGER", psn_gaps),
+	QP_INT("ts_backwards", "INTEGER", ts_backwards),
+	QP_INT("naks_carried", "INTEGER", naks_total),
+	QP_INT("ack_samples", "INTEGER", ack_samples),
+	QP_US("ack_latency_p50_us", ack_latency_p50_us, ack_samples),
+	QP_US("ack_latency_p99_us", ack_latency_p99_us, ack_samples),
+	QP_US("ack_latency_max_us", ack_latency_max_us, ack_samples),
+	QP_US("ack_latency_mad_us", ack_latency_mad_us, ack_samples),
+	QP_INT("read_samples", "INTEGER", read_samples),
+	QP_US("read_latency_p50_us", read_latency_p50_us, read_samples),
+	QP_US("read_latency_p99_us", read_latency_p99_us, read_samples),
+	QP_US("read_latency_max_us", read_latency_max_us, read_samples),
+	QP_US("read_first_p50_us", read_first_p50_us, read_first_samples),
+	QP_US("read_first_p99_us", read_first_p99_us, read_first_samples),
+	QP_INT("atomic_samples", "INTEGER", atomic_samples),
+	QP_US("atomic_latency_p50_us", atomic_latency_p50_us, atomic_samples),
+	QP_US("atomic_latency_p99_us", atomic_latency_p99_us, atomic_samples),
+	QP_INT("completion_samples", "INTEGER", completion_samples),
+	QP_US("completion_p50_us", completion_p50_us, completion_samples),
+	QP_US("completion_p99_us", completion_p99_us, completion_samples),
+	QP_US("completion_max_us", completion_max_us, completion_samples),
+	QP_ID("first_ce_ns", first_ce_ns),
+	QP_ID("last_ce_ns", last_ce_ns),
+	QP_ID("first_cnp_ns", first_cnp_ns),
+	QP_ID("last_cnp_ns", last_cnp_ns),
+};
+
+/* "CREATE TABLE qp (id INTEGER PRIMARY KEY, ...)" or "INSERT INTO qp (id, ...) VALUES (?, ...)". */
+static char *qp_sql(int insert)
+{
+	struct text_buf b = { 0 };
+
+	text_buf_printf(&b, insert ? "INSERT INTO qp (" : "CREATE TABLE qp (");
+	for (size_t i = 0; i < ARRAY_SIZE(qp_columns); i++)
+		text_buf_printf(&b, "%s%s%s%s", i ? ", " : "", qp_columns[i].name, insert ? "" : " ",
+				insert ? "" : qp_columns[i].type);
+	if (insert)
+		for (size_t i = 0; i < ARRAY_SIZE(qp_columns); i++)
+			text_buf_printf(&b, "%s", i ? ", ?" : ") VALUES (?");
+	text_buf_printf(&b, ")");
+	if (b.failed) {
+		text_buf_free(&b);
+		return NULL;
+	}
+	return b.data;
+}
+
+/* The unsigned integer of 1, 2, 4 or 8 bytes at p. */
+static uint64_t field_uint(const void *p, size_t size)
+{
+	uint8_t u8;
+	uint16_t u16;
+	uint32_t u32;
+	uint64_t u64;
+
+	switch (size) {
+	case 1:
+		memcpy(&u8, p, 1);
+		return u8;
+	case 2:
+		memcpy(&u16, p, 2);
+		return u16;
+	case 4:
+		memcpy(&u32, p, 4);
+		return u32;
+	default:
+		assert(size == 8);
+		memcpy(&u64, p, 8);
+		return u64;
+	}
+}
+
+static void bind_qp_column(sqlite3_stmt *st, int i, const struct qp_column *c, const struct flow_stats *f)
+{
+	const char *base = (const char *)f;
+	char addr[ADDR_STR_LEN];
+	uint64_t samples;
+	double us;
+
+	switch (c->kind) {
+	case QC_INT:
+		bind_u64(st, i, field_uint(base + c->off, c->size));
+		break;
+	case QC_ID:
+		bind_id(st, i, field_uint(base + c->off, c->size));
+		break;
+	case QC_US:
+		memcpy(&samples, base + c->samples_off, sizeof(samples));
+		memcpy(&us, base + c->off, sizeof(us));
+		bind_us(st, i, samples, us);
+		break;
+	case QC_CAPTURE:
+		sqlite3_bind_int64(st, i, (sqlite3_int64)f->vantage + 1);
+		break;
+	case QC_SRC_IP:
+	case QC_DST_IP:
+		addr_str(c->kind == QC_SRC_IP ? f->key.src_ip : f->key.dst_ip, addr, sizeof(addr));
+		sqlite3_bind_text(st, i, addr, -1, SQLITE_TRANSIENT);
+		break;
+	case QC_TRANSPORT:
+		sqlite3_bind_text(st, i, store_transport_name(f->transport), -1, SQLITE_STATIC);
+		break;
+	case QC_ROLE:
+		sqlite3_bind_text(st, i, flow_role_name(f->role), -1, SQLITE_STATIC);
+		break;
+	}
+}
+
+static int store_create_qp(struct store *s)
+{
+	char *sql = qp_sql(0);
+	int rc;
+
+	if (!sql) {
+		note_error(s, SQLITE_NOMEM, "the schema");
+		return -1;
+	}
+	rc = exec(s, sql, "the schema");
+	free(sql);
+	return rc;
 }
 
 /* ---- the sink ---- */
@@ -397,7 +583,8 @@ int store_open(struct store **out, const char *path, const struct store_opts *op
 	if (exec(s, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
 		    " PRAGMA temp_store=FILE; PRAGMA cache_size=-16384; PRAGMA page_size=65536;",
 		 "settings") ||
-	    exec(s, schema_sql, "the schema") || exec(s, "BEGIN", "the schema")) {
+	    exec(s, schema_sql, "the schema") || store_create_qp(s) || exec(s, schema_tail_sql, "the schema") ||
+	    exec(s, "BEGIN", "the schema")) {
 		snprintf(err, errlen, "%s", s->errmsg);
 		goto fail;
 	}
@@ -410,9 +597,9 @@ int store_open(struct store **out, const char *path, const struct store_opts *op
 		}
 	}
 	{
-		/* "INSERT INTO latency_sample VALUES (?,?,?,?,?),(?,?,?,?,?),..." */
-		char batch_sql[64 + SAMPLE_BATCH * 12];
-		size_t off = (size_t)snprintf(batch_sql, sizeof(batch_sql), "INSERT INTO latency_sample VALUES ");
+		/* "INSERT INTO latency_sample (...) VALUES (?,?,?,?,?),(?,?,?,?,?),..." */
+		char batch_sql[sizeof(SAMPLE_INSERT) + SAMPLE_BATCH * 12];
+		size_t off = (size_t)snprintf(batch_sql, sizeof(batch_sql), "%s", SAMPLE_INSERT);
 
 		for (int i = 0; i < SAMPLE_BATCH; i++)
 			off += (size_t)snprintf(batch_sql + off, sizeof(batch_sql) - off, "%s(?,?,?,?,?)", i ? "," : "");
@@ -433,7 +620,8 @@ int store_open(struct store **out, const char *path, const struct store_opts *op
 	}
 	for (int k = 0; k < QP_SAMPLE_KINDS; k++) {
 		char sql[160];
-		snprintf(sql, sizeof(sql), "INSERT INTO sample_kind VALUES (%d, '%s')", k, qp_sample_kind_name((uint8_t)k));
+		snprintf(sql, sizeof(sql), "INSERT INTO sample_kind (id, name) VALUES (%d, '%s')", k,
+			 qp_sample_kind_name((uint8_t)k));
 		if (exec(s, sql, "the schema")) {
 			snprintf(err, errlen, "%s", s->errmsg);
 			goto fail;
@@ -488,7 +676,7 @@ static sqlite3_stmt *prepare(struct store *s, const char *sql, const char *what)
 
 int store_meta(struct store *s, const char *key, const char *value)
 {
-	sqlite3_stmt *st = prepare(s, "INSERT OR REPLACE INTO meta VALUES (?,?)", "meta");
+	sqlite3_stmt *st = prepare(s, "INSERT OR REPLACE INTO meta (key, value) VALUES (?,?)", "meta");
 
 	if (!st)
 		return -1;
@@ -501,7 +689,11 @@ int store_meta(struct store *s, const char *key, const char *value)
 
 int store_captures(struct store *s, const struct store_capture *caps, size_t n)
 {
-	sqlite3_stmt *st = prepare(s, "INSERT INTO capture VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", "captures");
+	sqlite3_stmt *st = prepare(s, "INSERT INTO capture (id, path, frames, bytes, roce_packets, other_packets,"
+				      " malformed_packets, first_ns, last_ns, capture_dropped, has_drop_counters,"
+				      " ts_backwards, truncated, stop_reason, flows, unpaired_flows, one_direction)"
+				      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+				   "captures");
 
 	if (!st)
 		return -1;
@@ -543,14 +735,6 @@ const char *store_transport_name(uint8_t transport)
 	return names[transport & 7];
 }
 
-static void bind_us(sqlite3_stmt *st, int i, uint64_t samples, double us)
-{
-	if (samples)
-		sqlite3_bind_double(st, i, us);
-	else
-		sqlite3_bind_null(st, i);
-}
-
 struct endpoint_acc {
 	uint8_t ip[16];
 	uint32_t capture;
@@ -558,122 +742,49 @@ struct endpoint_acc {
 	uint64_t flows_out, flows_in, packets_out, packets_in, bytes_out, bytes_in;
 };
 
-int store_flows(struct store *s, const struct flow_stats *flows, size_t n)
+/* Count flow f at both of its ends (per capture) in eps. */
+static int endpoints_add(struct endpoint_acc **eps, size_t *n_eps, size_t *cap_eps, const struct flow_stats *f)
 {
-	/* 54 columns, bound in table order below */
-	sqlite3_stmt *st = prepare(s, "INSERT INTO qp VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-				      "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,"
-				      "?,?,?,?,?,?)",
-				   "flows");
-	struct endpoint_acc *eps = NULL;
-	size_t n_eps = 0, cap_eps = 0;
-	char src[64], dst[64];
+	for (int side = 0; side < 2; side++) {
+		const uint8_t *ip = side ? f->key.dst_ip : f->key.src_ip;
+		struct endpoint_acc *e = NULL;
 
-	if (!st)
-		return -1;
-	for (size_t i = 0; i < n && !s->failed; i++) {
-		const struct flow_stats *f = &flows[i];
-		int c = 1;
-
-		bind_u64(st, c++, f->id);
-		sqlite3_bind_int64(st, c++, (sqlite3_int64)f->vantage + 1);
-		sqlite3_bind_text(st, c++, addr_str(f->key.src_ip, src, sizeof(src)), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, c++, addr_str(f->key.dst_ip, dst, sizeof(dst)), -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(st, c++, f->key.dst_qpn);
-		bind_id(st, c++, f->src_qpn);
-		sqlite3_bind_int(st, c++, f->udp_sport);
-		sqlite3_bind_int(st, c++, f->ip_version);
-		sqlite3_bind_text(st, c++, store_transport_name(f->transport), -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, c++, flow_role_name(f->role), -1, SQLITE_STATIC);
-		bind_id(st, c++, f->peer_id);
-		sqlite3_bind_int(st, c++, f->cm_confirmed);
-		bind_u64(st, c++, f->packets);
-		bind_u64(st, c++, f->bytes);
-		bind_u64(st, c++, f->goodput_bytes);
-		bind_u64(st, c++, f->first_ns);
-		bind_u64(st, c++, f->last_ns);
-		bind_u64(st, c++, f->first_transmissions);
-		bind_u64(st, c++, f->retransmitted_packets);
-		bind_u64(st, c++, f->naks_psn_seq);
-		bind_u64(st, c++, f->naks_other);
-		bind_u64(st, c++, f->rnr_naks);
-		bind_u64(st, c++, f->rnr_wait_ns);
-		bind_u64(st, c++, f->timeouts);
-		bind_u64(st, c++, f->cnps);
-		bind_u64(st, c++, f->ecn_ce);
-		bind_u64(st, c++, f->dup_acks);
-		bind_u64(st, c++, f->out_of_order);
-		bind_u64(st, c++, f->duplicates);
-		bind_u64(st, c++, f->psn_gaps);
-		bind_u64(st, c++, f->ts_backwards);
-		bind_u64(st, c++, f->naks_total);
-		bind_u64(st, c++, f->ack_samples);
-		bind_us(st, c++, f->ack_samples, f->ack_latency_p50_us);
-		bind_us(st, c++, f->ack_samples, f->ack_latency_p99_us);
-		bind_us(st, c++, f->ack_samples, f->ack_latency_max_us);
-		bind_us(st, c++, f->ack_samples, f->ack_latency_mad_us);
-		bind_u64(st, c++, f->read_samples);
-		bind_us(st, c++, f->read_samples, f->read_latency_p50_us);
-		bind_us(st, c++, f->read_samples, f->read_latency_p99_us);
-		bind_us(st, c++, f->read_samples, f->read_latency_max_us);
-		bind_us(st, c++, f->read_first_samples, f->read_first_p50_us);
-		bind_us(st, c++, f->read_first_samples, f->read_first_p99_us);
-		bind_u64(st, c++, f->atomic_samples);
-		bind_us(st, c++, f->atomic_samples, f->atomic_latency_p50_us);
-		bind_us(st, c++, f->atomic_samples, f->atomic_latency_p99_us);
-		bind_u64(st, c++, f->completion_samples);
-		bind_us(st, c++, f->completion_samples, f->completion_p50_us);
-		bind_us(st, c++, f->completion_samples, f->completion_p99_us);
-		bind_us(st, c++, f->completion_samples, f->completion_max_us);
-		bind_ns(st, c++, f->first_ce_ns);
-		bind_ns(st, c++, f->last_ce_ns);
-		bind_ns(st, c++, f->first_cnp_ns);
-		bind_ns(st, c++, f->last_cnp_ns);
-		step(s, st, "flows");
-
-		/* endpoints: both ends of the flow, per capture */
-		for (int side = 0; side < 2; side++) {
-			const uint8_t *ip = side ? f->key.dst_ip : f->key.src_ip;
-			struct endpoint_acc *e = NULL;
-
-			for (size_t j = 0; j < n_eps; j++)
-				if (eps[j].capture == f->vantage && !memcmp(eps[j].ip, ip, 16)) {
-					e = &eps[j];
-					break;
-				}
-			if (!e) {
-				if (n_eps == cap_eps) {
-					size_t nc = cap_eps ? cap_eps * 2 : 64;
-					struct endpoint_acc *ne = realloc(eps, nc * sizeof(*ne));
-
-					if (!ne) {
-						note_error(s, SQLITE_NOMEM, "endpoints");
-						break;
-					}
-					eps = ne;
-					cap_eps = nc;
-				}
-				e = &eps[n_eps++];
-				memset(e, 0, sizeof(*e));
-				memcpy(e->ip, ip, 16);
-				e->capture = f->vantage;
-				e->ip_version = f->ip_version;
+		for (size_t j = 0; j < *n_eps; j++)
+			if ((*eps)[j].capture == f->vantage && !memcmp((*eps)[j].ip, ip, 16)) {
+				e = &(*eps)[j];
+				break;
 			}
-			if (side == 0) {
-				e->flows_out++;
-				e->packets_out += f->packets;
-				e->bytes_out += f->bytes;
-			} else {
-				e->flows_in++;
-				e->packets_in += f->packets;
-				e->bytes_in += f->bytes;
-			}
+		if (!e) {
+			if (util_ensure_mem((void **)eps, cap_eps, sizeof(**eps), *n_eps + 1))
+				return -ENOMEM;
+			e = &(*eps)[(*n_eps)++];
+			memset(e, 0, sizeof(*e));
+			memcpy(e->ip, ip, 16);
+			e->capture = f->vantage;
+			e->ip_version = f->ip_version;
+		}
+		if (side == 0) {
+			e->flows_out++;
+			e->packets_out += f->packets;
+			e->bytes_out += f->bytes;
+		} else {
+			e->flows_in++;
+			e->packets_in += f->packets;
+			e->bytes_in += f->bytes;
 		}
 	}
-	sqlite3_finalize(st);
-	st = prepare(s, "INSERT INTO endpoint VALUES (?,?,?,?,?,?,?,?,?)", "endpoints");
+	return 0;
+}
+
+static void store_endpoints(struct store *s, const struct endpoint_acc *eps, size_t n_eps)
+{
+	sqlite3_stmt *st = prepare(s, "INSERT INTO endpoint (ip, capture_id, ip_version, flows_out, flows_in,"
+				      " packets_out, packets_in, bytes_out, bytes_in) VALUES (?,?,?,?,?,?,?,?,?)",
+				   "endpoints");
+	char addr[ADDR_STR_LEN];
+
 	for (size_t j = 0; st && j < n_eps && !s->failed; j++) {
-		sqlite3_bind_text(st, 1, addr_str(eps[j].ip, src, sizeof(src)), -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 1, addr_str(eps[j].ip, addr, sizeof(addr)), -1, SQLITE_TRANSIENT);
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)eps[j].capture + 1);
 		sqlite3_bind_int(st, 3, eps[j].ip_version);
 		bind_u64(st, 4, eps[j].flows_out);
@@ -685,13 +796,43 @@ int store_flows(struct store *s, const struct flow_stats *flows, size_t n)
 		step(s, st, "endpoints");
 	}
 	sqlite3_finalize(st);
+}
+
+int store_flows(struct store *s, const struct flow_stats *flows, size_t n)
+{
+	char *sql = qp_sql(1);
+	sqlite3_stmt *st = NULL;
+	struct endpoint_acc *eps = NULL;
+	size_t n_eps = 0, cap_eps = 0;
+
+	if (!sql) {
+		note_error(s, SQLITE_NOMEM, "flows");
+		return -1;
+	}
+	st = prepare(s, sql, "flows");
+	if (!st)
+		goto cleanup;
+	for (size_t i = 0; i < n && !s->failed; i++) {
+		for (size_t c = 0; c < ARRAY_SIZE(qp_columns); c++)
+			bind_qp_column(st, (int)c + 1, &qp_columns[c], &flows[i]);
+		step(s, st, "flows");
+		if (endpoints_add(&eps, &n_eps, &cap_eps, &flows[i]))
+			note_error(s, SQLITE_NOMEM, "endpoints");
+	}
+	sqlite3_finalize(st);
+	store_endpoints(s, eps, n_eps);
+cleanup:
 	free(eps);
+	free(sql);
 	return s->failed ? -1 : 0;
 }
 
 int store_findings(struct store *s, const struct finding *f, size_t n)
 {
-	sqlite3_stmt *st = prepare(s, "INSERT INTO finding VALUES (?,?,?,?,?,?,?,?,?,?,?)", "findings");
+	sqlite3_stmt *st = prepare(s, "INSERT INTO finding (rank, kind, subject_kind, subject, direction, severity,"
+				      " severity_text, confidence, onset_ns, flows_hurt, evidence)"
+				      " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+				   "findings");
 
 	if (!st)
 		return -1;
@@ -718,7 +859,8 @@ int store_findings(struct store *s, const struct finding *f, size_t n)
 
 int store_malformed(struct store *s, int capture_index, const char *reason, uint64_t packets)
 {
-	sqlite3_stmt *st = prepare(s, "INSERT INTO malformed VALUES (?,?,?)", "malformed counts");
+	sqlite3_stmt *st = prepare(s, "INSERT INTO malformed (capture_id, reason, packets) VALUES (?,?,?)",
+				   "malformed counts");
 
 	if (!st)
 		return -1;
