@@ -1,12 +1,16 @@
 /* report_data.c: load the summary a report needs from an analysis database (read-only). */
 #include "lib/report/report_data.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
+
+#include "lib/util/util.h"
 
 /*
  * The database is input like any other (someone else may have written it): control
@@ -41,92 +45,211 @@ static int table_exists(sqlite3 *db, const char *name)
 	return found;
 }
 
-/* Run one query, calling row() per result row; -1 with err set on SQL failure. */
-static int query_rows(sqlite3 *db, const char *sql, int (*row)(sqlite3_stmt *, void *), void *ctx,
-		      char *err, size_t errlen)
+/*
+ * Where a result column goes: columns are found by name (an AS alias for an expression),
+ * looked up once per statement, so a query's column order is free.
+ */
+enum col_type {
+	COL_INT,	/* an integer field of 1, 2, 4 or 8 bytes */
+	COL_DOUBLE,
+	COL_TEXT,	/* a char array, control characters neutralized */
+	COL_EVIDENCE,	/* a char * the row owns (strdup), newlines and tabs kept */
+};
+
+struct column_map {
+	const char *name;
+	enum col_type type;
+	size_t off, size;	/* the field in the row struct */
+};
+
+#define COL(type, row_struct, name, field) \
+	{ name, type, offsetof(row_struct, field), sizeof(((row_struct *)0)->field) }
+
+/* Result column index of each map entry; -1 with err set when one is missing. */
+static int map_columns(sqlite3_stmt *st, const struct column_map *map, size_t n, int *idx, char *err,
+		       size_t errlen)
+{
+	int n_cols = sqlite3_column_count(st);
+
+	for (size_t i = 0; i < n; i++) {
+		idx[i] = -1;
+		for (int c = 0; c < n_cols && idx[i] < 0; c++)
+			if (!strcmp(sqlite3_column_name(st, c), map[i].name))
+				idx[i] = c;
+		if (idx[i] < 0) {
+			snprintf(err, errlen, "database query has no column '%s'", map[i].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void store_int(void *field, size_t size, sqlite3_int64 v)
+{
+	uint8_t u8 = (uint8_t)v;
+	uint16_t u16 = (uint16_t)v;
+	uint32_t u32 = (uint32_t)v;
+
+	switch (size) {
+	case 1:
+		memcpy(field, &u8, 1);
+		break;
+	case 2:
+		memcpy(field, &u16, 2);
+		break;
+	case 4:
+		memcpy(field, &u32, 4);
+		break;
+	default:
+		assert(size == 8);
+		memcpy(field, &v, 8);
+		break;
+	}
+}
+
+/* Copy one result row into row by the map; -1 on allocation failure. */
+static int read_columns(sqlite3_stmt *st, const struct column_map *map, size_t n, const int *idx, void *row)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *field = (char *)row + map[i].off;
+		const unsigned char *text;
+		double v;
+		char *dup;
+
+		switch (map[i].type) {
+		case COL_INT:
+			store_int(field, map[i].size, sqlite3_column_int64(st, idx[i]));
+			break;
+		case COL_DOUBLE:
+			assert(map[i].size == sizeof(v));
+			v = sqlite3_column_double(st, idx[i]);
+			memcpy(field, &v, sizeof(v));
+			break;
+		case COL_TEXT:
+			copy_text(field, map[i].size, sqlite3_column_text(st, idx[i]));
+			break;
+		case COL_EVIDENCE:
+			assert(map[i].size == sizeof(dup));
+			text = sqlite3_column_text(st, idx[i]);
+			dup = strdup(text ? (const char *)text : "");
+			memcpy(field, &dup, sizeof(dup));
+			if (!dup)
+				return -1;
+			neutralize_controls(dup, true);
+			break;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Run one query; per result row, next_row(ctx) gives the zeroed struct the columns of map go
+ * into (NULL: out of memory). -1 with err set on failure.
+ */
+static int query_rows(sqlite3 *db, const char *sql, const struct column_map *map, size_t n_map,
+		      void *(*next_row)(void *ctx), void *ctx, char *err, size_t errlen)
 {
 	sqlite3_stmt *st = NULL;
-	int rc;
+	int idx[32];
+	int rc = -1, step;
 
+	assert(n_map <= ARRAY_SIZE(idx));
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "database query failed: %s", sqlite3_errmsg(db));
 		return -1;
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (row(st, ctx)) {
+	if (map_columns(st, map, n_map, idx, err, errlen))
+		goto cleanup;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		void *row = next_row(ctx);
+
+		if (!row || read_columns(st, map, n_map, idx, row)) {
 			snprintf(err, errlen, "out of memory");
-			sqlite3_finalize(st);
-			return -1;
+			goto cleanup;
 		}
 	}
-	if (rc != SQLITE_DONE) {
+	if (step != SQLITE_DONE) {
 		snprintf(err, errlen, "database read failed: %s", sqlite3_errmsg(db));
-		sqlite3_finalize(st);
-		return -1;
+		goto cleanup;
 	}
+	rc = 0;
+cleanup:
 	sqlite3_finalize(st);
-	return 0;
+	return rc;
 }
 
-/* A growable array in report_data: grow *arr (elements of size sz) to hold *n + 1. */
-static void *grow(void *arr, size_t n, size_t sz)
+/* Room for one more element of size sz at the end of *arr; the new element is zeroed. */
+static void *append_row(void **arr, size_t *n, size_t *cap, size_t sz)
 {
-	if (n & (n - 1) && n)
-		return arr; /* capacity is the next power of two above n */
-	size_t cap = n ? n * 2 : 8;
-	return realloc(arr, cap * sz);
+	char *row;
+
+	if (util_ensure_mem(arr, cap, sz, *n + 1))
+		return NULL;
+	row = (char *)*arr + (*n)++ * sz;
+	memset(row, 0, sz);
+	return row;
 }
 
-static int capture_row(sqlite3_stmt *st, void *ctx)
-{
-	struct report_data *d = ctx;
-	struct report_capture *c, *arr = grow(d->captures, d->n_captures, sizeof(*c));
-
-	if (!arr)
-		return -1;
-	d->captures = arr;
-	c = &arr[d->n_captures++];
-	memset(c, 0, sizeof(*c));
-	copy_text(c->path, sizeof(c->path), sqlite3_column_text(st, 0));
-	c->frames = sqlite3_column_int64(st, 1);
-	c->bytes = sqlite3_column_int64(st, 2);
-	c->roce_packets = sqlite3_column_int64(st, 3);
-	c->malformed = sqlite3_column_int64(st, 4);
-	c->first_ns = sqlite3_column_int64(st, 5);
-	c->last_ns = sqlite3_column_int64(st, 6);
-	c->capture_dropped = sqlite3_column_int64(st, 7);
-	c->has_drop_counters = sqlite3_column_int(st, 8);
-	c->truncated = sqlite3_column_int(st, 9);
-	copy_text(c->stop_reason, sizeof(c->stop_reason), sqlite3_column_text(st, 10));
-	return 0;
-}
-
-static int finding_row(sqlite3_stmt *st, void *ctx)
+static void *next_capture(void *ctx)
 {
 	struct report_data *d = ctx;
-	struct report_finding *f, *arr = grow(d->findings, d->n_findings, sizeof(*f));
 
-	if (!arr)
-		return -1;
-	d->findings = arr;
-	f = &arr[d->n_findings++];
-	memset(f, 0, sizeof(*f));
-	f->rank = sqlite3_column_int(st, 0);
-	copy_text(f->kind, sizeof(f->kind), sqlite3_column_text(st, 1));
-	copy_text(f->subject, sizeof(f->subject), sqlite3_column_text(st, 2));
-	copy_text(f->direction, sizeof(f->direction), sqlite3_column_text(st, 3));
-	f->severity = sqlite3_column_double(st, 4);
-	copy_text(f->severity_text, sizeof(f->severity_text), sqlite3_column_text(st, 5));
-	f->confidence = sqlite3_column_double(st, 6);
-	f->onset_ns = sqlite3_column_int64(st, 7);
-	f->flows_hurt = sqlite3_column_int(st, 8);
-	const unsigned char *ev = sqlite3_column_text(st, 9);
-	f->evidence = strdup(ev ? (const char *)ev : "");
-	if (!f->evidence)
-		return -1;
-	neutralize_controls(f->evidence, true);
-	return 0;
+	return append_row((void **)&d->captures, &d->n_captures, &d->cap_captures, sizeof(*d->captures));
 }
+
+static void *next_finding(void *ctx)
+{
+	struct report_data *d = ctx;
+
+	return append_row((void **)&d->findings, &d->n_findings, &d->cap_findings, sizeof(*d->findings));
+}
+
+static void *next_flow(void *ctx)
+{
+	struct report_data *d = ctx;
+
+	return append_row((void **)&d->flows, &d->n_flows, &d->cap_flows, sizeof(*d->flows));
+}
+
+static void *next_pair(void *ctx)
+{
+	struct report_data *d = ctx;
+
+	return append_row((void **)&d->pairs, &d->n_pairs, &d->cap_pairs, sizeof(*d->pairs));
+}
+
+/* Single-row queries: every row lands in ctx itself. */
+static void *same_row(void *ctx)
+{
+	return ctx;
+}
+
+static const struct column_map capture_columns[] = {
+	COL(COL_TEXT, struct report_capture, "path", path),
+	COL(COL_INT, struct report_capture, "frames", frames),
+	COL(COL_INT, struct report_capture, "bytes", bytes),
+	COL(COL_INT, struct report_capture, "roce_packets", roce_packets),
+	COL(COL_INT, struct report_capture, "malformed_packets", malformed),
+	COL(COL_INT, struct report_capture, "first_ns", first_ns),
+	COL(COL_INT, struct report_capture, "last_ns", last_ns),
+	COL(COL_INT, struct report_capture, "capture_dropped", capture_dropped),
+	COL(COL_INT, struct report_capture, "has_drop_counters", has_drop_counters),
+	COL(COL_INT, struct report_capture, "truncated", truncated),
+	COL(COL_TEXT, struct report_capture, "stop_reason", stop_reason),
+};
+
+static const struct column_map finding_columns[] = {
+	COL(COL_INT, struct report_finding, "rank", rank),
+	COL(COL_TEXT, struct report_finding, "kind", kind),
+	COL(COL_TEXT, struct report_finding, "subject", subject),
+	COL(COL_TEXT, struct report_finding, "direction", direction),
+	COL(COL_DOUBLE, struct report_finding, "severity", severity),
+	COL(COL_TEXT, struct report_finding, "severity_text", severity_text),
+	COL(COL_DOUBLE, struct report_finding, "confidence", confidence),
+	COL(COL_INT, struct report_finding, "onset_ns", onset_ns),
+	COL(COL_INT, struct report_finding, "flows_hurt", flows_hurt),
+	COL(COL_EVIDENCE, struct report_finding, "evidence", evidence),
+};
 
 #define FLOW_COLUMNS                                                                       \
 	"id, src_ip, dst_ip, dst_qpn, udp_sport, transport, peer_qp_id, packets, bytes,"  \
@@ -134,99 +257,71 @@ static int finding_row(sqlite3_stmt *st, void *ctx)
 	" timeouts, cnps, ecn_ce, ack_samples, ack_latency_p50_us, ack_latency_p99_us,"   \
 	" ack_latency_max_us"
 
-static int flow_row(sqlite3_stmt *st, void *ctx)
-{
-	struct report_data *d = ctx;
-	struct report_flow *f, *arr = grow(d->flows, d->n_flows, sizeof(*f));
+static const struct column_map flow_columns[] = {
+	COL(COL_INT, struct report_flow, "id", id),
+	COL(COL_TEXT, struct report_flow, "src_ip", src),
+	COL(COL_TEXT, struct report_flow, "dst_ip", dst),
+	COL(COL_INT, struct report_flow, "dst_qpn", dst_qpn),
+	COL(COL_INT, struct report_flow, "udp_sport", udp_sport),
+	COL(COL_TEXT, struct report_flow, "transport", transport),
+	COL(COL_INT, struct report_flow, "peer_qp_id", peer_id),
+	COL(COL_INT, struct report_flow, "packets", packets),
+	COL(COL_INT, struct report_flow, "bytes", bytes),
+	COL(COL_INT, struct report_flow, "first_ns", first_ns),
+	COL(COL_INT, struct report_flow, "last_ns", last_ns),
+	COL(COL_INT, struct report_flow, "retransmitted_packets", retransmitted),
+	COL(COL_INT, struct report_flow, "naks_psn_seq", naks_psn_seq),
+	COL(COL_INT, struct report_flow, "naks_other", naks_other),
+	COL(COL_INT, struct report_flow, "rnr_naks", rnr_naks),
+	COL(COL_INT, struct report_flow, "timeouts", timeouts),
+	COL(COL_INT, struct report_flow, "cnps", cnps),
+	COL(COL_INT, struct report_flow, "ecn_ce", ecn_ce),
+	COL(COL_INT, struct report_flow, "ack_samples", ack_samples),
+	COL(COL_DOUBLE, struct report_flow, "ack_latency_p50_us", p50_us),
+	COL(COL_DOUBLE, struct report_flow, "ack_latency_p99_us", p99_us),
+	COL(COL_DOUBLE, struct report_flow, "ack_latency_max_us", max_us),
+	COL(COL_DOUBLE, struct report_flow, "badness", badness),
+};
 
-	if (!arr)
-		return -1;
-	d->flows = arr;
-	f = &arr[d->n_flows++];
-	memset(f, 0, sizeof(*f));
-	f->id = sqlite3_column_int64(st, 0);
-	copy_text(f->src, sizeof(f->src), sqlite3_column_text(st, 1));
-	copy_text(f->dst, sizeof(f->dst), sqlite3_column_text(st, 2));
-	f->dst_qpn = (uint32_t)sqlite3_column_int64(st, 3);
-	f->udp_sport = (uint16_t)sqlite3_column_int(st, 4);
-	copy_text(f->transport, sizeof(f->transport), sqlite3_column_text(st, 5));
-	f->peer_id = sqlite3_column_int64(st, 6);
-	f->packets = sqlite3_column_int64(st, 7);
-	f->bytes = sqlite3_column_int64(st, 8);
-	f->first_ns = sqlite3_column_int64(st, 9);
-	f->last_ns = sqlite3_column_int64(st, 10);
-	f->retransmitted = sqlite3_column_int64(st, 11);
-	f->naks_psn_seq = sqlite3_column_int64(st, 12);
-	f->naks_other = sqlite3_column_int64(st, 13);
-	f->rnr_naks = sqlite3_column_int64(st, 14);
-	f->timeouts = sqlite3_column_int64(st, 15);
-	f->cnps = sqlite3_column_int64(st, 16);
-	f->ecn_ce = sqlite3_column_int64(st, 17);
-	f->ack_samples = sqlite3_column_int64(st, 18);
-	f->p50_us = sqlite3_column_double(st, 19);
-	f->p99_us = sqlite3_column_double(st, 20);
-	f->max_us = sqlite3_column_double(st, 21);
-	f->badness = sqlite3_column_double(st, 22);
-	return 0;
-}
+static const struct column_map pair_columns[] = {
+	COL(COL_TEXT, struct report_pair, "src_ip", src),
+	COL(COL_TEXT, struct report_pair, "dst_ip", dst),
+	COL(COL_INT, struct report_pair, "flows", flows),
+	COL(COL_INT, struct report_pair, "packets", packets),
+	COL(COL_INT, struct report_pair, "retransmitted", retransmitted),
+	COL(COL_INT, struct report_pair, "naks", naks),
+	COL(COL_INT, struct report_pair, "cnps", cnps),
+	COL(COL_INT, struct report_pair, "ecn_ce", ecn_ce),
+	COL(COL_INT, struct report_pair, "ack_samples", ack_samples),
+	COL(COL_DOUBLE, struct report_pair, "p50_us", p50_us),
+	COL(COL_DOUBLE, struct report_pair, "p99_us", p99_us),
+};
 
-static int pair_row(sqlite3_stmt *st, void *ctx)
-{
-	struct report_data *d = ctx;
-	struct report_pair *p, *arr = grow(d->pairs, d->n_pairs, sizeof(*p));
+static const struct column_map totals_columns[] = {
+	COL(COL_INT, struct report_data, "flows", total_flows),
+	COL(COL_INT, struct report_data, "packets", total_packets),
+	COL(COL_INT, struct report_data, "bytes", total_bytes),
+	COL(COL_INT, struct report_data, "retransmitted", total_retransmitted),
+	COL(COL_INT, struct report_data, "naks", total_naks),
+	COL(COL_INT, struct report_data, "rnr_naks", total_rnr),
+	COL(COL_INT, struct report_data, "timeouts", total_timeouts),
+	COL(COL_INT, struct report_data, "cnps", total_cnps),
+	COL(COL_INT, struct report_data, "ecn_ce", total_ecn_ce),
+	COL(COL_INT, struct report_data, "first_ns", first_ns),
+	COL(COL_INT, struct report_data, "last_ns", last_ns),
+};
 
-	if (!arr)
-		return -1;
-	d->pairs = arr;
-	p = &arr[d->n_pairs++];
-	memset(p, 0, sizeof(*p));
-	copy_text(p->src, sizeof(p->src), sqlite3_column_text(st, 0));
-	copy_text(p->dst, sizeof(p->dst), sqlite3_column_text(st, 1));
-	p->flows = (uint32_t)sqlite3_column_int(st, 2);
-	p->packets = sqlite3_column_int64(st, 3);
-	p->retransmitted = sqlite3_column_int64(st, 4);
-	p->naks = sqlite3_column_int64(st, 5);
-	p->cnps = sqlite3_column_int64(st, 6);
-	p->ecn_ce = sqlite3_column_int64(st, 7);
-	p->ack_samples = sqlite3_column_int64(st, 8);
-	p->p50_us = sqlite3_column_double(st, 9);
-	p->p99_us = sqlite3_column_double(st, 10);
-	return 0;
-}
+static const struct column_map meta_columns[] = {
+	COL(COL_TEXT, struct report_data, "analyzer_version", analyzer_version),
+};
 
-static int totals_row(sqlite3_stmt *st, void *ctx)
-{
-	struct report_data *d = ctx;
+static const struct column_map version_columns[] = {
+	COL(COL_INT, struct report_data, "user_version", schema_version),
+};
 
-	d->total_flows = sqlite3_column_int64(st, 0);
-	d->total_packets = sqlite3_column_int64(st, 1);
-	d->total_bytes = sqlite3_column_int64(st, 2);
-	d->total_retransmitted = sqlite3_column_int64(st, 3);
-	d->total_naks = sqlite3_column_int64(st, 4);
-	d->total_rnr = sqlite3_column_int64(st, 5);
-	d->total_timeouts = sqlite3_column_int64(st, 6);
-	d->total_cnps = sqlite3_column_int64(st, 7);
-	d->total_ecn_ce = sqlite3_column_int64(st, 8);
-	d->first_ns = sqlite3_column_int64(st, 9);
-	d->last_ns = sqlite3_column_int64(st, 10);
-	return 0;
-}
-
-static int meta_row(sqlite3_stmt *st, void *ctx)
-{
-	struct report_data *d = ctx;
-	const unsigned char *k = sqlite3_column_text(st, 0);
-
-	if (k && !strcmp((const char *)k, "analyzer_version"))
-		copy_text(d->analyzer_version, sizeof(d->analyzer_version), sqlite3_column_text(st, 1));
-	return 0;
-}
-
-static int median_row(sqlite3_stmt *st, void *ctx)
-{
-	*(double *)ctx = sqlite3_column_double(st, 0);
-	return 0;
-}
+static const struct column_map median_columns[] = {
+	{ "ack_latency_p99_us", COL_DOUBLE, 0, sizeof(double) },
+};
 
 int report_data_load(const char *db_path, size_t top_n, struct report_data *d, char *err,
 		     size_t errlen)
@@ -244,7 +339,7 @@ int report_data_load(const char *db_path, size_t top_n, struct report_data *d, c
 			 db ? sqlite3_errmsg(db) : strerror(ENOMEM));
 		goto cleanup;
 	}
-	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(required); i++) {
 		if (!table_exists(db, required[i])) {
 			snprintf(err, errlen,
 				 "%s: not an agentxdp analysis database (no table '%s'; make one with agentxdp-analyze TRACE -o %s)",
@@ -252,40 +347,38 @@ int report_data_load(const char *db_path, size_t top_n, struct report_data *d, c
 			goto cleanup;
 		}
 	}
-	{
-		sqlite3_stmt *st;
-		if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
-			if (sqlite3_step(st) == SQLITE_ROW)
-				d->schema_version = sqlite3_column_int(st, 0);
-			sqlite3_finalize(st);
-		}
-	}
+	/* A database too old to say its version reads as 0. */
+	query_rows(db, "PRAGMA user_version", version_columns, ARRAY_SIZE(version_columns), same_row, d, err,
+		   errlen);
 	if (table_exists(db, "meta") &&
-	    query_rows(db, "SELECT key, value FROM meta", meta_row, d, err, errlen))
+	    query_rows(db, "SELECT value AS analyzer_version FROM meta WHERE key = 'analyzer_version'",
+		       meta_columns, ARRAY_SIZE(meta_columns), same_row, d, err, errlen))
 		goto cleanup;
 	if (query_rows(db,
 		       "SELECT path, frames, bytes, roce_packets, malformed_packets, first_ns, last_ns,"
 		       " capture_dropped, has_drop_counters, truncated, stop_reason FROM capture ORDER BY id",
-		       capture_row, d, err, errlen))
+		       capture_columns, ARRAY_SIZE(capture_columns), next_capture, d, err, errlen))
 		goto cleanup;
 	for (size_t i = 0; i < d->n_captures; i++)
 		d->total_malformed += d->captures[i].malformed;
 	if (query_rows(db,
 		       "SELECT rank, kind, subject, direction, severity, severity_text, confidence,"
 		       " onset_ns, flows_hurt, evidence FROM finding ORDER BY rank",
-		       finding_row, d, err, errlen))
+		       finding_columns, ARRAY_SIZE(finding_columns), next_finding, d, err, errlen))
 		goto cleanup;
 	if (query_rows(db,
-		       "SELECT count(*), total(packets), total(bytes), total(retransmitted_packets),"
-		       " total(naks_psn_seq) + total(naks_other), total(rnr_naks), total(timeouts),"
-		       " total(cnps), total(ecn_ce), min(first_ns), max(last_ns) FROM qp",
-		       totals_row, d, err, errlen))
+		       "SELECT count(*) AS flows, total(packets) AS packets, total(bytes) AS bytes,"
+		       " total(retransmitted_packets) AS retransmitted,"
+		       " total(naks_psn_seq) + total(naks_other) AS naks, total(rnr_naks) AS rnr_naks,"
+		       " total(timeouts) AS timeouts, total(cnps) AS cnps, total(ecn_ce) AS ecn_ce,"
+		       " min(first_ns) AS first_ns, max(last_ns) AS last_ns FROM qp",
+		       totals_columns, ARRAY_SIZE(totals_columns), same_row, d, err, errlen))
 		goto cleanup;
 	/* The population's typical p99: the median of flow p99s, for "N x healthy" contrasts. */
 	if (query_rows(db,
 		       "SELECT ack_latency_p99_us FROM qp WHERE ack_samples > 0 ORDER BY ack_latency_p99_us"
 		       " LIMIT 1 OFFSET (SELECT count(*) FROM qp WHERE ack_samples > 0) / 2",
-		       median_row, &median, err, errlen))
+		       median_columns, ARRAY_SIZE(median_columns), same_row, &median, err, errlen))
 		goto cleanup;
 	d->healthy_median_p99_us_x1000 = (uint64_t)(median * 1000);
 	/*
@@ -297,16 +390,18 @@ int report_data_load(const char *db_path, size_t top_n, struct report_data *d, c
 		 " + 1000.0 * (retransmitted_packets + naks_psn_seq + naks_other + rnr_naks + timeouts + cnps)"
 		 " / max(packets, 1) AS badness FROM qp ORDER BY badness DESC, id LIMIT %zu",
 		 median, median, top_n);
-	if (query_rows(db, sql, flow_row, d, err, errlen))
+	if (query_rows(db, sql, flow_columns, ARRAY_SIZE(flow_columns), next_flow, d, err, errlen))
 		goto cleanup;
 	snprintf(sql, sizeof(sql),
-		 "SELECT src_ip, dst_ip, count(*), total(packets), total(retransmitted_packets),"
-		 " total(naks_psn_seq + naks_other + rnr_naks), total(cnps), total(ecn_ce), total(ack_samples),"
-		 " max(CASE WHEN ack_samples > 0 THEN ack_latency_p50_us END),"
-		 " max(CASE WHEN ack_samples > 0 THEN ack_latency_p99_us END) AS p99"
-		 " FROM qp GROUP BY src_ip, dst_ip ORDER BY p99 DESC NULLS LAST, src_ip, dst_ip LIMIT %zu",
+		 "SELECT src_ip, dst_ip, count(*) AS flows, total(packets) AS packets,"
+		 " total(retransmitted_packets) AS retransmitted,"
+		 " total(naks_psn_seq + naks_other + rnr_naks) AS naks, total(cnps) AS cnps,"
+		 " total(ecn_ce) AS ecn_ce, total(ack_samples) AS ack_samples,"
+		 " max(CASE WHEN ack_samples > 0 THEN ack_latency_p50_us END) AS p50_us,"
+		 " max(CASE WHEN ack_samples > 0 THEN ack_latency_p99_us END) AS p99_us"
+		 " FROM qp GROUP BY src_ip, dst_ip ORDER BY p99_us DESC NULLS LAST, src_ip, dst_ip LIMIT %zu",
 		 top_n);
-	if (query_rows(db, sql, pair_row, d, err, errlen))
+	if (query_rows(db, sql, pair_columns, ARRAY_SIZE(pair_columns), next_pair, d, err, errlen))
 		goto cleanup;
 	rc = 0;
 cleanup:
@@ -329,4 +424,5 @@ void report_data_free(struct report_data *d)
 	d->flows = NULL;
 	d->pairs = NULL;
 	d->n_findings = d->n_captures = d->n_flows = d->n_pairs = 0;
+	d->cap_findings = d->cap_captures = d->cap_flows = d->cap_pairs = 0;
 }

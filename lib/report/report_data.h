@@ -53,14 +53,14 @@ struct report_data {
 	int schema_version;
 	char analyzer_version[64];
 	struct report_capture *captures;
-	size_t n_captures;
+	size_t n_captures, cap_captures;
 	struct report_finding *findings;
-	size_t n_findings;
+	size_t n_findings, cap_findings;
 	struct report_flow *flows;	/* sorted by badness, worst first */
-	size_t n_flows;			/* how many are loaded (top-N) */
+	size_t n_flows, cap_flows;	/* how many are loaded (top-N) */
 	uint64_t total_flows;		/* how many the database holds */
 	struct report_pair *pairs;	/* sorted by p99, worst first */
-	size_t n_pairs;
+	size_t n_pairs, cap_pairs;
 	uint64_t total_packets, total_bytes, total_retransmitted, total_naks, total_rnr,
 		total_timeouts, total_cnps, total_ecn_ce, total_malformed;
 	uint64_t first_ns, last_ns;
