@@ -107,10 +107,14 @@ int export_json(FILE *out, const struct analysis_summary *sum)
 		",\"retransmitted_packets\":%" PRIu64 ",\"naks_psn_seq\":%" PRIu64 ",\"naks_other\":%" PRIu64
 		",\"rnr_naks\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"cnps\":%" PRIu64
 		",\"cnps_unattributed\":%" PRIu64 ",\"ecn_ce\":%" PRIu64 ",\"duplicates\":%" PRIu64
-		",\"ts_backwards\":%" PRIu64 "},\"flows\":[",
+		",\"ts_backwards\":%" PRIu64,
 		sum->n_flows, tot->paired_flows, tot->packets, tot->bytes, tot->first_ns, tot->last_ns, retx,
 		naks_seq, naks_other, rnr, timeouts, cnps, tot->cnps_unattributed, ce, tot->duplicates,
 		tot->ts_backwards);
+	/* Only when it happened: some statistics are incomplete. */
+	if (tot->alloc_failures)
+		fprintf(out, ",\"alloc_failures\":%" PRIu64, tot->alloc_failures);
+	fputs("},\"flows\":[", out);
 	for (size_t i = 0; i < sum->n_flows; i++) {
 		if (i)
 			fputc(',', out);
@@ -190,6 +194,10 @@ int export_text(FILE *out, const struct analysis_summary *sum, size_t top_n)
 		"retransmitted %" PRIu64 ", NAK seq %" PRIu64 ", NAK other %" PRIu64 ", RNR NAK %" PRIu64
 		", timeouts %" PRIu64 ", CNPs %" PRIu64 ", ECN-CE %" PRIu64 "\n",
 		retx, naks, naks_other, rnr, timeouts, cnps, ce);
+	if (tot->alloc_failures)
+		fprintf(out, "warning: out of memory %" PRIu64 " times: some latency samples, windows or PSNs"
+			     " were not kept, statistics are incomplete\n",
+			tot->alloc_failures);
 	for (size_t i = 0; i < sum->n_captures; i++) {
 		const struct store_capture *c = &sum->captures[i];
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lib/track/qp_track_int.h"
+#include "lib/util/util.h"
 
 uint32_t flow_table_index(const struct qp_tracker *t, const struct qp_flow *f)
 {
@@ -135,13 +136,10 @@ struct qp_flow *flow_table_get(struct qp_tracker *t, const uint8_t *src, const u
 		return NULL;
 	idx = t->n_flows;
 	if ((idx >> FLOW_CHUNK_BITS) >= t->n_chunks) {
-		struct qp_flow **nc = realloc(t->chunks, (t->n_chunks + 1) * sizeof(*nc));
-
-		if (!nc)
+		if (util_ensure_mem((void **)&t->chunks, &t->cap_chunks, sizeof(*t->chunks), t->n_chunks + 1))
 			return NULL;
-		t->chunks = nc;
-		nc[t->n_chunks] = calloc(FLOW_CHUNK, sizeof(struct qp_flow));
-		if (!nc[t->n_chunks])
+		t->chunks[t->n_chunks] = calloc(FLOW_CHUNK, sizeof(struct qp_flow));
+		if (!t->chunks[t->n_chunks])
 			return NULL;
 		t->n_chunks++;
 	}
@@ -174,15 +172,8 @@ struct qp_flow *flow_table_get(struct qp_tracker *t, const uint8_t *src, const u
 /* A flow gets its id (the qp row id) with its first packet. */
 int flow_table_assign_id(struct qp_tracker *t, struct qp_flow *f, uint32_t idx)
 {
-	if (t->n_ids == t->cap_ids) {
-		uint64_t ncap = t->cap_ids ? t->cap_ids * 2 : 1024;
-		uint32_t *n = realloc(t->id_to_index, ncap * sizeof(*n));
-
-		if (!n)
-			return -ENOMEM;
-		t->id_to_index = n;
-		t->cap_ids = ncap;
-	}
+	if (util_ensure_mem((void **)&t->id_to_index, &t->cap_ids, sizeof(*t->id_to_index), t->n_ids + 1))
+		return -ENOMEM;
 	t->id_to_index[t->n_ids++] = idx;
 	f->st.id = t->n_ids;
 	t->tot.flows++;

@@ -4,6 +4,7 @@
 
 #include "lib/track/qp_track_int.h"
 #include "lib/util/sort_u32.h"
+#include "lib/util/util.h"
 
 void flow_window_close(struct qp_tracker *t, struct qp_flow *f)
 {
@@ -19,6 +20,10 @@ void flow_window_close(struct qp_tracker *t, struct qp_flow *f)
 	}
 	if (f->n_wins < t->cfg.max_windows) {
 		if (f->n_wins == f->cap_wins) {
+			/*
+			 * Not util_ensure_mem(): it starts at 16 windows (1.3 KB), and most flows
+			 * live in one window; doubling from 1 keeps the 6 KB per QP bound.
+			 */
 			size_t ncap = f->cap_wins ? f->cap_wins * 2 : 1;
 			struct flow_window *nw;
 
@@ -28,6 +33,8 @@ void flow_window_close(struct qp_tracker *t, struct qp_flow *f)
 			if (nw) {
 				f->wins = nw;
 				f->cap_wins = ncap;
+			} else {
+				t->tot.alloc_failures++; /* the sink still gets it */
 			}
 		}
 		if (f->n_wins < f->cap_wins)
@@ -64,18 +71,12 @@ void flow_window_sample(struct qp_tracker *t, struct qp_flow *f, uint64_t ts, ui
 	w->ack_latency_sum_ns += ns;
 	if (v > w->ack_latency_max_ns)
 		w->ack_latency_max_ns = v;
-	if (f->win_n == f->win_cap && f->win_cap < WIN_SAMPLES_CAP) {
-		/* Most flows see a few samples a window: grow to the cap, not start there. */
-		uint32_t ncap = f->win_cap ? f->win_cap * 4 : 8;
-		uint32_t *nv;
-
-		if (ncap > WIN_SAMPLES_CAP)
-			ncap = WIN_SAMPLES_CAP;
-		nv = realloc(f->win_samples, ncap * sizeof(*nv));
-		if (!nv)
-			return;
-		f->win_samples = nv;
-		f->win_cap = ncap;
+	/* Most flows see a few samples a window: grow to the cap, not start there. */
+	if (f->win_n == f->win_cap && f->win_cap < WIN_SAMPLES_CAP &&
+	    util_ensure_mem_max((void **)&f->win_samples, &f->win_cap, sizeof(*f->win_samples), f->win_n + 1,
+				WIN_SAMPLES_CAP)) {
+		t->tot.alloc_failures++; /* counted in the window, left out of its percentiles */
+		return;
 	}
 	f->win_seen++;
 	if (f->win_n < WIN_SAMPLES_CAP) {

@@ -5,6 +5,7 @@
 
 #include "lib/track/latency_set.h"
 #include "lib/util/sort_u32.h"
+#include "lib/util/util.h"
 
 /*
  * Histogram buckets: values below 64 ns exact; above, 64 sub-buckets per power of two, so a
@@ -40,6 +41,24 @@ static uint32_t hist_value(uint32_t b)
 	return lo > UINT32_MAX ? UINT32_MAX : (uint32_t)lo;
 }
 
+/* Past the exact cap (or out of memory for more exact samples): move to the histogram. */
+static int latency_set_to_hist(struct latency_set *s, uint32_t v)
+{
+	s->hist = calloc(HIST_BUCKETS, sizeof(*s->hist));
+	if (!s->hist) {
+		s->count--;
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < s->n; i++)
+		s->hist[hist_bucket(s->v[i])]++;
+	s->hist[hist_bucket(v)]++;
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
+	s->cap = 0;
+	return 0;
+}
+
 int latency_set_add(struct latency_set *s, uint64_t ns, uint32_t exact_cap)
 {
 	uint32_t v = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
@@ -53,34 +72,10 @@ int latency_set_add(struct latency_set *s, uint64_t ns, uint32_t exact_cap)
 		s->hist[hist_bucket(v)]++;
 		return 0;
 	}
-	if (s->n == s->cap) {
-		if (s->cap < exact_cap) {
-			uint32_t ncap = s->cap ? s->cap * 2 : 16;
-			uint32_t *nv;
-
-			if (ncap > exact_cap)
-				ncap = exact_cap;
-			nv = realloc(s->v, (size_t)ncap * sizeof(*nv));
-			if (!nv)
-				goto to_hist;
-			s->v = nv;
-			s->cap = ncap;
-		} else {
-to_hist:
-			s->hist = calloc(HIST_BUCKETS, sizeof(*s->hist));
-			if (!s->hist) {
-				s->count--;
-				return -ENOMEM;
-			}
-			for (uint32_t i = 0; i < s->n; i++)
-				s->hist[hist_bucket(s->v[i])]++;
-			s->hist[hist_bucket(v)]++;
-			free(s->v);
-			s->v = NULL;
-			s->n = s->cap = 0;
-			return 0;
-		}
-	}
+	if (s->n == s->cap &&
+	    (s->n >= exact_cap ||
+	     util_ensure_mem_max((void **)&s->v, &s->cap, sizeof(*s->v), (size_t)s->n + 1, exact_cap)))
+		return latency_set_to_hist(s, v);
 	s->v[s->n++] = v;
 	s->sorted = 0;
 	return 0;
@@ -137,23 +132,24 @@ uint64_t latency_set_percentile(struct latency_set *s, uint32_t q10k)
 }
 
 /* Median absolute deviation (ns), nearest-rank median of |x - median|. */
-uint64_t latency_set_mad(struct latency_set *s)
+int latency_set_mad(struct latency_set *s, uint64_t *mad_ns)
 {
 	uint64_t med = latency_set_percentile(s, 5000), rank, cum = 0, result = 0;
 
+	*mad_ns = 0;
 	if (s->count == 0)
 		return 0;
 	if (!s->hist) {
 		uint32_t *dev = malloc((size_t)s->n * sizeof(*dev));
 
 		if (!dev)
-			return 0;
+			return -ENOMEM;
 		for (uint32_t i = 0; i < s->n; i++)
 			dev[i] = s->v[i] > med ? (uint32_t)(s->v[i] - med) : (uint32_t)(med - s->v[i]);
 		sort_u32(dev, s->n);
-		result = percentile_nearest_rank_u32(dev, s->n, 5000);
+		*mad_ns = percentile_nearest_rank_u32(dev, s->n, 5000);
 		free(dev);
-		return result;
+		return 0;
 	}
 	/* Histogram: walk buckets outward from the median by distance. */
 	{
@@ -173,10 +169,11 @@ uint64_t latency_set_mad(struct latency_set *s)
 				result = dhi;
 			}
 			if (cum >= rank)
-				return result;
+				break;
 		}
 	}
-	return result;
+	*mad_ns = result;
+	return 0;
 }
 
 void latency_set_free(struct latency_set *s)

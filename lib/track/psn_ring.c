@@ -39,14 +39,22 @@ struct psn_slot *psn_ring_slot_new(struct qp_tracker *t, struct qp_flow *f, uint
 {
 	struct psn_slot *s;
 
-	if (!f->ring_mask && ring_grow(t, f))
+	int err;
+
+	if (!f->ring_mask && (err = ring_grow(t, f))) {
+		if (err == -ENOMEM)
+			t->tot.alloc_failures++;
 		return NULL;
+	}
 	for (;;) {
 		s = &f->ring[psn & f->ring_mask];
 		if (!(s->flags & SLOT_VALID) || (s->flags & SLOT_ACKED) || s->psn == psn)
 			break;
-		if (ring_grow(t, f))
-			break; /* at the cap: the oldest outstanding PSN is forgotten */
+		err = ring_grow(t, f);
+		if (err == -ENOMEM)
+			t->tot.alloc_failures++;
+		if (err)
+			break; /* at the cap (or out of memory): the oldest outstanding PSN is forgotten */
 	}
 	memset(s, 0, sizeof(*s));
 	s->psn = psn;

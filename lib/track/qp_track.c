@@ -5,6 +5,7 @@
 
 #include "lib/decode/psn.h"
 #include "lib/track/qp_track_int.h"
+#include "lib/util/util.h"
 
 /* ---- events ---- */
 
@@ -21,8 +22,8 @@ static void emit_sample(struct qp_tracker *t, struct qp_flow *r, uint8_t kind, u
 	ns = ts - from_ns;
 	if (!r->lat || r->lat == t->no_samples)
 		r->lat = calloc(QP_SAMPLE_KINDS, sizeof(*r->lat)); /* flows without samples: none */
-	if (r->lat)
-		latency_set_add(&r->lat[kind], ns, t->cfg.exact_samples);
+	if (!r->lat || latency_set_add(&r->lat[kind], ns, t->cfg.exact_samples))
+		t->tot.alloc_failures++; /* the sink still gets the sample */
 	if (kind == QP_SAMPLE_ACK)
 		flow_window_sample(t, r, ts, ns);
 	if (t->cfg.sink && t->cfg.sink->latency) {
@@ -876,18 +877,13 @@ long qp_tracker_snapshot(struct qp_tracker *t, const struct flow_stats **out)
 	size_t n = (size_t)t->n_ids;
 	uint64_t paired = 0, unattributed = 0;
 
-	if (n > t->snap_n || !t->snap) {
-		struct flow_stats *ns = realloc(t->snap, (n ? n : 1) * sizeof(*ns));
-
-		if (!ns)
-			return -ENOMEM;
-		t->snap = ns;
-	}
-	t->snap_n = n;
+	if (util_ensure_mem((void **)&t->snap, &t->snap_cap, sizeof(*t->snap), n ? n : 1))
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		struct qp_flow *f = flow_at(t, t->id_to_index[i]);
 		struct qp_flow *p = peer_of(t, f);
 		struct flow_stats *st = &t->snap[i];
+		uint64_t mad_ns;
 
 		*st = f->st;
 		if (f->timeouts_unsure && capture_nearer_responder(t, f) == 1)
@@ -913,7 +909,9 @@ long qp_tracker_snapshot(struct qp_tracker *t, const struct flow_stats **out)
 		st->ack_latency_p50_us = ns_to_us(latency_set_percentile(&f->lat[QP_SAMPLE_ACK], 5000));
 		st->ack_latency_p99_us = ns_to_us(latency_set_percentile(&f->lat[QP_SAMPLE_ACK], 9900));
 		st->ack_latency_max_us = ns_to_us(f->lat[QP_SAMPLE_ACK].max_ns);
-		st->ack_latency_mad_us = ns_to_us(latency_set_mad(&f->lat[QP_SAMPLE_ACK]));
+		if (latency_set_mad(&f->lat[QP_SAMPLE_ACK], &mad_ns))
+			t->tot.alloc_failures++;
+		st->ack_latency_mad_us = ns_to_us(mad_ns);
 		st->read_samples = f->lat[QP_SAMPLE_READ_LAST].count;
 		st->read_latency_p50_us = ns_to_us(latency_set_percentile(&f->lat[QP_SAMPLE_READ_LAST], 5000));
 		st->read_latency_p99_us = ns_to_us(latency_set_percentile(&f->lat[QP_SAMPLE_READ_LAST], 9900));

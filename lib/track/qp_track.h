@@ -38,11 +38,11 @@
  *  - A copy of a request seen again within cfg.dup_window_ns with nothing in between that
  *    asked for it (a mirror that duplicates) is a duplicate, not a retransmission.
  *
- * Memory (per flow): struct qp_flow (824 bytes) + its snapshot (struct flow_stats) +
+ * Memory (per flow): struct qp_flow (840 bytes) + its snapshot (struct flow_stats, 440) +
  * in-memory windows up to cfg.max_windows (80 bytes each, array doubling from 1); for flows
  * with latency samples, 7 sample sets (392 bytes, allocated at the first sample) holding
  * exact samples (4 bytes each) up to cfg.exact_samples per kind, then a log-linear histogram
- * (6.6 KB, <1% relative error), and the current window's samples (array growing 8 -> 1024);
+ * (6.6 KB, <1% relative error), and the current window's samples (array growing 16 -> 1024);
  * for flows that send requests an outstanding-PSN ring (32 bytes per slot, 16 slots growing
  * to cfg.max_outstanding). Nothing grows with trace length beyond those caps.
  */
@@ -160,6 +160,11 @@ struct qp_tracker_totals {
 	uint64_t duplicates;		/* mirror duplicates, not counted as retransmissions */
 	uint64_t ts_backwards;		/* packets earlier than the one before them */
 	uint64_t first_ns, last_ns;
+	/*
+	 * Allocations that failed: a latency sample, window or PSN slot not kept (or a MAD not
+	 * computed), so some statistics are incomplete. 0 in any run with enough memory.
+	 */
+	uint64_t alloc_failures;
 };
 
 struct qp_tracker;

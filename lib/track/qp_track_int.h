@@ -95,7 +95,8 @@ struct qp_flow {
 	struct flow_window cur_win;
 	uint8_t have_win;
 	uint32_t *win_samples;		/* ACK latency samples of the current window (reservoir) */
-	uint32_t win_n, win_cap;	/* samples in win_samples, its size (grows to WIN_SAMPLES_CAP) */
+	uint32_t win_n;			/* samples in win_samples */
+	size_t win_cap;			/* its size (grows to WIN_SAMPLES_CAP) */
 	uint64_t win_seen;
 	struct flow_window *wins;
 	size_t n_wins, cap_wins;
@@ -120,6 +121,7 @@ struct qp_tracker {
 
 	struct qp_flow **chunks;	/* flows, by index, in chunks so pointers stay put */
 	uint32_t n_chunks;
+	size_t cap_chunks;
 	uint32_t n_flows;
 
 	uint32_t *flow_slots;		/* open addressing: flow index+1, 0 empty */
@@ -130,14 +132,14 @@ struct qp_tracker {
 
 	uint32_t *id_to_index;		/* flow id - 1 -> index */
 	uint64_t n_ids;
-	uint64_t cap_ids;
+	size_t cap_ids;
 
 	struct cm_req cm_reqs[CM_REQS];
 	uint32_t cm_next;
 	uint32_t n_vantages;		/* highest vantage seen + 1 */
 
 	struct flow_stats *snap;
-	size_t snap_n;
+	size_t snap_cap;
 
 	uint64_t last_ts_ns;
 	uint32_t *tmp;			/* scratch for window percentiles */
