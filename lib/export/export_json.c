@@ -9,12 +9,6 @@
 #include "lib/export/export.h"
 #include "lib/util/util.h"
 
-/* The one JSON string escaper (util.h): names from files we do not control may hold any byte. */
-static void json_str(FILE *out, const char *s)
-{
-	json_fput_string(out, s);
-}
-
 static void json_num_or_null(FILE *out, const char *key, uint64_t samples, double v)
 {
 	fprintf(out, ",\"%s\":", key);
@@ -29,9 +23,9 @@ static void json_flow(FILE *out, const struct flow_stats *f)
 	char src[64], dst[64];
 
 	fprintf(out, "{\"id\":%" PRIu64 ",\"capture\":%u,\"src\":", f->id, f->vantage + 1);
-	json_str(out, addr_str(f->key.src_ip, src, sizeof(src)));
+	json_fput_string(out, addr_str(f->key.src_ip, src, sizeof(src)));
 	fputs(",\"dst\":", out);
-	json_str(out, addr_str(f->key.dst_ip, dst, sizeof(dst)));
+	json_fput_string(out, addr_str(f->key.dst_ip, dst, sizeof(dst)));
 	fprintf(out, ",\"dst_qpn\":%" PRIu32 ",\"udp_sport\":%u,\"transport\":\"%s\",\"role\":\"%s\"",
 		f->key.dst_qpn, f->udp_sport, store_transport_name(f->transport), flow_role_name(f->role));
 	if (f->peer_id)
@@ -74,7 +68,7 @@ int export_json(FILE *out, const struct analysis_summary *sum)
 	}
 	fprintf(out, "{\"tool\":\"agentxdp-analyze\",\"schema_version\":%d,\"database\":", STORE_SCHEMA_VERSION);
 	if (sum->db_path)
-		json_str(out, sum->db_path);
+		json_fput_string(out, sum->db_path);
 	else
 		fputs("null", out);
 	fputs(",\"captures\":[", out);
@@ -83,7 +77,7 @@ int export_json(FILE *out, const struct analysis_summary *sum)
 		const struct trace_health *h = c->health;
 
 		fprintf(out, "%s{\"id\":%zu,\"path\":", i ? "," : "", i + 1);
-		json_str(out, c->path);
+		json_fput_string(out, c->path);
 		fprintf(out,
 			",\"frames\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"roce_packets\":%" PRIu64
 			",\"malformed_packets\":%" PRIu64 ",\"first_ns\":%" PRIu64 ",\"last_ns\":%" PRIu64
@@ -95,7 +89,7 @@ int export_json(FILE *out, const struct analysis_summary *sum)
 			fputs("null", out);
 		fprintf(out, ",\"truncated\":%s,\"stop_reason\":", h->truncated ? "true" : "false");
 		if (h->stop_reason[0])
-			json_str(out, h->stop_reason);
+			json_fput_string(out, h->stop_reason);
 		else
 			fputs("null", out);
 		fprintf(out, ",\"flows\":%" PRIu64 ",\"unpaired_flows\":%" PRIu64 ",\"one_direction\":%s}",
@@ -127,11 +121,11 @@ int export_json(FILE *out, const struct analysis_summary *sum)
 
 		fprintf(out, "%s\n{\"rank\":%d,\"kind\":\"%s\",\"subject_kind\":\"%s\",\"subject\":", i ? "," : "",
 			f->rank, finding_kind_name(f->kind), finding_subject_kind_name(f->subject_kind));
-		json_str(out, f->subject);
+		json_fput_string(out, f->subject);
 		fputs(",\"direction\":", out);
-		json_str(out, f->direction);
+		json_fput_string(out, f->direction);
 		fprintf(out, ",\"severity\":%.6g,\"severity_text\":", isfinite(f->severity) ? f->severity : 0.0);
-		json_str(out, f->severity_text);
+		json_fput_string(out, f->severity_text);
 		fprintf(out, ",\"confidence\":%.3f,\"onset_ns\":", f->confidence);
 		if (f->onset_ns)
 			fprintf(out, "%" PRIu64, f->onset_ns);
