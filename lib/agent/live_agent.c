@@ -22,6 +22,7 @@
 #include "lib/track/qp_track.h"
 #include "lib/decode/roce_decode.h"
 #include "lib/util/text_buf.h"
+#include "lib/util/util.h"
 #include "lib/localize/topology.h"
 
 
@@ -87,16 +88,13 @@ static void on_window(void *ctx, uint64_t flow_id, const struct flow_window *w)
 	struct window_ring *r;
 
 	if (flow_id >= a->n_rings) {
-		size_t n = a->n_rings ? a->n_rings : 64;
-		while (n <= flow_id)
-			n *= 2;
-		struct window_ring *bigger = realloc(a->rings, n * sizeof(*bigger));
-		if (!bigger) {
+		size_t n = a->n_rings;
+
+		if (util_ensure_mem((void **)&a->rings, &n, sizeof(*a->rings), flow_id + 1)) {
 			a->oom++;
 			return;
 		}
-		memset(bigger + a->n_rings, 0, (n - a->n_rings) * sizeof(*bigger));
-		a->rings = bigger;
+		memset(a->rings + a->n_rings, 0, (n - a->n_rings) * sizeof(*a->rings));
 		a->n_rings = n;
 	}
 	r = &a->rings[flow_id];
@@ -129,20 +127,9 @@ static const struct flow_stats *recent_view(struct live_agent *a, const struct f
 	for (size_t i = 0; i < n; i++)
 		if (flows[i].id < a->n_rings)
 			total += a->rings[flows[i].id].n;
-	if (n > a->cap_view) {
-		struct flow_stats *v = realloc(a->view, n * sizeof(*v));
-		if (!v)
-			return NULL;
-		a->view = v;
-		a->cap_view = n;
-	}
-	if (total > a->cap_view_windows) {
-		struct flow_window *w = realloc(a->view_windows, total * sizeof(*w));
-		if (!w)
-			return NULL;
-		a->view_windows = w;
-		a->cap_view_windows = total;
-	}
+	if (util_ensure_mem((void **)&a->view, &a->cap_view, sizeof(*a->view), n) ||
+	    util_ensure_mem((void **)&a->view_windows, &a->cap_view_windows, sizeof(*a->view_windows), total))
+		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		const struct window_ring *r = flows[i].id < a->n_rings ? &a->rings[flows[i].id] : NULL;
 		a->view[i] = flows[i];

@@ -1,6 +1,7 @@
 /* agent_metrics.c: flows, findings and latency histograms -> metric families. */
 #include "lib/export/agent_metrics.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -34,20 +35,16 @@ int agent_latency_observe(struct agent_latency *al, uint64_t flow_id, uint64_t l
 	size_t b = 0;
 
 	if (flow_id >= al->cap) {
-		size_t cap = al->cap ? al->cap : 64;
-		while (cap <= flow_id)
-			cap *= 2;
-		void *counts = realloc(al->counts, cap * sizeof(*al->counts));
-		if (!counts)
+		/* Both arrays by flow id: grown to the same capacity, the new part zeroed. */
+		size_t cap_counts = al->cap, cap_sums = al->cap;
+
+		if (util_ensure_mem((void **)&al->counts, &cap_counts, sizeof(*al->counts), flow_id + 1) ||
+		    util_ensure_mem((void **)&al->sum_s, &cap_sums, sizeof(*al->sum_s), cap_counts))
 			return -ENOMEM;
-		al->counts = counts;
-		double *sums = realloc(al->sum_s, cap * sizeof(*al->sum_s));
-		if (!sums)
-			return -ENOMEM;
-		al->sum_s = sums;
-		memset(al->counts + al->cap, 0, (cap - al->cap) * sizeof(*al->counts));
-		memset(al->sum_s + al->cap, 0, (cap - al->cap) * sizeof(*al->sum_s));
-		al->cap = cap;
+		assert(cap_sums == cap_counts);
+		memset(al->counts + al->cap, 0, (cap_counts - al->cap) * sizeof(*al->counts));
+		memset(al->sum_s + al->cap, 0, (cap_counts - al->cap) * sizeof(*al->sum_s));
+		al->cap = cap_counts;
 	}
 	while (b < AGENT_LATENCY_BUCKETS && s > agent_latency_bounds_s[b])
 		b++;

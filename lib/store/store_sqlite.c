@@ -109,7 +109,7 @@ struct store {
 	struct store_opts opts;
 	uint64_t window_ns;
 	struct thin *thin;	/* by flow id */
-	uint64_t n_thin;
+	size_t n_thin;
 	int failed;		/* first SQLite error code */
 	char errmsg[256];
 	uint64_t sample_rows;
@@ -367,16 +367,11 @@ static int thin_keep(struct store *s, const struct qp_latency_sample *x)
 	if (!s->opts.max_samples_per_window || !x->flow_id)
 		return 1;
 	if (x->flow_id > s->n_thin) {
-		uint64_t n = s->n_thin ? s->n_thin : 1024;
-		struct thin *nt;
+		size_t n = s->n_thin;
 
-		while (n < x->flow_id)
-			n *= 2;
-		nt = realloc(s->thin, n * sizeof(*nt));
-		if (!nt)
-			return 1;
-		memset(nt + s->n_thin, 0, (n - s->n_thin) * sizeof(*nt));
-		s->thin = nt;
+		if (util_ensure_mem((void **)&s->thin, &n, sizeof(*s->thin), x->flow_id))
+			return 1; /* no memory to thin: keep the row */
+		memset(s->thin + s->n_thin, 0, (n - s->n_thin) * sizeof(*s->thin));
 		s->n_thin = n;
 	}
 	th = &s->thin[x->flow_id - 1];
