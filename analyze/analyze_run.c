@@ -21,6 +21,7 @@
 #include "lib/store/store_sqlite.h"
 #include "lib/localize/topology.h"
 #include "lib/trace/trace_reader.h"
+#include "lib/util/util.h"
 
 
 #define N_MALFORMED (1 - ROCE_DECODE_STATUS_MIN)
@@ -31,10 +32,15 @@ struct trace_counts {
 };
 
 /* Per capture: flows, unpaired RC flows, and whether only one direction of RC traffic is there. */
-static void capture_flow_counts(struct qp_tracker *t, const struct flow_stats *flows, size_t n,
-				struct store_capture *caps, int n_caps)
+static void capture_flow_counts(const struct flow_stats *flows, size_t n, struct store_capture *caps,
+				int n_caps)
 {
-	uint64_t *req = calloc((size_t)n_caps, sizeof(*req)), *resp = calloc((size_t)n_caps, sizeof(*resp));
+	uint64_t *req, *resp;
+
+	if (n_caps <= 0)
+		return;
+	req = calloc((size_t)n_caps, sizeof(*req));
+	resp = calloc((size_t)n_caps, sizeof(*resp));
 
 	for (size_t i = 0; i < n; i++) {
 		const struct flow_stats *f = &flows[i];
@@ -189,261 +195,341 @@ static int write_prom_file(const char *path, const struct flow_stats *flows, siz
 	return err ? -1 : 0;
 }
 
-int analyze_traces(const struct analyze_opts *opts)
-{
+/* Everything one analysis holds, from open to cleanup. */
+struct analyze_run {
+	const struct analyze_opts *opts;
 	struct roce_decode_opts dopts;
-	struct trace_reader *tr = NULL;
-	struct qp_tracker_cfg cfg;
-	struct qp_tracker *t = NULL;
-	struct store *st = NULL;
-	struct trace_counts *counts = NULL;
-	struct store_capture *caps = NULL;
-	struct finding *findings = NULL;
-	size_t n_findings = 0;
-	const struct flow_stats *flows = NULL;
-	struct trace_frame frame;
-	struct roce_pkt pkt;
-	char err[512], *tmp_db = NULL;
-	const char *db_path = opts->db_path;
-	int status = 0, rc, n_traces;
-	long n_flows;
-	double t_start = now_s();
-
+	struct trace_reader *tr;
+	int n_traces;
+	struct trace_counts *counts;	/* per trace */
+	struct store_capture *caps;	/* per trace */
+	uint64_t malformed_total;
+	const char *db_path;		/* -o, or the database --report/--csv keep */
+	char *report_db;		/* --report without -o: DIR/analysis.db */
+	char *tmp_db;			/* --csv without -o: dropped at the end */
+	struct store *st;
+	struct qp_tracker *t;
 	struct agent_latency latency;
-	struct tee_sink tee = { 0 };
-	struct qp_event_sink tee_sink_ops = {
-		.ctx = &tee,
-		.latency = tee_latency,
-		.retransmission = tee_retransmission,
-		.nak = tee_nak,
-		.cnp = tee_cnp,
-		.window = tee_window,
-	};
-	char *report_db = NULL;
-	uint64_t malformed_total = 0;
+	struct tee_sink tee;
+	struct qp_event_sink tee_ops;
+	const struct flow_stats *flows;
+	long n_flows;
+	struct finding *findings;
+	size_t n_findings;
+	double t_start;
+	int status;			/* the exit status: 1 once anything failed */
+};
 
-	agent_latency_init(&latency);
-	roce_decode_opts_default(&dopts);
-	for (int i = 0; i < opts->n_extra_ports && i + 1 < (int)(sizeof(dopts.udp_ports) / sizeof(dopts.udp_ports[0])); i++)
-		dopts.udp_ports[i + 1] = opts->extra_ports[i];
+/* Open the traces and the per-trace counters. */
+static int run_open(struct analyze_run *r)
+{
+	const struct analyze_opts *opts = r->opts;
+	char err[512];
 
-	if (trace_reader_open(&tr, opts->traces, opts->n_traces, err, sizeof(err))) {
+	agent_latency_init(&r->latency);
+	roce_decode_opts_default(&r->dopts);
+	for (int i = 0; i < opts->n_extra_ports && i + 1 < (int)ARRAY_SIZE(r->dopts.udp_ports); i++)
+		r->dopts.udp_ports[i + 1] = opts->extra_ports[i];
+	if (trace_reader_open(&r->tr, opts->traces, opts->n_traces, err, sizeof(err))) {
 		pr_err("%s\n", err);
-		return 1;
+		return -1;
 	}
-	n_traces = trace_reader_count(tr);
-	counts = calloc((size_t)n_traces, sizeof(*counts));
-	caps = calloc((size_t)n_traces, sizeof(*caps));
-	if (!counts || !caps) {
+	r->n_traces = trace_reader_count(r->tr);
+	r->counts = calloc((size_t)r->n_traces, sizeof(*r->counts));
+	r->caps = calloc((size_t)r->n_traces, sizeof(*r->caps));
+	if (!r->counts || !r->caps) {
 		pr_err("%s\n", strerror(ENOMEM));
-		status = 1;
-		goto out;
+		return -1;
 	}
+	return 0;
+}
 
-	/* --report without -o: the report's database lives in the report folder. */
-	if (!db_path && opts->report_dir) {
-		size_t n = strlen(opts->report_dir) + 32;
+/* DIR/NAME, created with DIR, for a database --report or --csv needs without -o. */
+static char *db_in_dir(const char *opt, const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *path;
 
-		if (mkdir_p_dir(opts->report_dir)) {
-			pr_err("--report %s: %s\n", opts->report_dir, strerror(errno));
-			status = 1;
-			goto out;
-		}
-		report_db = malloc(n);
-		if (!report_db) {
-			status = 1;
-			goto out;
-		}
-		snprintf(report_db, n, "%s/analysis.db", opts->report_dir);
-		db_path = report_db;
+	if (mkdir_p_dir(dir)) {
+		pr_err("%s %s: %s\n", opt, dir, strerror(errno));
+		return NULL;
 	}
-	/* --csv without -o: build the database beside the CSV files, then drop it. */
-	if (!db_path && opts->csv_dir) {
-		size_t n = strlen(opts->csv_dir) + 64;
-
-		if (mkdir_p_dir(opts->csv_dir)) {
-			pr_err("--csv %s: %s\n", opts->csv_dir, strerror(errno));
-			status = 1;
-			goto out;
-		}
-		tmp_db = malloc(n);
-		if (!tmp_db) {
-			status = 1;
-			goto out;
-		}
-		snprintf(tmp_db, n, "%s/.agentxdp-analyze.%d.db", opts->csv_dir, (int)getpid());
-		db_path = tmp_db;
+	path = malloc(n);
+	if (!path) {
+		pr_err("%s\n", strerror(ENOMEM));
+		return NULL;
 	}
+	snprintf(path, n, "%s/%s", dir, name);
+	return path;
+}
+
+/* Where the database goes: -o, else inside --report DIR, else beside the --csv files. */
+static int run_choose_db(struct analyze_run *r)
+{
+	const struct analyze_opts *opts = r->opts;
+	char name[64];
+
+	r->db_path = opts->db_path;
+	if (!r->db_path && opts->report_dir) {
+		r->report_db = db_in_dir("--report", opts->report_dir, "analysis.db");
+		if (!r->report_db)
+			return -1;
+		r->db_path = r->report_db;
+	}
+	if (!r->db_path && opts->csv_dir) {
+		snprintf(name, sizeof(name), ".agentxdp-analyze.%d.db", (int)getpid());
+		r->tmp_db = db_in_dir("--csv", opts->csv_dir, name);
+		if (!r->tmp_db)
+			return -1;
+		r->db_path = r->tmp_db;
+	}
+	return 0;
+}
+
+/* The tracker, with the store (and --prom's histograms) listening to its events. */
+static int run_start_tracker(struct analyze_run *r)
+{
+	const struct analyze_opts *opts = r->opts;
+	struct qp_tracker_cfg cfg;
+	char err[512];
 
 	qp_tracker_cfg_default(&cfg);
 	cfg.window_ns = opts->window_ns;
 	cfg.dup_window_ns = opts->dedup_ns;
-	if (db_path) {
+	if (r->db_path) {
 		struct store_opts sopts = { .max_samples_per_window = opts->max_samples_per_window };
 
-		if (store_open(&st, db_path, &sopts, err, sizeof(err))) {
+		if (store_open(&r->st, r->db_path, &sopts, err, sizeof(err))) {
 			pr_err("%s\n", err);
-			status = 1;
-			goto out;
+			return -1;
 		}
-		store_set_window(st, opts->window_ns);
-		cfg.sink = store_sink(st);
+		store_set_window(r->st, opts->window_ns);
+		cfg.sink = store_sink(r->st);
 	}
 	if (opts->prom_path) {
-		tee.inner = cfg.sink;
-		tee.latency = &latency;
-		cfg.sink = &tee_sink_ops;
+		r->tee.inner = cfg.sink;
+		r->tee.latency = &r->latency;
+		r->tee_ops = (struct qp_event_sink){
+			.ctx = &r->tee,
+			.latency = tee_latency,
+			.retransmission = tee_retransmission,
+			.nak = tee_nak,
+			.cnp = tee_cnp,
+			.window = tee_window,
+		};
+		cfg.sink = &r->tee_ops;
 	}
-	t = qp_tracker_new(&cfg);
-	if (!t) {
+	r->t = qp_tracker_new(&cfg);
+	if (!r->t) {
 		pr_err("%s\n", strerror(ENOMEM));
-		status = 1;
-		goto out;
+		return -1;
 	}
+	return 0;
+}
 
-	while ((rc = trace_reader_next(tr, &frame)) != 0) {
+/* Every frame of every trace through the decoder into the tracker. */
+static int run_read_frames(struct analyze_run *r)
+{
+	struct trace_frame frame;
+	struct roce_pkt pkt;
+	int rc;
+
+	while ((rc = trace_reader_next(r->tr, &frame)) != 0) {
+		struct trace_counts *cnt;
+
 		if (rc < 0) {
 			/* Keep what was read: the other inputs still deliver their frames. */
-			pr_err("%s\n", trace_reader_error(tr));
-			status = 1;
+			pr_err("%s\n", trace_reader_error(r->tr));
+			r->status = 1;
 			continue;
 		}
-		rc = roce_decode_frame(&dopts, frame.linktype, frame.data, frame.caplen, frame.origlen, frame.ts_ns,
-				       &pkt);
+		cnt = &r->counts[frame.trace_index];
+		rc = roce_decode_frame(&r->dopts, frame.linktype, frame.data, frame.caplen, frame.origlen,
+				       frame.ts_ns, &pkt);
 		if (rc == ROCE_DECODE_OK) {
-			counts[frame.trace_index].roce++;
-			if (qp_tracker_add(t, &pkt, (uint32_t)frame.trace_index)) {
-				pr_err("out of memory tracking %" PRIu64 " flows\n", qp_tracker_totals(t)->flows);
-				status = 1;
+			cnt->roce++;
+			if (qp_tracker_add(r->t, &pkt, (uint32_t)frame.trace_index)) {
+				/* Stop reading; what was tracked is still analyzed and written. */
+				pr_err("out of memory tracking %" PRIu64 " flows\n", qp_tracker_totals(r->t)->flows);
+				r->status = 1;
 				break;
 			}
 		} else if (rc > 0) {
-			counts[frame.trace_index].other++;
+			cnt->other++;
 		} else {
-			counts[frame.trace_index].malformed[-rc]++;
+			cnt->malformed[-rc]++;
 			pr_debug("frame %" PRIu64 " of %s: malformed (%s)\n", frame.frame_number,
-				 trace_reader_path(tr, frame.trace_index), roce_decode_status_name(rc));
+				 trace_reader_path(r->tr, frame.trace_index), roce_decode_status_name(rc));
 		}
-		if (st && store_failed(st))
+		if (r->st && store_failed(r->st))
 			break;
 	}
-	qp_tracker_finish(t);
-	n_flows = qp_tracker_snapshot(t, &flows);
-	if (n_flows < 0) {
+	qp_tracker_finish(r->t);
+	r->n_flows = qp_tracker_snapshot(r->t, &r->flows);
+	if (r->n_flows < 0) {
 		pr_err("%s\n", strerror(ENOMEM));
-		status = 1;
-		goto out;
+		return -1;
 	}
+	return 0;
+}
 
-	for (int i = 0; i < n_traces; i++) {
-		const struct trace_health *h = trace_reader_health(tr, i);
+/* Each capture's health: what it held, what it lost, what was not understood. */
+static void run_capture_health(struct analyze_run *r)
+{
+	for (int i = 0; i < r->n_traces; i++) {
+		const struct trace_health *h = trace_reader_health(r->tr, i);
+		struct store_capture *cap = &r->caps[i];
 
-		caps[i].path = trace_reader_path(tr, i);
-		caps[i].health = h;
-		caps[i].roce_packets = counts[i].roce;
-		caps[i].other_packets = counts[i].other;
+		cap->path = trace_reader_path(r->tr, i);
+		cap->health = h;
+		cap->roce_packets = r->counts[i].roce;
+		cap->other_packets = r->counts[i].other;
 		for (int m = 1; m < N_MALFORMED; m++)
-			caps[i].malformed_packets += counts[i].malformed[m];
-		malformed_total += caps[i].malformed_packets;
+			cap->malformed_packets += r->counts[i].malformed[m];
+		r->malformed_total += cap->malformed_packets;
 		if (h->has_drop_counters && h->capture_dropped)
-			pr_warn("%s: the capture itself dropped %" PRIu64 " packets\n", caps[i].path, h->capture_dropped);
-		if (caps[i].malformed_packets)
-			pr_warn("%s: %" PRIu64 " malformed packets (see the malformed table)\n", caps[i].path,
-				caps[i].malformed_packets);
+			pr_warn("%s: the capture itself dropped %" PRIu64 " packets\n", cap->path, h->capture_dropped);
+		if (cap->malformed_packets)
+			pr_warn("%s: %" PRIu64 " malformed packets (see the malformed table)\n", cap->path,
+				cap->malformed_packets);
 	}
-	capture_flow_counts(t, flows, (size_t)n_flows, caps, n_traces);
-	for (int i = 0; i < n_traces; i++)
-		if (caps[i].one_direction)
+	capture_flow_counts(r->flows, (size_t)r->n_flows, r->caps, r->n_traces);
+	for (int i = 0; i < r->n_traces; i++)
+		if (r->caps[i].one_direction)
 			pr_warn("%s: holds only one direction of its RC traffic (requests or responses)\n",
-				caps[i].path);
+				r->caps[i].path);
+}
 
-	if (run_localize(opts, flows, (size_t)n_flows, &findings, &n_findings)) {
-		status = 1;
-		n_findings = 0;
-		findings = NULL;
-	}
+/* The database: run metadata, captures, malformed counts, flows, findings; one commit. */
+static void run_store(struct analyze_run *r)
+{
+	char err[512];
+	int rc;
 
-	if (st) {
-		store_run_meta(st, opts, now_s() - t_start);
-		store_captures(st, caps, (size_t)n_traces);
-		for (int i = 0; i < n_traces; i++)
-			for (int m = 1; m < N_MALFORMED; m++)
-				if (counts[i].malformed[m])
-					store_malformed(st, i, roce_decode_status_name(-m), counts[i].malformed[m]);
-		store_flows(st, flows, (size_t)n_flows);
-		store_findings(st, findings, n_findings);
-		rc = store_commit(st, err, sizeof(err));
-		st = NULL;
-		if (rc) {
-			pr_err("%s\n", err);
-			status = 1;
-			db_path = NULL;
-		} else if (opts->db_path) {
-			pr_info("%s: %ld flows, %" PRIu64 " packets, %zu findings\n", opts->db_path, n_flows,
-				qp_tracker_totals(t)->packets, n_findings);
-		}
+	if (!r->st)
+		return;
+	store_run_meta(r->st, r->opts, now_s() - r->t_start);
+	store_captures(r->st, r->caps, (size_t)r->n_traces);
+	for (int i = 0; i < r->n_traces; i++)
+		for (int m = 1; m < N_MALFORMED; m++)
+			if (r->counts[i].malformed[m])
+				store_malformed(r->st, i, roce_decode_status_name(-m), r->counts[i].malformed[m]);
+	store_flows(r->st, r->flows, (size_t)r->n_flows);
+	store_findings(r->st, r->findings, r->n_findings);
+	rc = store_commit(r->st, err, sizeof(err));
+	r->st = NULL;
+	if (rc) {
+		pr_err("%s\n", err);
+		r->status = 1;
+		r->db_path = NULL;
+	} else if (r->opts->db_path) {
+		pr_info("%s: %ld flows, %" PRIu64 " packets, %zu findings\n", r->opts->db_path, r->n_flows,
+			qp_tracker_totals(r->t)->packets, r->n_findings);
 	}
+}
+
+/* --prom, --report and --csv, each from what the analysis (or its database) holds. */
+static void run_file_outputs(struct analyze_run *r)
+{
+	const struct analyze_opts *opts = r->opts;
+	char err[512];
+
 	if (opts->prom_path) {
-		if (tee.failed) {
+		if (r->tee.failed) {
 			pr_err("--prom: out of memory for the latency histograms\n");
-			status = 1;
-		} else if (write_prom_file(opts->prom_path, flows, (size_t)n_flows, findings, n_findings, t,
-					   &latency, malformed_total)) {
-			status = 1;
+			r->status = 1;
+		} else if (write_prom_file(opts->prom_path, r->flows, (size_t)r->n_flows, r->findings,
+					   r->n_findings, r->t, &r->latency, r->malformed_total)) {
+			r->status = 1;
 		}
 	}
-	if (opts->report_dir && db_path) {
+	if (opts->report_dir && r->db_path) {
 		struct report_write_opts ro = { .top_n = 10 };
 
-		if (report_write_from_db(db_path, opts->report_dir, &ro))
-			status = 1;
+		if (report_write_from_db(r->db_path, opts->report_dir, &ro))
+			r->status = 1;
 		else
 			pr_info("report: %s/index.html\n", opts->report_dir);
 	}
-	if (opts->csv_dir && db_path) {
-		if (export_csv(db_path, opts->csv_dir, err, sizeof(err))) {
-			pr_err("%s\n", err);
-			status = 1;
-		}
+	if (opts->csv_dir && r->db_path && export_csv(r->db_path, opts->csv_dir, err, sizeof(err))) {
+		pr_err("%s\n", err);
+		r->status = 1;
 	}
-	{
-		struct analysis_summary sum = {
-			.captures = caps,
-			.n_captures = (size_t)n_traces,
-			.flows = flows,
-			.n_flows = (size_t)n_flows,
-			.totals = qp_tracker_totals(t),
-			.findings = findings,
-			.n_findings = n_findings,
-			.window_ns = opts->window_ns,
-			.db_path = db_path && (opts->db_path || report_db) ? db_path : NULL,
-		};
+}
 
-		if (opts->json) {
-			if (export_json(stdout, &sum) || fflush(stdout)) {
-				pr_err("writing the JSON summary: %s\n", strerror(errno));
-				status = 1;
-			}
-		} else if (!opts->db_path && !opts->csv_dir && !opts->report_dir && !opts->prom_path) {
-			if (export_text(stdout, &sum, 10) || fflush(stdout)) {
-				pr_err("writing the summary: %s\n", strerror(errno));
-				status = 1;
-			}
+/* --json, or the terminal summary when nothing else was asked for. */
+static void run_summary(struct analyze_run *r)
+{
+	const struct analyze_opts *opts = r->opts;
+	struct analysis_summary sum = {
+		.captures = r->caps,
+		.n_captures = (size_t)r->n_traces,
+		.flows = r->flows,
+		.n_flows = (size_t)r->n_flows,
+		.totals = qp_tracker_totals(r->t),
+		.findings = r->findings,
+		.n_findings = r->n_findings,
+		.window_ns = opts->window_ns,
+		.db_path = r->db_path && (opts->db_path || r->report_db) ? r->db_path : NULL,
+	};
+
+	if (opts->json) {
+		if (export_json(stdout, &sum) || fflush(stdout)) {
+			pr_err("writing the JSON summary: %s\n", strerror(errno));
+			r->status = 1;
+		}
+	} else if (!opts->db_path && !opts->csv_dir && !opts->report_dir && !opts->prom_path) {
+		if (export_text(stdout, &sum, 10) || fflush(stdout)) {
+			pr_err("writing the summary: %s\n", strerror(errno));
+			r->status = 1;
 		}
 	}
-out:
-	if (st)
-		store_abort(st);
-	if (tmp_db) {
-		unlink(tmp_db);
-		free(tmp_db);
+}
+
+static void run_cleanup(struct analyze_run *r)
+{
+	if (r->st)
+		store_abort(r->st);
+	if (r->tmp_db) {
+		unlink(r->tmp_db);
+		free(r->tmp_db);
 	}
-	findings_free(findings, n_findings);
-	agent_latency_free(&latency);
-	free(report_db);
-	qp_tracker_free(t);
-	free(counts);
-	free(caps);
-	trace_reader_close(tr);
-	return status;
+	findings_free(r->findings, r->n_findings);
+	agent_latency_free(&r->latency);
+	free(r->report_db);
+	qp_tracker_free(r->t);
+	free(r->counts);
+	free(r->caps);
+	trace_reader_close(r->tr);
+}
+
+/*
+ * The analysis as named steps: open the traces, choose the database, start the tracker,
+ * read every frame, judge capture health, localize, store, write the other outputs, print.
+ */
+int analyze_traces(const struct analyze_opts *opts)
+{
+	struct analyze_run r = { .opts = opts, .t_start = now_s() };
+
+	if (run_open(&r)) {
+		/* Nothing was read: a trace that cannot be opened is the whole answer. */
+		r.status = 1;
+		goto cleanup;
+	}
+	if (run_choose_db(&r) || run_start_tracker(&r) || run_read_frames(&r)) {
+		r.status = 1;
+		goto cleanup;
+	}
+	run_capture_health(&r);
+	if (run_localize(opts, r.flows, (size_t)r.n_flows, &r.findings, &r.n_findings)) {
+		r.status = 1;
+		r.n_findings = 0;
+		r.findings = NULL;
+	}
+	run_store(&r);
+	run_file_outputs(&r);
+	run_summary(&r);
+cleanup:
+	run_cleanup(&r);
+	return r.status;
 }
