@@ -214,7 +214,7 @@ static int add_findings(struct metric_set *set, const struct agent_metrics_input
 	int err;
 
 	sev = metric_family_get(set, "agentxdp_finding_severity", METRIC_GAUGE,
-				"Current findings: severity (slow: latency as a multiple of the flows' baseline; lossy, congested: fraction of packets lost or marked); absent when nothing is found.",
+				"Current findings: severity (slow: latency as a multiple of the flows' baseline; lossy, congested: fraction of packets lost or marked); level alert (a fault) or notice (ordinary traffic explains it); absent when nothing is found.",
 				"1");
 	conf = metric_family_get(set, "agentxdp_finding_confidence", METRIC_GAUGE,
 				 "Current findings: confidence 0..1.", "1");
@@ -228,14 +228,15 @@ static int add_findings(struct metric_set *set, const struct agent_metrics_input
 		snprintf(rank, sizeof(rank), "%d", f->rank);
 		struct metric_label l[] = {
 			{ "rank", rank },
+			{ "level", finding_level_name(f->level) },
 			{ "kind", finding_kind_name(f->kind) },
 			{ "subject_kind", finding_subject_kind_name(f->subject_kind) },
 			{ "link", f->subject },
 			{ "direction", f->direction },
 		};
-		err = metric_add_double(sev, l, 5, f->severity, 0);
+		err = metric_add_double(sev, l, ARRAY_SIZE(l), f->severity, 0);
 		if (!err)
-			err = metric_add_double(conf, l, 5, f->confidence, 0);
+			err = metric_add_double(conf, l, ARRAY_SIZE(l), f->confidence, 0);
 		if (err)
 			return err;
 	}

@@ -119,8 +119,9 @@ int export_json(FILE *out, const struct analysis_summary *sum)
 	for (size_t i = 0; i < sum->n_findings; i++) {
 		const struct finding *f = &sum->findings[i];
 
-		fprintf(out, "%s\n{\"rank\":%d,\"kind\":\"%s\",\"subject_kind\":\"%s\",\"subject\":", i ? "," : "",
-			f->rank, finding_kind_name(f->kind), finding_subject_kind_name(f->subject_kind));
+		fprintf(out, "%s\n{\"rank\":%d,\"level\":\"%s\",\"kind\":\"%s\",\"subject_kind\":\"%s\",\"subject\":",
+			i ? "," : "", f->rank, finding_level_name(f->level), finding_kind_name(f->kind),
+			finding_subject_kind_name(f->subject_kind));
 		json_fput_string(out, f->subject);
 		fputs(",\"direction\":", out);
 		json_fput_string(out, f->direction);
@@ -155,6 +156,36 @@ static void fmt_time(char *buf, size_t len, uint64_t ns)
 	gmtime_r(&sec, &tm);
 	snprintf(buf, len, "%04d-%02d-%02d %02d:%02d:%02d.%06" PRIu64 " UTC", tm.tm_year + 1900, tm.tm_mon + 1,
 		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (ns % 1000000000u) / 1000);
+}
+
+/* The findings of one level: alerts ("Findings"), then notices, each with its numbers. */
+static void print_findings(FILE *out, const struct analysis_summary *sum, enum finding_level level)
+{
+	char t0[64];
+	size_t shown = 0;
+
+	for (size_t i = 0; i < sum->n_findings; i++) {
+		const struct finding *f = &sum->findings[i];
+
+		if (f->level != level)
+			continue;
+		if (!shown++)
+			fputs(level == FINDING_ALERT ? "\nFindings:\n" :
+						       "\nNotices (ordinary traffic explains them; not a fault):\n",
+			      out);
+		fprintf(out, "  %d. %s %s %s", f->rank, finding_kind_name(f->kind),
+			finding_subject_kind_name(f->subject_kind), f->subject);
+		if (f->direction[0])
+			fprintf(out, " (%s)", f->direction);
+		fprintf(out, ": %s, confidence %.2f, %u flows", f->severity_text, f->confidence, f->flows_hurt);
+		if (f->onset_ns) {
+			fmt_time(t0, sizeof(t0), f->onset_ns);
+			fprintf(out, ", since %s", t0);
+		}
+		fputc('\n', out);
+	}
+	if (!shown && level == FINDING_ALERT)
+		fprintf(out, "\nFindings:\n  none: no link, path or host stands out\n");
 }
 
 int export_text(FILE *out, const struct analysis_summary *sum, size_t top_n)
@@ -229,23 +260,8 @@ int export_text(FILE *out, const struct analysis_summary *sum, size_t top_n)
 		}
 		free(by_p99);
 	}
-	fprintf(out, "\nFindings:\n");
-	if (!sum->n_findings)
-		fprintf(out, "  none: no link, path or host stands out\n");
-	for (size_t i = 0; i < sum->n_findings; i++) {
-		const struct finding *f = &sum->findings[i];
-
-		fprintf(out, "  %d. %s %s %s", f->rank, finding_kind_name(f->kind),
-			finding_subject_kind_name(f->subject_kind), f->subject);
-		if (f->direction[0])
-			fprintf(out, " (%s)", f->direction);
-		fprintf(out, ": %s, confidence %.2f, %u flows", f->severity_text, f->confidence, f->flows_hurt);
-		if (f->onset_ns) {
-			fmt_time(t0, sizeof(t0), f->onset_ns);
-			fprintf(out, ", since %s", t0);
-		}
-		fputc('\n', out);
-	}
+	print_findings(out, sum, FINDING_ALERT);
+	print_findings(out, sum, FINDING_NOTICE);
 	if (sum->db_path)
 		fprintf(out, "\nDatabase: %s\n", sum->db_path);
 	return ferror(out) ? -1 : 0;

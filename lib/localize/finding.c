@@ -37,3 +37,8 @@ void findings_free(struct finding *findings, size_t n)
 		free(findings[i].evidence);
 	free(findings);
 }
+
+const char *finding_level_name(enum finding_level level)
+{
+	return level == FINDING_NOTICE ? "notice" : "alert";
+}

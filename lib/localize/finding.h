@@ -22,8 +22,20 @@ enum finding_subject_kind {
 	SUBJECT_HOST = 3,	/* an end host */
 };
 
+/*
+ * An alert is evidence that fits a fault: a subject worse than peers carrying comparable
+ * load (loss, a latency step, marking no load explains). A notice is something worth
+ * seeing that ordinary traffic explains (congestion under heavy load, a mild excess):
+ * listed below the alerts, never the verdict.
+ */
+enum finding_level {
+	FINDING_ALERT = 0,
+	FINDING_NOTICE = 1,
+};
+
 struct finding {
-	int rank;			/* 1 = most likely culprit */
+	int rank;			/* 1 = most likely culprit; alerts rank before notices */
+	enum finding_level level;
 	enum finding_kind kind;
 	enum finding_subject_kind subject_kind;
 	char subject[128];		/* link name, host address, or "src -> dst" */
@@ -38,6 +50,7 @@ struct finding {
 
 const char *finding_kind_name(enum finding_kind kind);	/* "slow", "lossy", "congested", "host" */
 const char *finding_subject_kind_name(enum finding_subject_kind kind);
+const char *finding_level_name(enum finding_level level);	/* "alert", "notice" */
 void findings_free(struct finding *findings, size_t n);
 
 #endif

@@ -12,6 +12,7 @@
  */
 #include "lib/localize/localize.h"
 #include "lib/localize/localize_internal.h"
+#include "lib/util/robust_stats.h"
 
 #include <errno.h>
 #include <math.h>
@@ -42,6 +43,8 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->rnr_min_naks = 3;
 	cfg->penalty_path = 1.5;
 	cfg->penalty_host = 1.2;
+	cfg->ecn_alert_min_rate = 0.05;
+	cfg->host_alert_min_ratio = 2;
 	cfg->max_ecmp_paths = 64;
 	cfg->max_findings = 5;
 	cfg->min_confidence = 0.2;
@@ -66,9 +69,71 @@ static int kind_priority(enum finding_kind k)
 static int cmp_candidate(const void *a, const void *b)
 {
 	const struct candidate *x = a, *y = b;
+	if (x->level != y->level)
+		return x->level == FINDING_NOTICE ? 1 : -1;
 	if (x->confidence != y->confidence)
 		return x->confidence < y->confidence ? 1 : -1;
 	return (x->severity < y->severity) - (x->severity > y->severity);
+}
+
+/* Packets through the subject against the median of subjects of its kind. */
+static double load_ratio(const struct ctx *c, uint32_t var)
+{
+	double *load = calloc(c->n_vars ? c->n_vars : 1, sizeof(*load));
+	double *same = calloc(c->n_vars ? c->n_vars : 1, sizeof(*same));
+	double ratio = 0, median;
+	size_t n_same = 0;
+
+	if (!load || !same)
+		goto out;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+		for (size_t i = 0; i < cn->inc_len; i++) {
+			const struct incidence *e = &c->inc[cn->inc_start + i];
+			load[e->var] += cn->packets * (e->fwd > 0 ? e->fwd : e->rtt);
+		}
+	}
+	for (size_t v = 0; v < c->n_vars; v++)
+		if (c->vars[v].kind == c->vars[var].kind && load[v] > 0)
+			same[n_same++] = load[v];
+	if (n_same) {
+		median = rs_median(same, n_same);
+		ratio = median > 0 ? load[var] / median : 0;
+	}
+out:
+	free(load);
+	free(same);
+	return ratio;
+}
+
+/*
+ * Alert or notice: an alert is what ordinary traffic does not explain. ECN marking at a
+ * rate busy healthy links reach is congestion, and a responder's turnaround under 2x its
+ * peers' is a busy host; loss, RNR and latency excess stay alerts (a slow link's excess
+ * can be small against a whole round trip: a 2x serializer adds little at light load).
+ * The subject's load against its kind's median goes into the evidence.
+ */
+void loc_classify_level(struct ctx *c, struct candidate *cand)
+{
+	const struct localize_config *cfg = c->cfg;
+
+	cand->level = FINDING_ALERT;
+	cand->notice_why = NULL;
+	cand->load_ratio = load_ratio(c, cand->var);
+	switch (cand->kind) {
+	case FINDING_CONGESTED:
+		if (cand->in_rate < cfg->ecn_alert_min_rate)
+			cand->notice_why = "ECN marks at a rate busy healthy links reach";
+		break;
+	case FINDING_HOST:
+		if (cand->signal == SIG_TURNAROUND && cand->severity < cfg->host_alert_min_ratio)
+			cand->notice_why = "a turnaround excess within what a busy responder shows";
+		break;
+	default:
+		break;
+	}
+	if (cand->notice_why)
+		cand->level = FINDING_NOTICE;
 }
 
 int localize(const struct flow_stats *flows, size_t n_flows, const struct topology *topo,
@@ -139,6 +204,8 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 			best[j].confidence = conf;
 		}
 	}
+	for (size_t i = 0; i < n_best; i++)
+		loc_classify_level(&c, &best[i]);
 	if (n_best)
 		qsort(best, n_best, sizeof(*best), cmp_candidate);
 	if (n_best > cfg->max_findings)

@@ -52,6 +52,11 @@ struct localize_config {
 	double penalty_path;		/* a host pair instead of a link (1.5) */
 	double penalty_host;		/* responder turnaround instead of a link (1.2) */
 
+	/* Alert or notice (enum finding_level): what ordinary traffic does not explain. */
+	double ecn_alert_min_rate;	/* congested: marks per packet through the subject for an
+					   alert; busy healthy links mark less (0.05) */
+	double host_alert_min_ratio;	/* responder turnaround over peers for an alert (2) */
+
 	uint32_t max_ecmp_paths;	/* shortest paths enumerated per host pair (64) */
 	uint32_t max_findings;		/* (5) */
 	double min_confidence;		/* findings below are dropped (0.2) */

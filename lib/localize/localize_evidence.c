@@ -114,6 +114,12 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 				    "\"rate_elsewhere\":%.6g",
 				cand->in_events, cand->in_packets, jnum(cand->in_rate),
 				jnum(cand->out_rate));
+	text_buf_printf(ev, ",\"level\":\"%s\",\"load_ratio\":%.3f", finding_level_name(cand->level),
+			jnum(cand->load_ratio));
+	if (cand->notice_why) {
+		text_buf_puts(ev, ",\"notice_why\":");
+		text_buf_json_string(ev, cand->notice_why);
+	}
 	text_buf_printf(ev, ",\"onset\":\"%s\"",
 			cand->onset_change_point ? "change_point" : "first_evidence");
 	if (cand->alt_subject[0]) {
@@ -151,6 +157,7 @@ int loc_make_finding(struct ctx *c, const struct candidate *cand,
 		return -ENOMEM;
 	memset(f, 0, sizeof(*f));
 	f->kind = cand->kind;
+	f->level = cand->level;
 	f->subject_kind = loc_var_subject_kind(v);
 	loc_var_subject(c, v, f->subject, sizeof(f->subject));
 	snprintf(f->direction, sizeof(f->direction), "%s", cand->direction);

@@ -115,6 +115,9 @@ struct candidate {
 	double share;			/* this pick's fit gain / the signal's first pick's */
 	double n_eff;			/* sum of squared coefficients of the flows fitted */
 	int variant;			/* loss/ECN: 0 both directions, 1 a -> b, 2 b -> a */
+	enum finding_level level;
+	double load_ratio;		/* packets through the subject / median of its kind */
+	const char *notice_why;		/* what ordinary traffic explains, for a notice */
 };
 
 static inline double max2(double a, double b)
@@ -129,6 +132,9 @@ long loc_add_var(struct ctx *c, enum var_kind kind, uint32_t link, const uint8_t
 		 const uint8_t *b);
 int loc_build_conns(struct ctx *c);
 int loc_build_incidence(struct ctx *c);
+
+/* localize.c: alert or notice. */
+void loc_classify_level(struct ctx *c, struct candidate *cand);
 
 /* localize_signals.c: each connection's value of each signal against its baseline. */
 void loc_build_signals(struct ctx *c);

@@ -197,6 +197,21 @@ static void *next_capture(void *ctx)
 	return append_row((void **)&d->captures, &d->n_captures, &d->cap_captures, sizeof(*d->captures));
 }
 
+/* Whether TABLE has COLUMN (a database of an earlier version may lack it). */
+static bool has_column(sqlite3 *db, const char *table, const char *column)
+{
+	sqlite3_stmt *st = NULL;
+	bool found = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", -1, &st, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
 static void *next_finding(void *ctx)
 {
 	struct report_data *d = ctx;
@@ -240,6 +255,7 @@ static const struct column_map capture_columns[] = {
 
 static const struct column_map finding_columns[] = {
 	COL(COL_INT, struct report_finding, "rank", rank),
+	COL(COL_TEXT, struct report_finding, "level", level),
 	COL(COL_TEXT, struct report_finding, "kind", kind),
 	COL(COL_TEXT, struct report_finding, "subject", subject),
 	COL(COL_TEXT, struct report_finding, "direction", direction),
@@ -361,11 +377,22 @@ int report_data_load(const char *db_path, size_t top_n, struct report_data *d, c
 		goto cleanup;
 	for (size_t i = 0; i < d->n_captures; i++)
 		d->total_malformed += d->captures[i].malformed;
+	/* Databases written before findings had levels hold only what are alerts now. */
 	if (query_rows(db,
-		       "SELECT rank, kind, subject, direction, severity, severity_text, confidence,"
-		       " onset_ns, flows_hurt, evidence FROM finding ORDER BY rank",
+		       has_column(db, "finding", "level") ?
+			       "SELECT rank, level, kind, subject, direction, severity, severity_text, confidence,"
+			       " onset_ns, flows_hurt, evidence FROM finding ORDER BY rank" :
+			       "SELECT rank, 'alert' AS level, kind, subject, direction, severity, severity_text,"
+			       " confidence, onset_ns, flows_hurt, evidence FROM finding ORDER BY rank",
 		       finding_columns, ARRAY_SIZE(finding_columns), next_finding, d, err, errlen))
 		goto cleanup;
+	for (size_t i = 0; i < d->n_findings; i++) {
+		/* Only the two words the analyzer writes reach a report. */
+		struct report_finding *f = &d->findings[i];
+
+		snprintf(f->level, sizeof(f->level), "%s", strcmp(f->level, "notice") ? "alert" : "notice");
+		d->n_alerts += f->level[0] == 'a';
+	}
 	if (query_rows(db,
 		       "SELECT count(*) AS flows, total(packets) AS packets, total(bytes) AS bytes,"
 		       " total(retransmitted_packets) AS retransmitted,"

@@ -15,6 +15,7 @@ struct report_capture {
 
 struct report_finding {
 	int rank;
+	char level[16];			/* "alert" or "notice" ("alert" in databases before levels) */
 	char kind[32];
 	char subject[128];
 	char direction[128];
@@ -56,6 +57,7 @@ struct report_data {
 	size_t n_captures, cap_captures;
 	struct report_finding *findings;
 	size_t n_findings, cap_findings;
+	size_t n_alerts;		/* findings of level "alert": the verdict */
 	struct report_flow *flows;	/* sorted by badness, worst first */
 	size_t n_flows, cap_flows;	/* how many are loaded (top-N) */
 	uint64_t total_flows;		/* how many the database holds */

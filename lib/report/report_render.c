@@ -85,12 +85,15 @@ static void verdict_text(struct text_buf *out, const struct report_data *d, bool
 {
 	char when[64], cell[3][CELL_LEN];
 
-	if (!d->n_findings) {
+	if (!d->n_alerts) {
 		text_buf_printf(out,
 				"No slow or lossy link found. Checked %" PRIu64 " flows, %" PRIu64
 				" packets over %.3f s: ACK latency against the population (median/MAD),"
 				" retransmissions, NAKs, timeouts, RNR NAKs, CNPs and ECN marks.",
 				d->total_flows, d->total_packets, duration_s(d));
+		if (d->n_findings)
+			text_buf_printf(out, " %zu notice%s: what ordinary traffic explains (listed below).",
+					d->n_findings, d->n_findings == 1 ? "" : "s");
 		return;
 	}
 	const struct report_finding *f = &d->findings[0];
@@ -118,16 +121,16 @@ int report_render_summary(struct text_buf *out, const struct report_data *d, enu
 	for (size_t i = 0; i < d->n_findings && i < top_n; i++) {
 		const struct report_finding *f = &d->findings[i];
 		if (i == 0)
-			text_buf_puts(out, md ? "\n| rank | kind | subject | direction | severity | confidence | onset | flows |\n|---|---|---|---|---|---|---|---|\n"
-					      : "\n  rank kind       subject                        severity                                  conf  flows\n");
+			text_buf_puts(out, md ? "\n| rank | level | kind | subject | direction | severity | confidence | onset | flows |\n|---|---|---|---|---|---|---|---|---|\n"
+					      : "\n  rank level  kind       subject                        severity                                  conf  flows\n");
 		if (md)
-			text_buf_printf(out, "| %d | %s | %s | %s | %s | %.2f | %s | %u |\n", f->rank,
-					CELL(0, f->kind), CELL(1, f->subject), CELL(2, f->direction),
+			text_buf_printf(out, "| %d | %s | %s | %s | %s | %s | %.2f | %s | %u |\n", f->rank,
+					f->level, CELL(0, f->kind), CELL(1, f->subject), CELL(2, f->direction),
 					CELL(3, f->severity_text), f->confidence,
 					format_time_ns(f->onset_ns, t1, sizeof(t1)), f->flows_hurt);
 		else
-			text_buf_printf(out, "  %4d %-10s %-30s %-41s %4.2f %6u\n", f->rank, f->kind,
-					f->subject, f->severity_text, f->confidence, f->flows_hurt);
+			text_buf_printf(out, "  %4d %-6s %-10s %-30s %-41s %4.2f %6u\n", f->rank, f->level,
+					f->kind, f->subject, f->severity_text, f->confidence, f->flows_hurt);
 	}
 
 	text_buf_puts(out, md ? "\n## Capture health\n\n" : "\nCAPTURE HEALTH\n");
@@ -219,7 +222,7 @@ static void html_head(struct text_buf *out, const struct report_data *d)
 
 	verdict_text(&verdict, d, false);
 	text_buf_printf(out, "<h2>Verdict</h2>\n<div class=\"verdict %s\" id=\"verdict\">",
-			d->n_findings ? "bad" : "ok");
+			d->n_alerts ? "bad" : "ok");
 	html_escape(out, verdict.data ? verdict.data : "");
 	text_buf_puts(out, "</div>\n");
 	if (verdict.failed)
@@ -234,12 +237,13 @@ static void html_findings(struct text_buf *out, const struct report_data *d, siz
 
 	if (!d->n_findings)
 		return;
-	text_buf_puts(out, "<table id=\"findings\"><tr><th>rank</th><th class=\"l\">kind</th><th class=\"l\">subject</th>"
+	text_buf_puts(out, "<table id=\"findings\"><tr><th>rank</th><th class=\"l\">level</th><th class=\"l\">kind</th><th class=\"l\">subject</th>"
 			   "<th class=\"l\">direction</th><th class=\"l\">severity</th><th>confidence</th>"
 			   "<th class=\"l\">onset</th><th>flows hurt</th></tr>\n");
 	for (size_t i = 0; i < d->n_findings && i < top_n; i++) {
 		const struct report_finding *f = &d->findings[i];
 		text_buf_printf(out, "<tr><td>%d</td>", f->rank);
+		html_td(out, "l", f->level);
 		html_td(out, "l", f->kind);
 		html_td(out, "l", f->subject);
 		html_td(out, "l", f->direction);

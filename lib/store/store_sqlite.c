@@ -49,7 +49,7 @@ static const char schema_tail_sql[] =
 	" ack_latency_max_us REAL);\n"
 	"CREATE TABLE malformed (capture_id INTEGER NOT NULL, reason TEXT NOT NULL,"
 	" packets INTEGER NOT NULL);\n"
-	"CREATE TABLE finding (rank INTEGER PRIMARY KEY, kind TEXT NOT NULL,"
+	"CREATE TABLE finding (rank INTEGER PRIMARY KEY, level TEXT NOT NULL, kind TEXT NOT NULL,"
 	" subject_kind TEXT, subject TEXT NOT NULL, direction TEXT, severity REAL,"
 	" severity_text TEXT, confidence REAL, onset_ns INTEGER, flows_hurt INTEGER,"
 	" evidence TEXT);\n"
@@ -824,26 +824,27 @@ cleanup:
 
 int store_findings(struct store *s, const struct finding *f, size_t n)
 {
-	sqlite3_stmt *st = prepare(s, "INSERT INTO finding (rank, kind, subject_kind, subject, direction, severity,"
+	sqlite3_stmt *st = prepare(s, "INSERT INTO finding (rank, level, kind, subject_kind, subject, direction, severity,"
 				      " severity_text, confidence, onset_ns, flows_hurt, evidence)"
-				      " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+				      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
 				   "findings");
 
 	if (!st)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
 		sqlite3_bind_int(st, 1, f[i].rank);
-		sqlite3_bind_text(st, 2, finding_kind_name(f[i].kind), -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 3, finding_subject_kind_name(f[i].subject_kind), -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 4, f[i].subject, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 5, f[i].direction, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_double(st, 6, f[i].severity);
-		sqlite3_bind_text(st, 7, f[i].severity_text, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_double(st, 8, f[i].confidence);
+		sqlite3_bind_text(st, 2, finding_level_name(f[i].level), -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, finding_kind_name(f[i].kind), -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, finding_subject_kind_name(f[i].subject_kind), -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 5, f[i].subject, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 6, f[i].direction, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_double(st, 7, f[i].severity);
+		sqlite3_bind_text(st, 8, f[i].severity_text, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_double(st, 9, f[i].confidence);
 		bind_ns(st, 9, f[i].onset_ns);
-		sqlite3_bind_int64(st, 10, f[i].flows_hurt);
+		sqlite3_bind_int64(st, 11, f[i].flows_hurt);
 		if (f[i].evidence)
-			sqlite3_bind_text(st, 11, f[i].evidence, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_text(st, 12, f[i].evidence, -1, SQLITE_TRANSIENT);
 		else
 			sqlite3_bind_null(st, 11);
 		step(s, st, "findings");

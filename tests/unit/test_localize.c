@@ -201,6 +201,34 @@ static void test_host_rnr(void **state)
 	findings_free(f, n);
 }
 
+/* Marking a busy healthy link reaches is a notice; marking no load explains is an alert. */
+static void test_congested_level(void **state)
+{
+	struct fx_fault fault = { .kind = FX_CONGESTED, .both_dirs = true };
+	struct finding *f;
+	size_t n;
+
+	snprintf(fault.link, sizeof(fault.link), "leaf3-spine0");
+	fault.rate = 0.02;
+	run(&fault, 2, &f, &n);
+	assert_true(n >= 1);
+	assert_int_equal(f[0].kind, FINDING_CONGESTED);
+	assert_int_equal(f[0].level, FINDING_NOTICE);
+	assert_non_null(strstr(f[0].evidence, "\"level\":\"notice\""));
+	findings_free(f, n);
+
+	fault.rate = 0.10;
+	run(&fault, 2, &f, &n);
+	assert_true(n >= 1);
+	assert_int_equal(f[0].kind, FINDING_CONGESTED);
+	assert_string_equal(f[0].subject, "leaf3-spine0");
+	assert_int_equal(f[0].level, FINDING_ALERT);
+	/* Alerts rank before notices, whatever their confidence. */
+	for (size_t i = 1; i < n; i++)
+		assert_true(f[i - 1].level <= f[i].level);
+	findings_free(f, n);
+}
+
 static void test_host_turnaround(void **state)
 {
 	struct fx_fault fault = { .kind = FX_TURNAROUND, .host = 6, .extra_us = 8 };
@@ -503,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_ecmp_separation),
 		cmocka_unit_test(test_lossy_link_direction),
 		cmocka_unit_test(test_congested_link),
+		cmocka_unit_test(test_congested_level),
 		cmocka_unit_test(test_host_link_without_topology),
 		cmocka_unit_test(test_path_only),
 		cmocka_unit_test(test_host_rnr),
