@@ -822,31 +822,36 @@ cleanup:
 	return s->failed ? -1 : 0;
 }
 
+/* Bind by name: the statement's own ":column" parameters, so order cannot drift. */
+#define BIND_IDX(st, name) sqlite3_bind_parameter_index((st), ":" name)
+
 int store_findings(struct store *s, const struct finding *f, size_t n)
 {
-	sqlite3_stmt *st = prepare(s, "INSERT INTO finding (rank, level, kind, subject_kind, subject, direction, severity,"
-				      " severity_text, confidence, onset_ns, flows_hurt, evidence)"
-				      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+	sqlite3_stmt *st = prepare(s, "INSERT INTO finding (rank, level, kind, subject_kind, subject, direction,"
+				      " severity, severity_text, confidence, onset_ns, flows_hurt, evidence)"
+				      " VALUES (:rank, :level, :kind, :subject_kind, :subject, :direction,"
+				      " :severity, :severity_text, :confidence, :onset_ns, :flows_hurt, :evidence)",
 				   "findings");
 
 	if (!st)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		sqlite3_bind_int(st, 1, f[i].rank);
-		sqlite3_bind_text(st, 2, finding_level_name(f[i].level), -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 3, finding_kind_name(f[i].kind), -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 4, finding_subject_kind_name(f[i].subject_kind), -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, 5, f[i].subject, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 6, f[i].direction, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_double(st, 7, f[i].severity);
-		sqlite3_bind_text(st, 8, f[i].severity_text, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_double(st, 9, f[i].confidence);
-		bind_ns(st, 9, f[i].onset_ns);
-		sqlite3_bind_int64(st, 11, f[i].flows_hurt);
+		sqlite3_bind_int(st, BIND_IDX(st, "rank"), f[i].rank);
+		sqlite3_bind_text(st, BIND_IDX(st, "level"), finding_level_name(f[i].level), -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, BIND_IDX(st, "kind"), finding_kind_name(f[i].kind), -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, BIND_IDX(st, "subject_kind"), finding_subject_kind_name(f[i].subject_kind),
+				  -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, BIND_IDX(st, "subject"), f[i].subject, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, BIND_IDX(st, "direction"), f[i].direction, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_double(st, BIND_IDX(st, "severity"), f[i].severity);
+		sqlite3_bind_text(st, BIND_IDX(st, "severity_text"), f[i].severity_text, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_double(st, BIND_IDX(st, "confidence"), f[i].confidence);
+		bind_ns(st, BIND_IDX(st, "onset_ns"), f[i].onset_ns);
+		sqlite3_bind_int64(st, BIND_IDX(st, "flows_hurt"), f[i].flows_hurt);
 		if (f[i].evidence)
-			sqlite3_bind_text(st, 12, f[i].evidence, -1, SQLITE_TRANSIENT);
+			sqlite3_bind_text(st, BIND_IDX(st, "evidence"), f[i].evidence, -1, SQLITE_TRANSIENT);
 		else
-			sqlite3_bind_null(st, 11);
+			sqlite3_bind_null(st, BIND_IDX(st, "evidence"));
 		step(s, st, "findings");
 	}
 	sqlite3_finalize(st);
