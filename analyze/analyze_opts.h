@@ -18,7 +18,7 @@ struct analyze_opts {
 	const char *prom_path;		/* --prom FILE */
 	const char *topology_csv;	/* --topology links.csv */
 	const char *paths_csv;		/* --paths paths.csv */
-	uint64_t window_ns;		/* --window, default 1 s */
+	uint64_t window_ns;		/* --window; 0: chosen from the traces' span */
 	uint16_t extra_ports[MAX_EXTRA_PORTS]; /* --port: more UDP ports decoded as RoCE v2 */
 	int n_extra_ports;
 	uint32_t max_samples_per_window; /* --sample-rows: latency rows kept per flow/kind/window, 0 = all */

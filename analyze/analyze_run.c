@@ -1,6 +1,7 @@
 /* analyze_run.c: agentxdp-analyze's main mode: traces -> decoder -> qp_track -> localize -> SQLite/JSON/CSV/text. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "lib/store/store_sqlite.h"
 #include "lib/localize/topology.h"
 #include "lib/trace/trace_reader.h"
+#include "lib/trace/trace_span.h"
 #include "lib/util/util.h"
 
 
@@ -91,7 +93,8 @@ static int run_localize(const struct analyze_opts *opts, const struct flow_stats
 	return 0;
 }
 
-static void store_run_meta(struct store *st, const struct analyze_opts *opts, double seconds)
+static void store_run_meta(struct store *st, const struct analyze_opts *opts, uint64_t window_ns,
+			   double seconds)
 {
 	char buf[64];
 
@@ -99,7 +102,7 @@ static void store_run_meta(struct store *st, const struct analyze_opts *opts, do
 	snprintf(buf, sizeof(buf), "%d", STORE_SCHEMA_VERSION);
 	store_meta(st, "schema_version", buf);
 	store_meta(st, "tool", "agentxdp-analyze " AGENTXDP_VERSION);
-	snprintf(buf, sizeof(buf), "%" PRIu64, opts->window_ns);
+	snprintf(buf, sizeof(buf), "%" PRIu64, window_ns);
 	store_meta(st, "window_ns", buf);
 	snprintf(buf, sizeof(buf), "%" PRIu64, (uint64_t)time(NULL) * (uint64_t)1000000000u);
 	store_meta(st, "created_ns", buf);
@@ -204,6 +207,7 @@ struct analyze_run {
 	struct trace_counts *counts;	/* per trace */
 	struct store_capture *caps;	/* per trace */
 	uint64_t malformed_total;
+	uint64_t window_ns;		/* --window, or chosen from the traces' span */
 	const char *db_path;		/* -o, or the database --report/--csv keep */
 	char *report_db;		/* --report without -o: DIR/analysis.db */
 	char *tmp_db;			/* --csv without -o: dropped at the end */
@@ -263,6 +267,91 @@ static char *db_in_dir(const char *opt, const char *dir, const char *name)
 	return path;
 }
 
+/*
+ * The default window: about a hundredth of the traces' span, on a 1-2-5 scale between
+ * 100 us and 1 s, so that a 20 ms capture gets 200 us windows (enough points for the
+ * baselines and the charts) and a long one 1 s. Finding the span takes one pass over the
+ * traces' record headers before the analysis; standard input cannot be read twice.
+ */
+#define WINDOW_MIN_NS 100000ull
+#define WINDOW_MAX_NS 1000000000ull
+
+static uint64_t window_for_span(uint64_t span_ns)
+{
+	static const uint64_t steps[] = { 1, 2, 5 };
+	double want = (double)span_ns / 100, best_dist = INFINITY;
+	uint64_t w = WINDOW_MIN_NS;
+
+	/* The 1-2-5 value nearest span / 100 (by ratio), within the bounds. */
+	for (uint64_t decade = WINDOW_MIN_NS; decade <= WINDOW_MAX_NS; decade *= 10)
+		for (size_t i = 0; i < ARRAY_SIZE(steps); i++) {
+			uint64_t v = decade * steps[i];
+			double dist = want > 0 ? fabs(log((double)v / want)) : (double)v;
+
+			if (v <= WINDOW_MAX_NS && dist < best_dist) {
+				best_dist = dist;
+				w = v;
+			}
+		}
+	return w;
+}
+
+static int run_choose_window(struct analyze_run *r)
+{
+	const struct analyze_opts *opts = r->opts;
+	struct trace_reader *scan = NULL;
+	struct trace_frame frame;
+	uint64_t first = UINT64_MAX, last = 0;
+	char err[512], text[32];
+	double span_s;
+	int rc;
+
+	r->window_ns = opts->window_ns;
+	if (r->window_ns)
+		return 0;
+	for (int i = 0; i < opts->n_traces; i++)
+		if (!strcmp(opts->traces[i], "-")) {
+			r->window_ns = WINDOW_MAX_NS;
+			pr_info("window 1s (standard input cannot be read twice to find its span; --window sets it)\n");
+			return 0;
+		}
+	for (int i = 0; i < opts->n_traces; i++) {
+		uint64_t a, b;
+
+		if (trace_span(opts->traces[i], &a, &b)) {
+			first = UINT64_MAX, last = 0;
+			break;
+		}
+		first = a < first ? a : first;
+		last = b > last ? b : last;
+	}
+	/* A file the quick walk could not read: read every frame's timestamp. */
+	if (first == UINT64_MAX) {
+		if (trace_reader_open(&scan, opts->traces, opts->n_traces, err, sizeof(err))) {
+			pr_err("%s\n", err);
+			return -1;
+		}
+		while ((rc = trace_reader_next(scan, &frame)) != 0) {
+			if (rc < 0)
+				continue; /* the analysis itself reports it */
+			first = frame.ts_ns < first ? frame.ts_ns : first;
+			last = frame.ts_ns > last ? frame.ts_ns : last;
+		}
+		trace_reader_close(scan);
+	}
+	r->window_ns = window_for_span(last > first ? last - first : 0);
+	if (r->window_ns >= 1000000000ull)
+		snprintf(text, sizeof(text), "%llus", (unsigned long long)(r->window_ns / 1000000000ull));
+	else if (r->window_ns >= 1000000ull)
+		snprintf(text, sizeof(text), "%llums", (unsigned long long)(r->window_ns / 1000000ull));
+	else
+		snprintf(text, sizeof(text), "%lluus", (unsigned long long)(r->window_ns / 1000ull));
+	span_s = last > first ? (double)(last - first) / 1e9 : 0;
+	pr_info("window %s (about a hundredth of the traces' %.3g %s; --window sets it)\n", text,
+		span_s >= 1 ? span_s : span_s * 1e3, span_s >= 1 ? "s" : "ms");
+	return 0;
+}
+
 /* Where the database goes: -o, else inside --report DIR, else beside the --csv files. */
 static int run_choose_db(struct analyze_run *r)
 {
@@ -294,7 +383,7 @@ static int run_start_tracker(struct analyze_run *r)
 	char err[512];
 
 	qp_tracker_cfg_default(&cfg);
-	cfg.window_ns = opts->window_ns;
+	cfg.window_ns = r->window_ns;
 	cfg.dup_window_ns = opts->dedup_ns;
 	if (r->db_path) {
 		struct store_opts sopts = { .max_samples_per_window = opts->max_samples_per_window };
@@ -303,7 +392,7 @@ static int run_start_tracker(struct analyze_run *r)
 			pr_err("%s\n", err);
 			return -1;
 		}
-		store_set_window(r->st, opts->window_ns);
+		store_set_window(r->st, r->window_ns);
 		cfg.sink = store_sink(r->st);
 	}
 	if (opts->prom_path) {
@@ -408,7 +497,7 @@ static void run_store(struct analyze_run *r)
 
 	if (!r->st)
 		return;
-	store_run_meta(r->st, r->opts, now_s() - r->t_start);
+	store_run_meta(r->st, r->opts, r->window_ns, now_s() - r->t_start);
 	store_captures(r->st, r->caps, (size_t)r->n_traces);
 	for (int i = 0; i < r->n_traces; i++)
 		for (int m = 1; m < N_MALFORMED; m++)
@@ -469,7 +558,7 @@ static void run_summary(struct analyze_run *r)
 		.totals = qp_tracker_totals(r->t),
 		.findings = r->findings,
 		.n_findings = r->n_findings,
-		.window_ns = opts->window_ns,
+		.window_ns = r->window_ns,
 		.db_path = r->db_path && (opts->db_path || r->report_db) ? r->db_path : NULL,
 	};
 
@@ -516,7 +605,7 @@ int analyze_traces(const struct analyze_opts *opts)
 		r.status = 1;
 		goto cleanup;
 	}
-	if (run_choose_db(&r) || run_start_tracker(&r) || run_read_frames(&r)) {
+	if (run_choose_window(&r) || run_choose_db(&r) || run_start_tracker(&r) || run_read_frames(&r)) {
 		r.status = 1;
 		goto cleanup;
 	}

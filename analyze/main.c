@@ -30,7 +30,9 @@ static const char usage_text[] =
 	"      --prom FILE        write Prometheus text-format metrics to FILE\n"
 	"      --topology FILE    links.csv: link name, endpoint A, endpoint B\n"
 	"      --paths FILE       paths.csv: src, dst, UDP source port, links in order\n"
-	"  -w, --window DURATION  time window for throughput series (default 1s)\n"
+	"  -w, --window DURATION  time window of the per-flow series and of the baselines\n"
+	"                         (default: about a hundredth of the traces' span,\n"
+	"                         100us to 1s, printed; 1s when reading standard input)\n"
 	"      --sample-rows N    keep at most N latency sample rows per flow, kind and\n"
 	"                         window in the database (default 1000; 0 = all);\n"
 	"                         percentiles always use every sample\n"
@@ -90,7 +92,7 @@ static const struct option long_options[] = {
 int main(int argc, char **argv)
 {
 	struct analyze_opts opts = {
-		.window_ns = 1000000000ull,
+		.window_ns = 0, /* chosen from the traces' span */
 		.max_samples_per_window = 1000,
 	};
 	uint64_t v;
@@ -126,8 +128,8 @@ int main(int argc, char **argv)
 			opts.paths_csv = optarg;
 			break;
 		case 'w':
-			if (parse_duration_ns(optarg, 1000000000ull, 1000000ull, 3600000000000ull, &v))
-				return usage_error("invalid --window '%s' (1ms to 1h, e.g. 1s or 250ms)",
+			if (parse_duration_ns(optarg, 1000000000ull, 100000ull, 3600000000000ull, &v))
+				return usage_error("invalid --window '%s' (100us to 1h, e.g. 1s or 250ms)",
 						   optarg);
 			opts.window_ns = v;
 			break;

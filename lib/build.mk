@@ -32,7 +32,7 @@ LIB_CORE_SRCS := \
 	lib/nic/nic_rates.c
 
 LIB_IO_SRCS := \
-	lib/trace/trace_reader.c lib/trace/pcapng_writer.c \
+	lib/trace/trace_reader.c lib/trace/trace_span.c lib/trace/pcapng_writer.c \
 	lib/localize/topology.c \
 	lib/store/store_sqlite.c \
 	lib/export/export_json.c lib/export/export_csv.c lib/export/export_file.c lib/export/otlp_push.c \

@@ -8,7 +8,6 @@ out=${DEMO_OUT:-demo-out}
 mkdir -p "$out"
 if [ $# -ge 1 ]; then
 	sample=$1
-	window=${DEMO_WINDOW:-1ms}
 else
 	sample=$out/incident
 	fault='link=leaf0-spine1,dir=leaf0>spine1,kind=slow,size=20us,onset=5ms'
@@ -16,7 +15,6 @@ else
 	rm -rf "$sample"
 	./bin/agentxdp-synth -q -o "$sample" --hosts 8 --leaves 2 --spines 2 --duration 20ms --snaplen 128 \
 		--seed 3 --fault "$fault"
-	window=1ms
 fi
 trace=$(ls "$sample"/trace*.pcap* 2>/dev/null | head -n 1)
 [ -n "$trace" ] || { echo "demo: no trace in $sample" >&2; exit 1; }
@@ -24,8 +22,9 @@ topo=()
 [ -f "$sample/links.csv" ] && topo+=(--topology "$sample/links.csv")
 [ -f "$sample/paths.csv" ] && topo+=(--paths "$sample/paths.csv")
 rm -f "$out/demo.db"
-echo "== agentxdp-analyze $trace ${topo[*]} --window $window -o $out/demo.db"
-./bin/agentxdp-analyze "$trace" "${topo[@]}" --window "$window" -o "$out/demo.db"
+# Default options, as a user would type them: the window follows the trace's span.
+echo "== agentxdp-analyze $trace ${topo[*]} -o $out/demo.db"
+./bin/agentxdp-analyze "$trace" "${topo[@]}" -o "$out/demo.db"
 echo
 echo "== agentxdp-report $out/demo.db -o $out/report"
 ./bin/agentxdp-report "$out/demo.db" -o "$out/report" --top 8

@@ -1,0 +1,231 @@
+/* trace_span.c: a trace file's first and last timestamps without reading its packets. */
+#include "lib/trace/trace_span.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define PCAPNG_SHB 0x0A0D0D0Au
+#define PCAPNG_IDB 0x00000001u
+#define PCAPNG_PB 0x00000002u	/* obsolete Packet Block */
+#define PCAPNG_EPB 0x00000006u
+#define PCAPNG_BOM 0x1A2B3C4Du
+#define PCAPNG_OPT_TSRESOL 9
+
+struct span_file {
+	FILE *f;
+	bool swap;			/* pcapng: the section's byte order is not ours */
+	uint64_t size;
+	uint64_t units_per_s;		/* pcapng: the (single) interface time resolution */
+};
+
+static uint32_t get32(const struct span_file *sf, const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return sf->swap ? __builtin_bswap32(v) : v;
+}
+
+static int read_at(const struct span_file *sf, uint64_t off, void *buf, size_t len)
+{
+	if (off + len > sf->size || fseeko(sf->f, (off_t)off, SEEK_SET) || fread(buf, 1, len, sf->f) != len)
+		return -1;
+	return 0;
+}
+
+/* if_tsresol: 10^-v, or 2^-(v & 0x7f) when the high bit is set (pcapng spec, IDB options). */
+static uint64_t tsresol_units(uint8_t v)
+{
+	uint64_t u = 1;
+
+	if (v & 0x80)
+		return (v & 0x7f) < 64 ? 1ull << (v & 0x7f) : 0;
+	for (uint8_t i = 0; i < v; i++) {
+		if (u > UINT64_MAX / 10)
+			return 0;
+		u *= 10;
+	}
+	return u;
+}
+
+/* The resolution an IDB's options declare (10^6 by default). 0: unusable. */
+static uint64_t idb_units(const struct span_file *sf, const uint8_t *body, uint32_t len)
+{
+	uint32_t off = 8; /* link type, reserved, snaplen */
+
+	while (off + 4 <= len) {
+		uint16_t code, olen;
+		uint16_t c16, l16;
+
+		memcpy(&c16, body + off, 2);
+		memcpy(&l16, body + off + 2, 2);
+		code = sf->swap ? __builtin_bswap16(c16) : c16;
+		olen = sf->swap ? __builtin_bswap16(l16) : l16;
+		if (code == 0)
+			break;
+		if (code == PCAPNG_OPT_TSRESOL && olen >= 1 && off + 5 <= len)
+			return tsresol_units(body[off + 4]);
+		off += 4 + ((olen + 3u) & ~3u);
+	}
+	return 1000000;
+}
+
+static uint64_t to_ns(uint64_t ts, uint64_t units)
+{
+	if (units == 1000000000)
+		return ts;
+	return (uint64_t)((long double)ts * 1e9L / (long double)units);
+}
+
+/* The timestamp of the packet block at off with total length len, if it is one. */
+static int block_ts(const struct span_file *sf, uint64_t off, uint32_t type, uint64_t *ts_ns)
+{
+	uint8_t b[20];
+
+	if ((type != PCAPNG_EPB && type != PCAPNG_PB) || read_at(sf, off, b, sizeof(b)))
+		return -1;
+	*ts_ns = to_ns(((uint64_t)get32(sf, b + 12) << 32) | get32(sf, b + 16), sf->units_per_s);
+	return 0;
+}
+
+/*
+ * pcapng: forward from the section header to the first packet block (learning the
+ * interfaces' resolution), then backward from the end of the file through the blocks'
+ * trailing lengths to the last one. One section and one resolution only (-1 otherwise:
+ * the caller reads the whole file).
+ */
+static int span_pcapng(struct span_file *sf, uint64_t *first, uint64_t *last)
+{
+	uint8_t hdr[12], *body = NULL;
+	uint64_t off = 0, end = sf->size;
+	int found = 0, err = -1;
+
+	if (read_at(sf, 0, hdr, sizeof(hdr)))
+		return -1;
+	sf->swap = false;
+	if (get32(sf, hdr + 8) != PCAPNG_BOM) {
+		sf->swap = true;
+		if (get32(sf, hdr + 8) != PCAPNG_BOM)
+			return -1;
+	}
+	sf->units_per_s = 0;
+	while (off + 12 <= sf->size) {
+		uint32_t type, len;
+
+		if (read_at(sf, off, hdr, 8))
+			goto out;
+		type = get32(sf, hdr);
+		len = get32(sf, hdr + 4);
+		if (len < 12 || len % 4 || off + len > sf->size)
+			goto out;
+		if (type == PCAPNG_SHB && off)
+			goto out; /* a second section: its own interfaces */
+		if (type == PCAPNG_IDB) {
+			uint64_t u;
+
+			free(body);
+			body = malloc(len - 8);
+			if (!body || read_at(sf, off + 8, body, len - 12))
+				goto out;
+			u = idb_units(sf, body, len - 12);
+			if (!u || (sf->units_per_s && u != sf->units_per_s))
+				goto out;
+			sf->units_per_s = u;
+		}
+		if (sf->units_per_s && !block_ts(sf, off, type, first)) {
+			found = 1;
+			break;
+		}
+		off += len;
+	}
+	if (!found)
+		goto out;
+	while (end > off) {
+		uint8_t tail[4], head[8];
+		uint32_t len, type;
+
+		if (read_at(sf, end - 4, tail, 4))
+			goto out;
+		len = get32(sf, tail);
+		if (len < 12 || len % 4 || len > end - off)
+			goto out;
+		if (read_at(sf, end - len, head, 8) || get32(sf, head + 4) != len)
+			goto out;
+		type = get32(sf, head);
+		if (type == PCAPNG_SHB || type == PCAPNG_IDB)
+			goto out; /* interfaces after the packets: leave it to the full read */
+		if (!block_ts(sf, end - len, type, last)) {
+			err = 0;
+			break;
+		}
+		end -= len;
+	}
+out:
+	free(body);
+	return err;
+}
+
+/* pcap: every record header, skipping the packets (no backward walk in this format). */
+static int span_pcap(struct span_file *sf, const uint8_t *fh, uint64_t *first, uint64_t *last)
+{
+	uint32_t magic;
+	bool nano;
+	uint8_t rh[16];
+	uint64_t off = 24;
+	int any = 0;
+
+	memcpy(&magic, fh, 4);
+	if (magic == 0xa1b2c3d4u || magic == 0xa1b23c4du)
+		sf->swap = false;
+	else if (magic == 0xd4c3b2a1u || magic == 0x4d3cb2a1u)
+		sf->swap = true;
+	else
+		return -1;
+	nano = magic == 0xa1b23c4du || magic == 0x4d3cb2a1u;
+	while (off + 16 <= sf->size) {
+		uint64_t ts;
+
+		if (read_at(sf, off, rh, sizeof(rh)))
+			return -1;
+		ts = (uint64_t)get32(sf, rh) * 1000000000ull + (uint64_t)get32(sf, rh + 4) * (nano ? 1 : 1000);
+		if (!any || ts < *first)
+			*first = ts;
+		if (!any || ts > *last)
+			*last = ts;
+		any = 1;
+		off += 16 + (uint64_t)get32(sf, rh + 8);
+	}
+	return any ? 0 : -1;
+}
+
+int trace_span(const char *path, uint64_t *first_ns, uint64_t *last_ns)
+{
+	struct span_file sf = { 0 };
+	struct stat st;
+	uint8_t fh[24];
+	int err = -1;
+
+	sf.f = fopen(path, "rb");
+	if (!sf.f)
+		return -1;
+	if (fstat(fileno(sf.f), &st) || !S_ISREG(st.st_mode))
+		goto out;
+	sf.size = (uint64_t)st.st_size;
+	/* Large reads: the pcap walk jumps over packets inside the stream's buffer. */
+	setvbuf(sf.f, NULL, _IOFBF, 1 << 20);
+	if (read_at(&sf, 0, fh, sizeof(fh)))
+		goto out;
+	*first_ns = *last_ns = 0;
+	{
+		uint32_t m;
+
+		memcpy(&m, fh, 4);
+		err = m == PCAPNG_SHB ? span_pcapng(&sf, first_ns, last_ns) : span_pcap(&sf, fh, first_ns, last_ns);
+	}
+out:
+	fclose(sf.f);
+	return err;
+}
