@@ -171,25 +171,35 @@ out:
 /* pcap: every record header, skipping the packets (no backward walk in this format). */
 static int span_pcap(struct span_file *sf, const uint8_t *fh, uint64_t *first, uint64_t *last)
 {
+	enum { CHUNK = 1 << 20 };
+	uint8_t *buf = malloc(CHUNK);
+	uint64_t off = 24, buf_off = 0, buf_len = 0;
 	uint32_t magic;
 	bool nano;
-	uint8_t rh[16];
-	uint64_t off = 24;
 	int any = 0;
 
 	memcpy(&magic, fh, 4);
-	if (magic == 0xa1b2c3d4u || magic == 0xa1b23c4du)
-		sf->swap = false;
-	else if (magic == 0xd4c3b2a1u || magic == 0x4d3cb2a1u)
-		sf->swap = true;
-	else
+	if (!buf || (magic != 0xa1b2c3d4u && magic != 0xa1b23c4du && magic != 0xd4c3b2a1u &&
+		     magic != 0x4d3cb2a1u)) {
+		free(buf);
 		return -1;
+	}
+	sf->swap = magic == 0xd4c3b2a1u || magic == 0x4d3cb2a1u;
 	nano = magic == 0xa1b23c4du || magic == 0x4d3cb2a1u;
 	while (off + 16 <= sf->size) {
+		const uint8_t *rh;
 		uint64_t ts;
 
-		if (read_at(sf, off, rh, sizeof(rh)))
-			return -1;
+		/* Record headers are read from a 1 MiB window that moves forward only. */
+		if (off < buf_off || off + 16 > buf_off + buf_len) {
+			size_t want = sf->size - off < CHUNK ? (size_t)(sf->size - off) : CHUNK;
+
+			if (fseeko(sf->f, (off_t)off, SEEK_SET) || fread(buf, 1, want, sf->f) != want)
+				break;
+			buf_off = off;
+			buf_len = want;
+		}
+		rh = buf + (off - buf_off);
 		ts = (uint64_t)get32(sf, rh) * 1000000000ull + (uint64_t)get32(sf, rh + 4) * (nano ? 1 : 1000);
 		if (!any || ts < *first)
 			*first = ts;
@@ -198,6 +208,7 @@ static int span_pcap(struct span_file *sf, const uint8_t *fh, uint64_t *first, u
 		any = 1;
 		off += 16 + (uint64_t)get32(sf, rh + 8);
 	}
+	free(buf);
 	return any ? 0 : -1;
 }
 
@@ -214,8 +225,8 @@ int trace_span(const char *path, uint64_t *first_ns, uint64_t *last_ns)
 	if (fstat(fileno(sf.f), &st) || !S_ISREG(st.st_mode))
 		goto out;
 	sf.size = (uint64_t)st.st_size;
-	/* Large reads: the pcap walk jumps over packets inside the stream's buffer. */
-	setvbuf(sf.f, NULL, _IOFBF, 1 << 20);
+	/* Unbuffered: every read is a seek and a known length (pcap walks its own window). */
+	setvbuf(sf.f, NULL, _IONBF, 0);
 	if (read_at(&sf, 0, fh, sizeof(fh)))
 		goto out;
 	*first_ns = *last_ns = 0;
