@@ -43,7 +43,7 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->rnr_min_naks = 3;
 	cfg->penalty_path = 1.5;
 	cfg->penalty_host = 1.2;
-	cfg->ecn_alert_min_rate = 0.05;
+	cfg->load_notice_ratio = 2;
 	cfg->host_alert_min_ratio = 2;
 	cfg->max_ecmp_paths = 64;
 	cfg->max_findings = 5;
@@ -76,7 +76,18 @@ static int cmp_candidate(const void *a, const void *b)
 	return (x->severity < y->severity) - (x->severity > y->severity);
 }
 
-/* Packets through the subject against the median of subjects of its kind. */
+/* A link's tier: one that reaches a host, or one between switches; other subjects: 0. */
+static int var_tier(const struct ctx *c, const struct var *v)
+{
+	const struct topo_link *l;
+
+	if (v->kind != VAR_LINK || !c->topo)
+		return 0;
+	l = &c->topo->links[v->link];
+	return c->topo->nodes[l->a].is_host || c->topo->nodes[l->b].is_host ? 1 : 2;
+}
+
+/* Packets through the subject against the median of its peers: subjects of its kind and tier. */
 static double load_ratio(const struct ctx *c, uint32_t var)
 {
 	double *load = calloc(c->n_vars ? c->n_vars : 1, sizeof(*load));
@@ -94,7 +105,8 @@ static double load_ratio(const struct ctx *c, uint32_t var)
 		}
 	}
 	for (size_t v = 0; v < c->n_vars; v++)
-		if (c->vars[v].kind == c->vars[var].kind && load[v] > 0)
+		if (c->vars[v].kind == c->vars[var].kind && load[v] > 0 &&
+		    var_tier(c, &c->vars[v]) == var_tier(c, &c->vars[var]))
 			same[n_same++] = load[v];
 	if (n_same) {
 		median = rs_median(same, n_same);
@@ -122,8 +134,9 @@ void loc_classify_level(struct ctx *c, struct candidate *cand)
 	cand->load_ratio = load_ratio(c, cand->var);
 	switch (cand->kind) {
 	case FINDING_CONGESTED:
-		if (cand->in_rate < cfg->ecn_alert_min_rate)
-			cand->notice_why = "ECN marks at a rate busy healthy links reach";
+	case FINDING_SLOW:
+		if (cand->load_ratio >= cfg->load_notice_ratio)
+			cand->notice_why = "it carries far more than its peers: load explains the queueing";
 		break;
 	case FINDING_HOST:
 		if (cand->signal == SIG_TURNAROUND && cand->severity < cfg->host_alert_min_ratio)

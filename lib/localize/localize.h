@@ -53,8 +53,8 @@ struct localize_config {
 	double penalty_host;		/* responder turnaround instead of a link (1.2) */
 
 	/* Alert or notice (enum finding_level): what ordinary traffic does not explain. */
-	double ecn_alert_min_rate;	/* congested: marks per packet through the subject for an
-					   alert; busy healthy links mark less (0.05) */
+	double load_notice_ratio;	/* slow or congested: a notice when the subject carries
+					   this many times its peers' median load (2) */
 	double host_alert_min_ratio;	/* responder turnaround over peers for an alert (2) */
 
 	uint32_t max_ecmp_paths;	/* shortest paths enumerated per host pair (64) */

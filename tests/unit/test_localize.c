@@ -201,28 +201,72 @@ static void test_host_rnr(void **state)
 	findings_free(f, n);
 }
 
-/* Marking a busy healthy link reaches is a notice; marking no load explains is an alert. */
+/*
+ * Marking on a link that carries far more than its peers is congestion its load explains:
+ * a notice. The same marking on a link carrying what its peers carry is an alert.
+ */
+static void localize_fx(int mode, struct finding **out, size_t *n)
+{
+	struct localize_config cfg;
+	struct topology topo;
+
+	localize_config_default(&cfg);
+	assert_int_equal(fx_topology(&fx, &topo, mode == 2), 0);
+	assert_int_equal(localize(fx.flows, fx.n_flows, &topo, &cfg, out, n), 0);
+	topology_free(&topo);
+}
+
 static void test_congested_level(void **state)
 {
-	struct fx_fault fault = { .kind = FX_CONGESTED, .both_dirs = true };
+	struct fx_fault fault = { .kind = FX_CONGESTED, .rate = 0.10, .both_dirs = true };
 	struct finding *f;
 	size_t n;
+	int found;
 
 	snprintf(fault.link, sizeof(fault.link), "leaf3-spine0");
-	fault.rate = 0.02;
-	run(&fault, 2, &f, &n);
-	assert_true(n >= 1);
-	assert_int_equal(f[0].kind, FINDING_CONGESTED);
-	assert_int_equal(f[0].level, FINDING_NOTICE);
-	assert_non_null(strstr(f[0].evidence, "\"level\":\"notice\""));
-	findings_free(f, n);
-
-	fault.rate = 0.10;
 	run(&fault, 2, &f, &n);
 	assert_true(n >= 1);
 	assert_int_equal(f[0].kind, FINDING_CONGESTED);
 	assert_string_equal(f[0].subject, "leaf3-spine0");
 	assert_int_equal(f[0].level, FINDING_ALERT);
+	assert_non_null(strstr(f[0].evidence, "\"level\":\"alert\""));
+	findings_free(f, n);
+
+	/* The flows through the link now send eight times as much (and mark as often). */
+	fx_build(&fx, 16, 4, 2, 96, 7, &fault);
+	{
+		struct topology topo;
+		long link;
+
+		assert_int_equal(fx_topology(&fx, &topo, true), 0);
+		link = topology_link_by_name(&topo, "leaf3-spine0");
+		assert_true(link >= 0);
+		for (size_t i = 0; i < fx.n_flows; i++) {
+			const struct topo_path *p = topology_find_path(&topo, fx.flows[i].key.src_ip,
+								       fx.flows[i].key.dst_ip,
+								       fx.flows[i].udp_sport);
+			bool crosses = false;
+
+			for (size_t h = 0; p && h < p->n_hops; h++)
+				crosses |= p->hops[h].link == (uint32_t)link;
+			if (!crosses)
+				continue;
+			fx.flows[i].packets *= 8;
+			fx.flows[i].cnps *= 8;
+			fx.flows[i].bytes *= 8;
+		}
+		topology_free(&topo);
+	}
+	localize_fx(2, &f, &n);
+	found = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(f[i].subject, "leaf3-spine0")) {
+			found++;
+			assert_int_equal(f[i].kind, FINDING_CONGESTED);
+			assert_int_equal(f[i].level, FINDING_NOTICE);
+			assert_non_null(strstr(f[i].evidence, "load explains"));
+		}
+	assert_int_equal(found, 1);
 	/* Alerts rank before notices, whatever their confidence. */
 	for (size_t i = 1; i < n; i++)
 		assert_true(f[i - 1].level <= f[i].level);
