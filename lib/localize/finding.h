@@ -41,7 +41,7 @@ struct finding {
 	char subject[128];		/* link name, host address, or "src -> dst" */
 	char direction[128];		/* "A -> B" when the evidence is one-directional, else "" */
 	double severity;		/* kind-specific: p99 latency / healthy p99, or loss fraction */
-	char severity_text[96];		/* human form: "p99 ACK latency 5.1x healthy peers" */
+	char severity_text[200];	/* human form: "p99 ACK latency 5.1x healthy peers" */
 	double confidence;		/* 0..1 */
 	uint64_t onset_ns;		/* change point, ns since the epoch; 0 if unknown */
 	uint32_t flows_hurt;		/* flows whose numbers support this finding */

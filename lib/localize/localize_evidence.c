@@ -35,12 +35,12 @@ static void severity_text(const struct candidate *cand, char *buf, size_t len)
 			snprintf(buf, len, "latency %.2fx its first windows (+%.1f us median RTT; too few peers)",
 				 cand->severity, cand->effect_us);
 		else
-			snprintf(buf, len, "latency %.2fx healthy peers (+%.1f us median RTT; p99 %.1fx)",
+			snprintf(buf, len, "%.3gx healthy peers' latency (+%.1f us median RTT; p99 %.1fx)",
 				 cand->severity, cand->effect_us, cand->p99_ratio);
 		break;
 	case SIG_COMPLETION:
 		snprintf(buf, len,
-			 "message completion %.2fx healthy peers (+%.1f us median; p99 %.1fx)",
+			 "%.3gx healthy peers' message completion time (+%.1f us median; p99 %.1fx)",
 			 cand->severity, cand->effect_us, cand->p99_ratio);
 		break;
 	case SIG_SHIFT:
@@ -64,6 +64,50 @@ static void severity_text(const struct candidate *cand, char *buf, size_t len)
 			 cand->in_events, cand->in_rate);
 		break;
 	}
+}
+
+/*
+ * A subject with more than one kind of evidence says all of it in one line: "slow and
+ * lossy: 40x healthy peers' latency (+242 us median RTT), 0.99% of packets lost".
+ */
+static void headline_all(const struct candidate *cand, const struct candidate *merged,
+			 size_t n_merged, char *buf, size_t len)
+{
+	static const enum finding_kind order[] = { FINDING_SLOW, FINDING_LOSSY, FINDING_CONGESTED };
+	const struct candidate *pick[ARRAY_SIZE(order)] = { 0 };
+	char text[ARRAY_SIZE(order)][96], kinds[64] = "", rest[192] = "";
+	size_t n = 0;
+
+	if (cand->kind == FINDING_HOST)
+		return;
+	for (size_t k = 0; k < ARRAY_SIZE(order); k++)
+		for (size_t i = 0; i < n_merged && !pick[k]; i++)
+			if (merged[i].kind == order[k] && merged[i].signal != SIG_SHIFT)
+				pick[k] = &merged[i];
+	for (size_t k = 0; k < ARRAY_SIZE(order); k++) {
+		char *aside;
+
+		if (!pick[k])
+			continue;
+		severity_text(pick[k], text[n], sizeof(text[n]));
+		aside = strstr(text[n], "; p99"); /* one line: the p99 aside stays in the evidence */
+		if (aside)
+			strcpy(aside, ")");
+		n++;
+	}
+	if (n < 2)
+		return;
+	/* "slow and lossy", "slow, lossy and congested" */
+	for (size_t k = 0, shown = 0; k < ARRAY_SIZE(order); k++) {
+		if (!pick[k])
+			continue;
+		snprintf(kinds + strlen(kinds), sizeof(kinds) - strlen(kinds), "%s%s",
+			 !shown ? "" : shown + 1 == n ? " and " : ", ", finding_kind_name(order[k]));
+		shown++;
+	}
+	for (size_t i = 0; i < n; i++)
+		snprintf(rest + strlen(rest), sizeof(rest) - strlen(rest), "%s%s", i ? ", " : "", text[i]);
+	snprintf(buf, len, "%s: %s", kinds, rest);
 }
 
 static void evidence_flow(struct text_buf *ev, const struct conn *cn, bool first)
@@ -163,6 +207,7 @@ int loc_make_finding(struct ctx *c, const struct candidate *cand,
 	snprintf(f->direction, sizeof(f->direction), "%s", cand->direction);
 	f->severity = cand->severity;
 	severity_text(cand, f->severity_text, sizeof(f->severity_text));
+	headline_all(cand, merged, n_merged, f->severity_text, sizeof(f->severity_text));
 	f->confidence = cand->confidence;
 	f->onset_ns = cand->onset_ns;
 	f->flows_hurt = cand->flows_hurt;

@@ -104,6 +104,8 @@ struct candidate {
 	double in_rate, out_rate, in_events, in_packets;
 	double baseline_us, sigma_us, hurt_p99_us, peer_p99_us;
 	double p99_ratio;		/* latency: hurt flows' p99 / their peers' (median) */
+	double peer_ratio;		/* latency: hurt flows' median / healthy peers' (0: none) */
+	double hurt_p50_us, peer_p50_us;
 	char direction[128];
 	uint32_t flows_hurt;
 	uint64_t onset_ns;

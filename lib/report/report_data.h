@@ -20,7 +20,7 @@ struct report_finding {
 	char subject[128];
 	char direction[128];
 	double severity;
-	char severity_text[128];
+	char severity_text[200];
 	double confidence;
 	uint64_t onset_ns;
 	uint32_t flows_hurt;
