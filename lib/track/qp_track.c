@@ -97,6 +97,7 @@ static void ack_through(struct qp_tracker *t, struct qp_flow *r, uint32_t psn, u
 		p = psn_add(r->snd_una, n - cap);
 		n = cap;
 	}
+	t->tot.psn_slots_visited += n;
 	for (uint32_t i = 0; i < n; i++, p = psn_add(p, 1)) {
 		struct psn_slot *s = psn_ring_find(r, p);
 
@@ -286,6 +287,7 @@ static void read_span_fill(struct qp_tracker *t, struct qp_flow *f, uint32_t fro
 	for (uint32_t p = from; p != to; p = psn_add(p, 1)) {
 		struct psn_slot *s = psn_ring_find(f, p);
 
+		t->tot.psn_slots_visited++;
 		if (s)
 			continue;
 		s = psn_ring_slot_new(t, f, p);
@@ -382,7 +384,7 @@ uint64_t rnr_timer_ns(uint8_t syndrome)
 	return (uint64_t)timer_10us[syndrome & 0x1f] * 10000ull;
 }
 
-static int first_unanswered_read(struct qp_flow *r, uint32_t psn, uint32_t *out);
+static int first_unanswered_read(struct qp_tracker *t, struct qp_flow *r, uint32_t psn, uint32_t *out);
 
 static void on_nak(struct qp_tracker *t, struct qp_flow *b, struct qp_flow *r, const struct roce_pkt *pkt)
 {
@@ -424,7 +426,7 @@ static void on_nak(struct qp_tracker *t, struct qp_flow *b, struct qp_flow *r, c
 		 */
 		uint32_t resend = psn;
 
-		first_unanswered_read(r, psn, &resend);
+		first_unanswered_read(t, r, psn, &resend);
 		ack_through(t, r, psn_add(resend, PSN_MASK), pkt->ts_ns);
 		r->nak_pending = 1;
 		r->nak_psn = resend;
@@ -451,7 +453,7 @@ static void on_nak(struct qp_tracker *t, struct qp_flow *b, struct qp_flow *r, c
  * unanswered: they need their own responses, so a response for a later PSN means those were
  * lost and the requester will ask again. Bounded scan.
  */
-static int first_unanswered_read(struct qp_flow *r, uint32_t psn, uint32_t *out)
+static int first_unanswered_read(struct qp_tracker *t, struct qp_flow *r, uint32_t psn, uint32_t *out)
 {
 	uint32_t n = (uint32_t)psn_diff(psn, r->snd_una), p = r->snd_una;
 
@@ -460,6 +462,7 @@ static int first_unanswered_read(struct qp_flow *r, uint32_t psn, uint32_t *out)
 	for (uint32_t i = 0; i < n; i++, p = psn_add(p, 1)) {
 		struct psn_slot *s = psn_ring_find(r, p);
 
+		t->tot.psn_slots_visited++;
 		if (s && (s->flags & (SLOT_READ | SLOT_READ_SPAN | SLOT_ATOMIC)) && !(s->flags & SLOT_ACKED)) {
 			*out = p;
 			return 1;
@@ -469,14 +472,14 @@ static int first_unanswered_read(struct qp_flow *r, uint32_t psn, uint32_t *out)
 }
 
 /* An out-of-sequence READ response: the requester drops it and re-issues from the gap. */
-static void read_gap(struct qp_flow *r, uint32_t psn)
+static void read_gap(struct qp_tracker *t, struct qp_flow *r, uint32_t psn)
 {
 	uint32_t gap = r->snd_una;
 
 	if (r->read_active && psn_diff(psn, r->read_next) > 0)
 		gap = r->read_next;
 	else
-		first_unanswered_read(r, psn, &gap);
+		first_unanswered_read(t, r, psn, &gap);
 	/*
 	 * A requester re-issues once per gap: responses still in flight that show the same gap
 	 * after the re-issue ask for nothing more; only progress or its timer re-arms it.
@@ -526,8 +529,8 @@ static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct ro
 		{
 			uint32_t gap;
 
-			if (first_unanswered_read(r, psn, &gap)) {
-				read_gap(r, psn); /* a READ or atomic response before it is missing */
+			if (first_unanswered_read(t, r, psn, &gap)) {
+				read_gap(t, r, psn); /* a READ or atomic response before it is missing */
 				return;
 			}
 		}
@@ -548,8 +551,8 @@ static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct ro
 
 		s = psn_ring_find(r, psn);
 		if (!s || !(s->flags & SLOT_READ) || (s->flags & SLOT_ACKED) ||
-		    (r->read_active && psn != r->read_next) || first_unanswered_read(r, psn, &expect)) {
-			read_gap(r, psn);
+		    (r->read_active && psn != r->read_next) || first_unanswered_read(t, r, psn, &expect)) {
+			read_gap(t, r, psn);
 			return;
 		}
 		r->read_active = 1;
@@ -568,7 +571,7 @@ static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct ro
 			read_span_set(t, r, psn, (uint32_t)s->read_len_bytes); /* existing slots kept */
 		}
 	} else if (!r->read_active || psn != r->read_next) {
-		read_gap(r, psn);
+		read_gap(t, r, psn);
 		return;
 	}
 	w->goodput_bytes += pkt->payload_len;

@@ -165,6 +165,11 @@ struct qp_tracker_totals {
 	 * computed), so some statistics are incomplete. 0 in any run with enough memory.
 	 */
 	uint64_t alloc_failures;
+	/*
+	 * Outstanding-PSN ring slots the tracker looked at (acknowledging, looking for an
+	 * unanswered READ, filling a READ's span): its work, for tests and benchmarks.
+	 */
+	uint64_t psn_slots_visited;
 };
 
 struct qp_tracker;
