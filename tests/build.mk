@@ -7,7 +7,9 @@ DECODE_FIELDS := $(BUILD)/decode_fields
 AGENT_REPLAY := $(BUILD)/agent_replay
 # N queue pairs x R rounds of WRITE + ACK, for the memory tests.
 GEN_QP_TRACE := $(BUILD)/gen_qp_trace
-TEST_HELPERS := $(DECODE_FIELDS) $(AGENT_REPLAY) $(GEN_QP_TRACE)
+# The crafted-ACK trace (issue #22) and the tracker's work on a trace.
+GEN_CRAFTED_ACKS := $(BUILD)/gen_crafted_acks
+TEST_HELPERS := $(DECODE_FIELDS) $(AGENT_REPLAY) $(GEN_QP_TRACE) $(GEN_CRAFTED_ACKS)
 all: $(TEST_HELPERS)
 $(TEST_HELPERS): $(BUILD)/%: tests/tools/%.c $(MODEL_LIB) $(AGENTXDP_LIBS)
 	@mkdir -p $(dir $@)
