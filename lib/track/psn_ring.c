@@ -1,4 +1,9 @@
-/* psn_ring.c: the requester's transmitted PSNs, a ring indexed by PSN that grows up to a cap. */
+/*
+ * psn_ring.c: the requester's transmitted PSNs, a ring indexed by PSN that grows up to a cap,
+ * and beside it the outstanding sets: a bit per slot, and a bit per non-zero 64-bit word of
+ * those, so a walk over a range of slots finds the outstanding ones without visiting the rest
+ * (issue #22: a walk PSN by PSN let crafted ACKs cost 65536 steps each).
+ */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,23 +20,115 @@ struct psn_slot *psn_ring_find(struct qp_flow *f, uint32_t psn)
 	return (s->flags & SLOT_VALID) && s->psn == psn ? s : NULL;
 }
 
+static void set_put(struct qp_flow *f, enum psn_set set, uint32_t i, int on)
+{
+	uint32_t w = i >> 6;
+	uint64_t *b = &f->set_bits[set][w], m = 1ull << (i & 63);
+
+	if (on) {
+		*b |= m;
+		f->set_words[set][w >> 6] |= 1ull << (w & 63);
+	} else if (*b & m) {
+		*b &= ~m;
+		if (!*b)
+			f->set_words[set][w >> 6] &= ~(1ull << (w & 63));
+	}
+}
+
+void psn_ring_sync(struct qp_flow *f, const struct psn_slot *s)
+{
+	uint32_t i = (uint32_t)(s - f->ring);
+	int out = (s->flags & SLOT_VALID) && !(s->flags & (SLOT_ACKED | SLOT_LOST));
+
+	set_put(f, PSN_SET_OUTSTANDING, i, out);
+	set_put(f, PSN_SET_NEEDS_RESPONSE, i, out && (s->flags & (SLOT_READ | SLOT_READ_SPAN | SLOT_ATOMIC)));
+}
+
+/* First set bit in [lo, hi) of a set (lo < hi <= ring size), or hi. */
+static uint32_t set_next(const struct qp_flow *f, enum psn_set set, uint32_t lo, uint32_t hi)
+{
+	const uint64_t *bits = f->set_bits[set], *words = f->set_words[set];
+	uint32_t w = lo >> 6, last = (hi - 1) >> 6, idx;
+	uint64_t x = bits[w] & (~0ull << (lo & 63));
+
+	while (!x) {
+		uint32_t sw = w + 1, si = sw >> 6;
+		uint64_t y;
+
+		if (sw > last)
+			return hi;
+		y = words[si] & (~0ull << (sw & 63));
+		while (!y) {
+			if (++si << 6 > last)
+				return hi;
+			y = words[si];
+		}
+		w = (si << 6) + (uint32_t)__builtin_ctzll(y);
+		if (w > last)
+			return hi;
+		x = bits[w];
+	}
+	idx = (w << 6) + (uint32_t)__builtin_ctzll(x);
+	return idx < hi ? idx : hi;
+}
+
+uint32_t psn_ring_next(const struct qp_flow *f, enum psn_set set, uint32_t from, uint32_t n)
+{
+	uint32_t cap = f->ring_mask + 1, r;
+
+	if (!f->ring_mask || !n)
+		return n;
+	if (from + n <= cap)
+		return set_next(f, set, from, from + n) - from;
+	r = set_next(f, set, from, cap);
+	if (r < cap)
+		return r - from;
+	return cap - from + set_next(f, set, 0, from + n - cap);
+}
+
 static int ring_grow(struct qp_tracker *t, struct qp_flow *f)
 {
 	uint32_t ocap = f->ring_mask ? f->ring_mask + 1 : 0, ncap = ocap ? ocap * 2 : 16;
-	struct psn_slot *nr;
+	size_t n_bits = (ncap + 63) / 64, n_words = (n_bits + 63) / 64;
+	struct psn_slot *nr, *or = f->ring;
+	uint64_t *sets;
 
 	if (ncap > t->cfg.max_outstanding)
 		return -ENOSPC;
 	nr = calloc(ncap, sizeof(*nr));
-	if (!nr)
+	sets = calloc(PSN_SETS * (n_bits + n_words), sizeof(*sets));
+	if (!nr || !sets) {
+		free(nr);
+		free(sets);
 		return -ENOMEM;
-	for (uint32_t i = 0; i < ocap; i++)
-		if (f->ring[i].flags & SLOT_VALID)
-			nr[f->ring[i].psn & (ncap - 1)] = f->ring[i];
-	free(f->ring);
+	}
+	free(f->set_bits[0]);
+	for (int k = 0; k < PSN_SETS; k++) {
+		f->set_bits[k] = sets + k * (n_bits + n_words);
+		f->set_words[k] = f->set_bits[k] + n_bits;
+	}
 	f->ring = nr;
 	f->ring_mask = ncap - 1;
+	for (uint32_t i = 0; i < ocap; i++) {
+		if (or[i].flags & SLOT_VALID) {
+			struct psn_slot *s = &nr[or[i].psn & (ncap - 1)];
+
+			*s = or[i];
+			psn_ring_sync(f, s);
+		}
+	}
+	free(or);
 	return 0;
+}
+
+void psn_ring_free(struct qp_flow *f)
+{
+	free(f->ring);
+	free(f->set_bits[0]);
+	f->ring = NULL;
+	f->ring_mask = 0;
+	memset(f->set_bits, 0, sizeof(f->set_bits));
+	memset(f->set_words, 0, sizeof(f->set_words));
 }
 
 /* Slot for a newly sent PSN, growing the ring while unacknowledged PSNs would be overwritten. */
@@ -59,6 +156,7 @@ struct psn_slot *psn_ring_slot_new(struct qp_tracker *t, struct qp_flow *f, uint
 	memset(s, 0, sizeof(*s));
 	s->psn = psn;
 	s->flags = SLOT_VALID;
+	psn_ring_sync(f, s);
 	return s;
 }
 

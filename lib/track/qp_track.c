@@ -73,11 +73,15 @@ static inline int tr_acked(uint8_t transport)
 
 /* ---- requests ---- */
 
-/* Acknowledge PSNs snd_una..psn at ts; a message whose last packet is acknowledged completes. */
+/*
+ * Acknowledge PSNs snd_una..psn at ts (at most the last ring's length of them); a message whose
+ * last packet is acknowledged completes. Visits only the outstanding slots in that range: a
+ * slot there holding another PSN (a ring's length or more away) leaves the outstanding set.
+ */
 static void ack_through(struct qp_tracker *t, struct qp_flow *r, uint32_t psn, uint64_t ts)
 {
 	int32_t d;
-	uint32_t n, cap, p;
+	uint32_t n, cap, p, from;
 
 	if (!r->have_req)
 		return;
@@ -97,15 +101,20 @@ static void ack_through(struct qp_tracker *t, struct qp_flow *r, uint32_t psn, u
 		p = psn_add(r->snd_una, n - cap);
 		n = cap;
 	}
-	t->tot.psn_slots_visited += n;
-	for (uint32_t i = 0; i < n; i++, p = psn_add(p, 1)) {
-		struct psn_slot *s = psn_ring_find(r, p);
+	from = p & r->ring_mask;
+	for (uint32_t i = 0; (i += psn_ring_next(r, PSN_SET_OUTSTANDING, (from + i) & r->ring_mask, n - i)) < n;
+	     i++) {
+		struct psn_slot *s = &r->ring[(from + i) & r->ring_mask];
 
-		if (!s || (s->flags & SLOT_ACKED))
-			continue;
-		s->flags |= SLOT_ACKED;
-		if (s->flags & SLOT_MSG_LAST)
-			emit_sample(t, r, QP_SAMPLE_COMPLETION, ts, s->msg_first_ns, p);
+		t->tot.psn_slots_visited++;
+		if (s->psn != psn_add(p, i)) {
+			s->flags |= SLOT_LOST;
+		} else {
+			s->flags |= SLOT_ACKED;
+			if (s->flags & SLOT_MSG_LAST)
+				emit_sample(t, r, QP_SAMPLE_COMPLETION, ts, s->msg_first_ns, s->psn);
+		}
+		psn_ring_sync(r, s);
 	}
 	r->snd_una = psn_add(psn, 1);
 	r->read_gap_resent = 0;
@@ -153,6 +162,7 @@ static void new_transmission(struct qp_tracker *t, struct qp_flow *f, const stru
 			s->flags |= SLOT_MSG_LAST;
 			s->msg_first_ns = f->cur_msg_first_ns ? f->cur_msg_first_ns : ts;
 		}
+		psn_ring_sync(f, s);
 	}
 	f->last_was_read = op == ROCE_OP_READ_REQUEST;
 	f->st.first_transmissions++;
@@ -244,12 +254,14 @@ static void retransmission(struct qp_tracker *t, struct qp_flow *f, const struct
 				s->flags |= SLOT_READ;
 			if (psn_diff(psn, f->snd_una) < 0)
 				s->flags |= SLOT_ACKED;
+			psn_ring_sync(f, s);
 		}
 	}
 	if (s && (pkt->opcode & 0x1f) == ROCE_OP_READ_REQUEST && (s->flags & SLOT_READ_SPAN)) {
 		/* A READ re-issued for the rest of a response: answered like a READ from here. */
-		s->flags = (uint16_t)((s->flags & ~(SLOT_READ_SPAN | SLOT_ACKED)) | SLOT_READ);
+		s->flags = (uint16_t)((s->flags & ~(SLOT_READ_SPAN | SLOT_ACKED | SLOT_LOST)) | SLOT_READ);
 		s->read_len_bytes = pkt->reth_dma_len;
+		psn_ring_sync(f, s);
 	}
 	if (s) {
 		e.first_tx_ns = s->first_tx_ns;
@@ -300,6 +312,7 @@ static void read_span_fill(struct qp_tracker *t, struct qp_flow *f, uint32_t fro
 		s->opcode = ROCE_OPCODE(ROCE_TR_RC, ROCE_OP_READ_REQUEST);
 		if (psn_diff(p, f->snd_una) < 0)
 			s->flags |= SLOT_ACKED;
+		psn_ring_sync(f, s);
 	}
 }
 
@@ -455,18 +468,23 @@ static void on_nak(struct qp_tracker *t, struct qp_flow *b, struct qp_flow *r, c
  */
 static int first_unanswered_read(struct qp_tracker *t, struct qp_flow *r, uint32_t psn, uint32_t *out)
 {
-	uint32_t n = (uint32_t)psn_diff(psn, r->snd_una), p = r->snd_una;
+	uint32_t n = (uint32_t)psn_diff(psn, r->snd_una), from = r->snd_una & r->ring_mask;
 
 	if (n > 4096)
 		n = 4096;
-	for (uint32_t i = 0; i < n; i++, p = psn_add(p, 1)) {
-		struct psn_slot *s = psn_ring_find(r, p);
+	if (n > r->ring_mask + 1u)
+		n = r->ring_mask + 1u;
+	for (uint32_t i = 0; (i += psn_ring_next(r, PSN_SET_NEEDS_RESPONSE, (from + i) & r->ring_mask, n - i)) < n;
+	     i++) {
+		struct psn_slot *s = &r->ring[(from + i) & r->ring_mask];
 
 		t->tot.psn_slots_visited++;
-		if (s && (s->flags & (SLOT_READ | SLOT_READ_SPAN | SLOT_ATOMIC)) && !(s->flags & SLOT_ACKED)) {
-			*out = p;
+		if (s->psn == psn_add(r->snd_una, i)) {
+			*out = s->psn;
 			return 1;
 		}
+		s->flags |= SLOT_LOST; /* a ring's length or more from snd_una */
+		psn_ring_sync(r, s);
 	}
 	return 0;
 }
@@ -958,7 +976,7 @@ void qp_tracker_free(struct qp_tracker *t)
 		for (uint32_t i = 0; i < FLOW_CHUNK && c * FLOW_CHUNK + i < t->n_flows; i++) {
 			struct qp_flow *f = &t->chunks[c][i];
 
-			free(f->ring);
+			psn_ring_free(f);
 			free(f->win_samples);
 			free(f->wins);
 			for (int k = 0; f->lat && f->lat != t->no_samples && k < QP_SAMPLE_KINDS; k++)

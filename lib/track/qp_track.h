@@ -43,8 +43,18 @@
  * with latency samples, 7 sample sets (392 bytes, allocated at the first sample) holding
  * exact samples (4 bytes each) up to cfg.exact_samples per kind, then a log-linear histogram
  * (6.6 KB, <1% relative error), and the current window's samples (array growing 16 -> 1024);
- * for flows that send requests an outstanding-PSN ring (32 bytes per slot, 16 slots growing
- * to cfg.max_outstanding). Nothing grows with trace length beyond those caps.
+ * for flows that send requests an outstanding-PSN ring (32 bytes per slot plus 2 bits beside
+ * it, 16 slots growing to cfg.max_outstanding). Nothing grows with trace length beyond those caps.
+ *
+ * Work per packet does not depend on PSN distances (issue #22: crafted ACKs 65536 PSNs apart
+ * cost 65536 steps each before). An ACK or READ lookup visits only the outstanding slots in
+ * its range (two bitmaps beside the ring, plus max_outstanding / 4096 summary words per
+ * lookup, 16 by default); each visit acknowledges a slot or drops it from the outstanding set
+ * (it held a PSN a ring's length or more away), or ends the lookup, and a packet makes at
+ * most 3 lookups. So the slots visited stay under 3 * packets + slots created, and a slot is
+ * created per request packet, plus one per PSN a READ consumes (up to max_outstanding per
+ * READ request: the one cost still set by the request, see read_span_set()).
+ * qp_tracker_totals.psn_slots_visited counts them.
  */
 #ifndef AGENTXDP_QP_TRACK_H
 #define AGENTXDP_QP_TRACK_H

@@ -21,6 +21,15 @@ enum slot_flags {
 	SLOT_MSG_LAST = 1u << 4,	/* last (or only) packet of a message */
 	SLOT_NAMED = 1u << 5,		/* an ACK packet named this PSN already */
 	SLOT_READ_SPAN = 1u << 6,	/* a PSN a READ request consumed for one of its responses */
+	SLOT_LOST = 1u << 7,		/* dropped from the outstanding set: a ring's length or more
+					 * from where an ACK or READ lookup expected it */
+};
+
+/* The outstanding sets kept beside the ring (bitmaps by slot index), see psn_ring.c. */
+enum psn_set {
+	PSN_SET_OUTSTANDING = 0,	/* VALID, not ACKED or LOST */
+	PSN_SET_NEEDS_RESPONSE = 1,	/* outstanding READ, READ span PSN or atomic */
+	PSN_SETS = 2,
 };
 
 /* One transmitted request PSN. */
@@ -81,6 +90,8 @@ struct qp_flow {
 	uint64_t read_tx_ns;
 	struct psn_slot *ring;
 	uint32_t ring_mask;		/* ring size - 1; 0 means no ring */
+	uint64_t *set_bits[PSN_SETS];	/* a bit per ring slot, in one allocation with ... */
+	uint64_t *set_words[PSN_SETS];	/* ... a bit per non-zero word of set_bits */
 
 	/* responder side: last response carried, for mirror-duplicate detection */
 
@@ -183,6 +194,14 @@ void flow_window_sample(struct qp_tracker *t, struct qp_flow *f, uint64_t ts, ui
 /* psn_ring.c: the requester's outstanding PSNs */
 struct psn_slot *psn_ring_find(struct qp_flow *f, uint32_t psn);
 struct psn_slot *psn_ring_slot_new(struct qp_tracker *t, struct qp_flow *f, uint32_t psn);
+/* After changing a slot's flags: update the outstanding sets. */
+void psn_ring_sync(struct qp_flow *f, const struct psn_slot *s);
+/*
+ * The first slot of `set` among the n ring slots from index `from` on (circularly, n <= ring
+ * size), as a distance from `from`; n when there is none. Cost: O(ring size / 4096) words.
+ */
+uint32_t psn_ring_next(const struct qp_flow *f, enum psn_set set, uint32_t from, uint32_t n);
+void psn_ring_free(struct qp_flow *f);
 
 /* qp_pairing.c: the two directions of a QP */
 void qp_pair_flows(struct qp_tracker *t, struct qp_flow *a, struct qp_flow *b, int by_cm);
