@@ -303,6 +303,28 @@ static void test_capture_side(void **state)
 		assert_int_equal(count_samples(QP_SAMPLE_TIMEOUT_GAP), near_responder ? 0 : 1);
 		qp_tracker_free(t);
 	}
+	/*
+	 * Issue #17 item 7: a mirror where both directions carry the same TTL cannot tell the
+	 * side; a restart after silence with no NAK is still the requester's timer: a timeout.
+	 */
+	for (int acks_first = 0; acks_first < 2; acks_first++) {
+		struct qp_tracker *t = tracker();
+
+		for (uint32_t i = 0; i < 4; i++)
+			req_ttl(t, 1000 + i * 100, 20 + i, 63);
+		ack_ttl(t, 2000, 21, 63);
+		if (acks_first)
+			ack_ttl(t, 2100, 21, 63); /* a duplicate ACK, nothing else */
+		req_ttl(t, 1002000, 22, 63);
+		req_ttl(t, 1002100, 23, 63);
+		ack_ttl(t, 1003000, 23, 63);
+		flows(t, &r, &b);
+		assert_int_equal(r->retransmitted_packets, 2);
+		assert_int_equal(ev.retx[0].cause, QP_RETX_TIMEOUT);
+		assert_int_equal(r->timeouts, 1);
+		assert_int_equal(count_samples(QP_SAMPLE_TIMEOUT_GAP), 1);
+		qp_tracker_free(t);
+	}
 	/* Side unknown at the restart (no ACK yet), responder-side once the ACK shows. */
 	struct qp_tracker *t = tracker();
 	req_ttl(t, 1000, 20, 62);
