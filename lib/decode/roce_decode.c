@@ -16,6 +16,15 @@
 #define LINKTYPE_RAW_NUMBER 101 /* LINKTYPE_RAW as written in files, if a caller passes it unmapped */
 
 #define IPPROTO_UDP_NUMBER 17
+#define IPPROTO_GRE_NUMBER 47
+#define GRE_PROTO_ERSPAN_1_2 0x88be	/* ERSPAN type I and II */
+#define GRE_PROTO_ERSPAN_3 0x22eb
+#define GRE_PROTO_TEB 0x6558		/* transparent Ethernet bridging */
+#define VXLAN_UDP_PORT 4789
+#define ERSPAN2_HDR_LEN 8
+#define ERSPAN3_HDR_LEN 12
+#define ERSPAN3_PLATFORM_LEN 8
+#define VXLAN_HDR_LEN 8
 #define IB_NEXT_HEADER_BTH 0x1b	/* GRH NxtHdr: IBA transport (IBA 8.3.1) */
 #define BTH_LEN 12
 #define ICRC_LEN 4
@@ -49,6 +58,13 @@ static const char *const transport_names[8] = {
 static const char *const status_names[] = {
 	[0] = "ok",	      [1] = "not-roce",	     [2] = "bad-link", [3] = "bad-ip",
 	[4] = "bad-udp",      [5] = "bad-bth",	     [6] = "bad-ext",  [7] = "bad-grh",
+	[8] = "bad-encap",
+};
+
+static const char *const encap_names[ROCE_ENCAP_MAX + 1] = {
+	[ROCE_ENCAP_NONE] = "none",	    [ROCE_ENCAP_ERSPAN1] = "erspan1",
+	[ROCE_ENCAP_ERSPAN2] = "erspan2",   [ROCE_ENCAP_ERSPAN3] = "erspan3",
+	[ROCE_ENCAP_GRE_TEB] = "gre",	    [ROCE_ENCAP_VXLAN] = "vxlan",
 };
 
 /* NAK codes (IBA 9.3.5, table 43). */
@@ -145,10 +161,16 @@ const char *roce_cm_attr_name(uint16_t attr_id)
 	return NULL;
 }
 
+const char *roce_encap_name(uint8_t encap)
+{
+	return encap <= ROCE_ENCAP_MAX ? encap_names[encap] : "unknown";
+}
+
 void roce_decode_opts_default(struct roce_decode_opts *opts)
 {
 	memset(opts, 0, sizeof(*opts));
 	opts->udp_ports[0] = ROCE_V2_UDP_PORT;
+	opts->vxlan_port = VXLAN_UDP_PORT;
 }
 
 static bool is_roce_port(const struct roce_decode_opts *opts, uint16_t dport)
@@ -383,7 +405,7 @@ static int dissect_ipv6(struct byte_reader *br, struct roce_pkt *pkt, struct l3_
 	if (payload_len == 0)
 		return ROCE_DECODE_BAD_IP;
 
-	for (int i = 0; next != IPPROTO_UDP_NUMBER; i++) {
+	for (int i = 0; next != IPPROTO_UDP_NUMBER && next != IPPROTO_GRE_NUMBER; i++) {
 		uint8_t hdr_next, hdr_units;
 		uint32_t len;
 
@@ -848,6 +870,231 @@ static int decode_infiniband(struct byte_reader *br, struct roce_pkt *pkt)
 	return dissect_ib_transport(br, ib_wire_len, pkt);
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Tunnels of mirror sessions: the frame inside is decoded, the session is kept beside it.   */
+
+/* One tunnel header's identity, copied into the record when it is the session's. */
+struct tunnel {
+	uint8_t kind;		/* enum roce_encap */
+	uint8_t gra, platform_id, dir;
+	uint32_t id;
+	uint32_t ts, ts_hi;
+};
+
+/*
+ * GRE (RFC 2784 section 2, key and sequence number RFC 2890 section 2):
+ *    0                   1                   2                   3
+ *   +-+-+-+-+-+-----+---------+-----+-------------------------------+
+ *   |C|R|K|S|s|Recur|  Flags  | Ver |         Protocol Type         |
+ *   +-+-+-+-+-+-----+---------+-----+-------------------------------+
+ *   |      Checksum (if C)          |       Reserved1 (if C)        |
+ *   +-------------------------------+-------------------------------+
+ *   |                         Key (if K)                            |
+ *   +---------------------------------------------------------------+
+ *   |                   Sequence Number (if S)                      |
+ *   +---------------------------------------------------------------+
+ * Each optional word moves what follows. Version 1 (PPTP) and source routing (R, RFC 1701)
+ * never carry a mirror session: not RoCE.
+ */
+static int dissect_gre(struct byte_reader *br, struct tunnel *t, uint16_t *proto, bool *has_seq)
+{
+	uint16_t flags = br_be16(br);
+
+	*proto = br_be16(br);
+	if (br->short_read)
+		return ROCE_DECODE_BAD_ENCAP;
+	if ((flags & 0x0007) != 0 || (flags & 0x4000))
+		return ROCE_DECODE_NOT_ROCE;
+	if (flags & 0x8000)
+		br_skip(br, 4);
+	if (flags & 0x2000)
+		t->id = br_be32(br);
+	*has_seq = flags & 0x1000;
+	if (*has_seq)
+		br_skip(br, 4);
+	return br->short_read ? ROCE_DECODE_BAD_ENCAP : 0;
+}
+
+/*
+ * ERSPAN type II header (draft-foschiano-erspan-03 section 4.2), after GRE with S set:
+ *    0                   1                   2                   3
+ *   +-------+-----------------------+-----+---+-+-------------------+
+ *   |  Ver  |          VLAN         | COS | En|T|    Session ID     |
+ *   +-------+---------------+-------+-----+---+-+-------------------+
+ *   |      Reserved         |                  Index                |
+ *   +-----------------------+---------------------------------------+
+ * Ver = 1. The mirrored Ethernet frame follows.
+ */
+static int dissect_erspan2(struct byte_reader *br, struct tunnel *t)
+{
+	uint16_t ver_vlan = br_be16(br);
+	uint16_t cos_id = br_be16(br);
+
+	br_skip(br, 4);
+	if (br->short_read)
+		return ROCE_DECODE_BAD_ENCAP;
+	if (ver_vlan >> 12 != 1)
+		return ROCE_DECODE_BAD_ENCAP;
+	t->kind = ROCE_ENCAP_ERSPAN2;
+	t->id = cos_id & 0x03ff;
+	return 0;
+}
+
+/*
+ * ERSPAN type III header (draft-foschiano-erspan-03 section 4.3), GRE protocol 0x22eb:
+ *    0                   1                   2                   3
+ *   +-------+-----------------------+-----+---+-+-------------------+
+ *   |  Ver  |          VLAN         | COS |BSO|T|     Session ID    |
+ *   +-------+-----------------------+-----+---+-+-------------------+
+ *   |                          Timestamp                            |
+ *   +-------------------------------+-+---------+-----------+-+---+-+
+ *   |             SGT               |P|    FT   |   Hw ID   |D|Gra|O|
+ *   +-------------------------------+-+---------+-----------+-+---+-+
+ *   | Platf ID  |            Platform Specific Info (if O)          |
+ *   +-----------+---------------------------------------------------+
+ *   |                  Platform Specific Info (if O)                |
+ *   +---------------------------------------------------------------+
+ * Ver = 2. Gra: 0 100 us, 1 100 ns, 2 IEEE 1588, 3 user. Platform ID 3 carries the upper 32
+ * bits of the timestamp (IEEE 1588: seconds) in its second word.
+ */
+static int dissect_erspan3(struct byte_reader *br, struct tunnel *t)
+{
+	uint16_t ver_vlan = br_be16(br);
+	uint16_t cos_id = br_be16(br);
+	uint32_t ts = br_be32(br);
+	uint32_t sgt_flags = br_be32(br);
+
+	if (br->short_read || ver_vlan >> 12 != 2)
+		return ROCE_DECODE_BAD_ENCAP;
+	t->kind = ROCE_ENCAP_ERSPAN3;
+	t->id = cos_id & 0x03ff;
+	t->ts = ts;
+	t->gra = (sgt_flags >> 1) & 0x3;
+	t->dir = (sgt_flags >> 3) & 0x1;
+	if (sgt_flags & 0x1) {
+		uint32_t word = br_be32(br);
+		uint32_t info = br_be32(br);
+
+		if (br->short_read)
+			return ROCE_DECODE_BAD_ENCAP;
+		t->platform_id = word >> 26;
+		if (t->platform_id == 3)
+			t->ts_hi = info;
+	}
+	return 0;
+}
+
+/*
+ * VXLAN header (RFC 7348 section 5), after UDP to port 4789:
+ *    0                   1                   2                   3
+ *   +-+-+-+-+-+-+-+-+-----------------------------------------------+
+ *   |R|R|R|R|I|R|R|R|                 Reserved                      |
+ *   +-+-+-+-+-+-+-+-+-------------------------------+---------------+
+ *   |          VXLAN Network Identifier (VNI)       |   Reserved    |
+ *   +-----------------------------------------------+---------------+
+ * The I flag must be set (a valid VNI). The Ethernet frame follows.
+ */
+static int dissect_vxlan(struct byte_reader *br, struct tunnel *t)
+{
+	uint32_t flags = br_be32(br);
+	uint32_t vni = br_be32(br);
+
+	if (br->short_read || !(flags & 0x08000000))
+		return ROCE_DECODE_BAD_ENCAP;
+	t->kind = ROCE_ENCAP_VXLAN;
+	t->id = vni >> 8;
+	return 0;
+}
+
+/* GRE and what its protocol type says follows: ERSPAN I/II/III or a bridged Ethernet frame. */
+static int dissect_gre_tunnel(struct byte_reader *br, struct tunnel *t)
+{
+	uint16_t proto;
+	bool has_seq;
+	int rc = dissect_gre(br, t, &proto, &has_seq);
+
+	if (rc)
+		return rc;
+	switch (proto) {
+	case GRE_PROTO_ERSPAN_1_2:
+		/* Type I is bare GRE (no sequence number, no ERSPAN header); type II sets S. */
+		if (!has_seq) {
+			t->kind = ROCE_ENCAP_ERSPAN1;
+			t->id = 0;
+			return 0;
+		}
+		return dissect_erspan2(br, t);
+	case GRE_PROTO_ERSPAN_3:
+		return dissect_erspan3(br, t);
+	case GRE_PROTO_TEB:
+		t->kind = ROCE_ENCAP_GRE_TEB;
+		return 0;
+	default:
+		return ROCE_DECODE_NOT_ROCE;
+	}
+}
+
+static bool is_erspan(uint8_t kind)
+{
+	return kind >= ROCE_ENCAP_ERSPAN1 && kind <= ROCE_ENCAP_ERSPAN3;
+}
+
+/*
+ * Step into the Ethernet frame a tunnel carries. `br` is at the tunnel header and ends with
+ * the outer IP datagram; `frame` is where the current (outer) frame starts. Keeps the session
+ * (an ERSPAN one wins over any other tunnel, else the outermost), makes the lengths the inner
+ * frame's, and leaves `br` at the inner network header with *ethertype set.
+ */
+static int enter_tunnel(struct byte_reader *br, uint8_t l4_proto, const uint8_t **frame,
+			uint32_t outer_wire_end, struct roce_pkt *pkt, uint16_t *ethertype)
+{
+	struct tunnel t = { 0 };
+	const uint8_t *inner;
+	uint32_t inner_off;
+	int rc;
+
+	if (pkt->encap_depth == ROCE_MAX_TUNNELS)
+		return ROCE_DECODE_NOT_ROCE;
+	rc = l4_proto == IPPROTO_GRE_NUMBER ? dissect_gre_tunnel(br, &t) : dissect_vxlan(br, &t);
+	if (rc)
+		return rc;
+	inner = br_ptr(br);
+	inner_off = (uint32_t)(inner - *frame);
+	if (inner_off > outer_wire_end)
+		return ROCE_DECODE_BAD_ENCAP;
+
+	if (pkt->encap_depth == 0) {
+		pkt->encap_vlan_id = pkt->flags & ROCE_F_VLAN ? pkt->vlan_id : 0;
+		pkt->encap_ip_version = pkt->ip_version;
+		memcpy(pkt->encap_src_ip, pkt->src_ip, 16);
+		memcpy(pkt->encap_dst_ip, pkt->dst_ip, 16);
+	}
+	if (!pkt->encap || (is_erspan(t.kind) && !is_erspan(pkt->encap))) {
+		pkt->encap = t.kind;
+		pkt->encap_id = t.id;
+		pkt->erspan_ts = t.ts;
+		pkt->erspan_ts_hi = t.ts_hi;
+		pkt->erspan_gra = t.gra;
+		pkt->erspan_platform_id = t.platform_id;
+		pkt->erspan_dir = t.dir;
+	}
+	pkt->encap_depth++;
+	pkt->encap_hdr_len += inner_off;
+
+	/* From here on the inner frame is the packet: its lengths, its VLAN, its IP. */
+	set_wire_len(pkt, outer_wire_end);
+	pkt->orig_len = outer_wire_end - inner_off;
+	pkt->cap_len = (uint32_t)(br->off <= br->len ? br->len - br->off : 0);
+	if (pkt->cap_len > pkt->orig_len)
+		pkt->cap_len = pkt->orig_len;
+	pkt->flags &= ~(ROCE_F_VLAN | ROCE_F_QINQ | ROCE_F_IPV4_OPTIONS);
+	pkt->vlan_id = 0;
+	pkt->ip_version = 0;
+	*frame = inner;
+	rc = dissect_ethernet(br, pkt, ethertype);
+	return rc == ROCE_DECODE_BAD_LINK ? ROCE_DECODE_BAD_ENCAP : rc;
+}
+
 /* Link types and their dissectors. */
 static const struct link_dissector {
 	int linktype;
@@ -862,6 +1109,27 @@ static const struct link_dissector {
 	{ DLT_IPV6, dissect_raw_ipv6 },
 };
 
+
+static bool is_vxlan_port(const struct roce_decode_opts *opts, uint16_t dport)
+{
+	return dport == (opts ? opts->vxlan_port : VXLAN_UDP_PORT) && dport != 0;
+}
+
+/* RoCE v1: the GRH right after the link header, then the IB transport. */
+static int decode_roce_v1(struct byte_reader *br, const uint8_t *frame, struct roce_pkt *out)
+{
+	struct byte_reader ib;
+	uint32_t ib_wire_len, grh_end;
+	int rc = dissect_grh(br, out, &ib_wire_len, &grh_end);
+
+	if (rc)
+		return rc;
+	out->roce_version = 1;
+	set_wire_len(out, (uint32_t)(br->p - frame) + grh_end);
+	br_init(&ib, br_ptr(br), br_remaining(br) < ib_wire_len ? br_remaining(br) : ib_wire_len);
+	return dissect_ib_transport(&ib, ib_wire_len, out);
+}
+
 int roce_decode_frame(const struct roce_decode_opts *opts, int linktype, const uint8_t *frame,
 		      size_t caplen, uint32_t origlen, uint64_t ts_ns, struct roce_pkt *out)
 {
@@ -869,7 +1137,7 @@ int roce_decode_frame(const struct roce_decode_opts *opts, int linktype, const u
 	struct byte_reader br, l4, ib;
 	struct l3_result l3 = { 0 };
 	uint16_t ethertype = 0;
-	uint32_t ib_wire_len;
+	uint32_t ib_wire_len, l3_end;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -893,40 +1161,45 @@ int roce_decode_frame(const struct roce_decode_opts *opts, int linktype, const u
 	rc = link->dissect(&br, out, &ethertype);
 	if (rc)
 		return rc;
-	out->ip_hdr_off = (uint32_t)br.off;
 
-	switch (ethertype) {
-	case ROCE_V1_ETHERTYPE: {
-		uint32_t grh_end;
-		rc = dissect_grh(&br, out, &ib_wire_len, &grh_end);
+	/* Once per frame, and again for the frame inside each tunnel. */
+	for (;;) {
+		out->ip_hdr_off = (uint32_t)(br_ptr(&br) - frame);
+		switch (ethertype) {
+		case ROCE_V1_ETHERTYPE:
+			return decode_roce_v1(&br, frame, out);
+		case ETHERTYPE_IPV4:
+			rc = dissect_ipv4(&br, out, &l3);
+			break;
+		case ETHERTYPE_IPV6:
+			rc = dissect_ipv6(&br, out, &l3);
+			break;
+		default:
+			return ROCE_DECODE_NOT_ROCE;
+		}
 		if (rc)
 			return rc;
-		out->roce_version = 1;
-		set_wire_len(out, grh_end);
-		br_init(&ib, br_ptr(&br), br_remaining(&br) < ib_wire_len ? br_remaining(&br) : ib_wire_len);
-		return dissect_ib_transport(&ib, ib_wire_len, out);
-	}
-	case ETHERTYPE_IPV4:
-		rc = dissect_ipv4(&br, out, &l3);
-		break;
-	case ETHERTYPE_IPV6:
-		rc = dissect_ipv6(&br, out, &l3);
-		break;
-	default:
-		return ROCE_DECODE_NOT_ROCE;
-	}
-	if (rc)
-		return rc;
-	if (l3.l4_proto != IPPROTO_UDP_NUMBER)
-		return ROCE_DECODE_NOT_ROCE;
+		l3_end = (uint32_t)(br.p - frame) + l3.l3_wire_end;
 
-	/* View only the IP payload: Ethernet padding after it is not UDP data. */
-	br_init(&l4, br_ptr(&br), br_remaining(&br) < l3.l4_wire_len ? br_remaining(&br) : l3.l4_wire_len);
-	rc = dissect_udp(&l4, opts, out, l3.l4_wire_len, &ib_wire_len);
+		/* View only the IP payload: Ethernet padding after it is not UDP data. */
+		br_init(&l4, br_ptr(&br),
+			br_remaining(&br) < l3.l4_wire_len ? br_remaining(&br) : l3.l4_wire_len);
+		if (l3.l4_proto == IPPROTO_UDP_NUMBER) {
+			rc = dissect_udp(&l4, opts, out, l3.l4_wire_len, &ib_wire_len);
+			if (rc != ROCE_DECODE_NOT_ROCE || !is_vxlan_port(opts, out->udp_dport))
+				break;
+		} else if (l3.l4_proto != IPPROTO_GRE_NUMBER) {
+			return ROCE_DECODE_NOT_ROCE;
+		}
+		rc = enter_tunnel(&l4, l3.l4_proto, &frame, l3_end, out, &ethertype);
+		if (rc)
+			return rc;
+		br = l4;
+	}
 	if (rc)
 		return rc;
 	out->roce_version = 2;
-	set_wire_len(out, l3.l3_wire_end);
+	set_wire_len(out, l3_end);
 	br_init(&ib, br_ptr(&l4), br_remaining(&l4) < ib_wire_len ? br_remaining(&l4) : ib_wire_len);
 	return dissect_ib_transport(&ib, ib_wire_len, out);
 }

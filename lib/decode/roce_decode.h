@@ -17,14 +17,16 @@ enum roce_decode_status {
 	ROCE_DECODE_BAD_BTH = -4,	/* BTH shorter than 12 bytes or reserved version */
 	ROCE_DECODE_BAD_EXT = -5,	/* lengths say the packet cannot hold its extended headers */
 	ROCE_DECODE_BAD_GRH = -6,	/* RoCE v1 GRH short or next header not BTH */
-	ROCE_DECODE_STATUS_MIN = -6,
+	ROCE_DECODE_BAD_ENCAP = -7,	/* GRE/ERSPAN/VXLAN header short or unsupported version */
+	ROCE_DECODE_STATUS_MIN = -7,
 };
 
 struct roce_decode_opts {
 	uint16_t udp_ports[9];		/* destination ports decoded as RoCE v2; 0 ends the list */
+	uint16_t vxlan_port;		/* VXLAN destination port (4789); 0 turns VXLAN off */
 };
 
-/* 4791 only. */
+/* RoCE v2 on 4791, VXLAN on 4789. */
 void roce_decode_opts_default(struct roce_decode_opts *opts);
 
 /*
@@ -43,6 +45,8 @@ const char *roce_decode_status_name(int status);	/* "bad-ip", ... for malformed 
 const char *roce_aeth_name(uint8_t syndrome);
 /* "REQ", "REP", "RTU", ... for a CM MAD attribute ID; NULL when not a CM attribute. */
 const char *roce_cm_attr_name(uint16_t attr_id);
+/* "erspan2", "vxlan", ... for roce_pkt.encap; "none" for ROCE_ENCAP_NONE. */
+const char *roce_encap_name(uint8_t encap);
 /* True when the opcode is defined by the IBA (or is CNP). */
 int roce_opcode_known(uint8_t opcode);
 

@@ -94,6 +94,29 @@ enum roce_pkt_flags {
 	ROCE_F_RESERVED_OPCODE = 1u << 10, /* opcode reserved by the IBA: BTH decoded, nothing after it */
 };
 
+/*
+ * The tunnel a mirror session delivered the frame in (roce_pkt.encap). The frame inside is
+ * what is decoded; the session's identity is kept beside it. RSPAN needs no entry: it is a
+ * VLAN (vlan_id).
+ */
+enum roce_encap {
+	ROCE_ENCAP_NONE = 0,
+	ROCE_ENCAP_ERSPAN1 = 1,	/* GRE 0x88be without a sequence number: no ERSPAN header */
+	ROCE_ENCAP_ERSPAN2 = 2,	/* GRE 0x88be + 8-byte ERSPAN type II header */
+	ROCE_ENCAP_ERSPAN3 = 3,	/* GRE 0x22eb + 12-byte type III header [+ 8-byte platform part] */
+	ROCE_ENCAP_GRE_TEB = 4,	/* GRE 0x6558, transparent Ethernet bridging */
+	ROCE_ENCAP_VXLAN = 5,	/* UDP 4789 (RFC 7348) */
+	ROCE_ENCAP_MAX = 5,
+};
+
+/* ERSPAN type III timestamp granularity (roce_pkt.erspan_gra, draft-foschiano-erspan 4.3). */
+enum erspan_gra {
+	ERSPAN_GRA_100US = 0,
+	ERSPAN_GRA_100NS = 1,
+	ERSPAN_GRA_IEEE1588 = 2, /* erspan_ts: ns in the second; platform ID 3: seconds */
+	ERSPAN_GRA_USER = 3,
+};
+
 /* CM MAD attribute IDs (IBA 12.6). */
 enum cm_attr {
 	CM_ATTR_REQ = 0x0010,
@@ -178,6 +201,27 @@ struct roce_pkt {
 	uint16_t cm_rej_reason;		/* REJ: reason code (IBA table 109) */
 	uint16_t ib_slid, ib_dlid;	/* native InfiniBand (DLT_INFINIBAND) LRH LIDs */
 	uint32_t ip_hdr_off;		/* bytes of link-layer header before IP (or GRH) */
+
+	/*
+	 * The mirror session's tunnel, when encap != ROCE_ENCAP_NONE (an ERSPAN one wins over
+	 * another tunnel, else the outermost). Then cap_len, orig_len and ip_hdr_off describe the
+	 * inner frame, and vlan_id is the inner frame's; encap_hdr_len bytes came before it.
+	 */
+	uint8_t encap;			/* enum roce_encap */
+	uint8_t encap_ip_version;	/* 4 or 6: the outer IP header */
+	uint8_t encap_depth;		/* tunnels unwrapped (at most ROCE_MAX_TUNNELS) */
+	uint8_t erspan_gra;		/* ERSPAN III: enum erspan_gra */
+	uint8_t erspan_platform_id;	/* ERSPAN III platform sub-header ID (0: none) */
+	uint8_t erspan_dir;		/* ERSPAN III D bit: 0 ingress, 1 egress */
+	uint16_t encap_vlan_id;		/* outer 802.1Q VLAN ID (0: untagged) */
+	uint32_t encap_id;		/* ERSPAN session ID (10 bits), VXLAN VNI (24), GRE key */
+	uint32_t encap_hdr_len;		/* bytes before the inner frame, bytes */
+	uint8_t encap_src_ip[16];	/* outer addresses (the switch, the collector), v4-mapped */
+	uint8_t encap_dst_ip[16];
+	uint32_t erspan_ts;		/* ERSPAN III timestamp, in erspan_gra units */
+	uint32_t erspan_ts_hi;		/* platform ID 3: upper 32 bits (1588: seconds) */
 };
+
+#define ROCE_MAX_TUNNELS 2
 
 #endif

@@ -814,13 +814,311 @@ static void test_malformed(void **state)
 	assert_int_equal(roce_decode_frame(NULL, DLT_RAW, f.b, 40, 40, 0, &p), ROCE_DECODE_BAD_IP);
 }
 
+/* ---- Tunnels of mirror sessions (ERSPAN I/II/III, GRE-TEB, VXLAN) ---- */
+
+struct tun {
+	int kind;		/* ROCE_ENCAP_* */
+	int outer_ipv6;
+	int outer_vlan_tags;	/* 0, 1 (VID 7), 2 (QinQ 5 + 7) */
+	int gre_csum, gre_key;	/* GRE-TEB: optional words */
+	int platform;		/* ERSPAN III: platform sub-header ID 3 */
+	uint32_t session;	/* ERSPAN session ID or VXLAN VNI */
+	uint32_t ts, ts_hi;
+	uint8_t gra;
+	int erspan_ver;		/* 0: the right one; else written as is (malformed cases) */
+	int vxlan_flags;	/* 0: I set; else written as is */
+	uint16_t gre_flags_extra; /* ORed into the GRE flags (malformed cases) */
+};
+
+static const uint8_t out4_src[4] = { 10, 0, 0, 1 }, out4_dst[4] = { 10, 0, 0, 9 };
+static const uint8_t out6_src[16] = { 0xfd, 0, [15] = 0x11 }, out6_dst[16] = { 0xfd, 0, [15] = 0x99 };
+
+/* The tunnel header (GRE + ERSPAN, or UDP + VXLAN) for t, then the inner frame. */
+static void put_tunnel_hdr(struct fb *f, const struct tun *t, const struct fb *inner)
+{
+	uint16_t gre_flags = t->gre_flags_extra;
+
+	if (t->kind == ROCE_ENCAP_VXLAN) {
+		put16(f, 54321);
+		put16(f, 4789);
+		put16(f, (uint16_t)(8 + 8 + inner->len));
+		put16(f, 0);
+		put32(f, t->vxlan_flags ? (uint32_t)t->vxlan_flags : 0x08000000u);
+		put32(f, (uint32_t)t->session << 8);
+		return;
+	}
+	if (t->kind == ROCE_ENCAP_ERSPAN2 || t->kind == ROCE_ENCAP_ERSPAN3)
+		gre_flags |= 0x1000; /* S */
+	if (t->kind == ROCE_ENCAP_GRE_TEB)
+		gre_flags |= (t->gre_csum ? 0x8000 : 0) | (t->gre_key ? 0x2000 : 0) | 0x1000;
+	put16(f, gre_flags);
+	put16(f, t->kind == ROCE_ENCAP_ERSPAN3 ? 0x22eb : t->kind == ROCE_ENCAP_GRE_TEB ? 0x6558 : 0x88be);
+	if (gre_flags & 0x8000)
+		put32(f, 0xabcd0000);
+	if (gre_flags & 0x2000)
+		put32(f, 0x00c0ffee);
+	if (gre_flags & 0x1000)
+		put32(f, 77); /* sequence number */
+	if (t->kind == ROCE_ENCAP_ERSPAN2) {
+		put16(f, (uint16_t)((t->erspan_ver ? t->erspan_ver : 1) << 12 | 300));
+		put16(f, (uint16_t)(0x2000 | (t->session & 0x3ff))); /* COS 1 */
+		put32(f, 0x12345); /* index */
+	} else if (t->kind == ROCE_ENCAP_ERSPAN3) {
+		put16(f, (uint16_t)((t->erspan_ver ? t->erspan_ver : 2) << 12));
+		put16(f, t->session & 0x3ff);
+		put32(f, t->ts);
+		put32(f, 0xbeef0000u | 1u << 3 /* D */ | (uint32_t)t->gra << 1 | (t->platform ? 1 : 0));
+		if (t->platform) {
+			put32(f, 3u << 26 | 0x1234);
+			put32(f, t->ts_hi);
+		}
+	}
+}
+
+static void wrap_tunnel(struct fb *f, const struct tun *t, const struct fb *inner)
+{
+	struct fb hdr = { 0 };
+	uint8_t proto = t->kind == ROCE_ENCAP_VXLAN ? 17 : 47;
+
+	put_tunnel_hdr(&hdr, t, inner);
+	f->len = 0;
+	putn(f, mac_pair, 12);
+	if (t->outer_vlan_tags == 2) {
+		put16(f, 0x88a8);
+		put16(f, 5);
+	}
+	if (t->outer_vlan_tags >= 1) {
+		put16(f, 0x8100);
+		put16(f, 7);
+	}
+	if (!t->outer_ipv6) {
+		put16(f, 0x0800);
+		put8(f, 0x45);
+		put8(f, 0);
+		put16(f, (uint16_t)(20 + hdr.len + inner->len));
+		put16(f, 1);
+		put16(f, 0x4000);
+		put8(f, 60);
+		put8(f, proto);
+		put16(f, 0);
+		putn(f, out4_src, 4);
+		putn(f, out4_dst, 4);
+	} else {
+		put16(f, 0x86dd);
+		put32(f, 6u << 28);
+		put16(f, (uint16_t)(hdr.len + inner->len));
+		put8(f, proto);
+		put8(f, 60);
+		putn(f, out6_src, 16);
+		putn(f, out6_dst, 16);
+	}
+	putn(f, hdr.b, hdr.len);
+	putn(f, inner->b, inner->len);
+}
+
+/* The inner frame decodes inside every tunnel exactly as it does bare, and the session is kept. */
+static void test_tunnel_kinds(void **state)
+{
+	static const struct tun cases[] = {
+		{ .kind = ROCE_ENCAP_ERSPAN1 },
+		{ .kind = ROCE_ENCAP_ERSPAN2, .session = 0x3ff },
+		{ .kind = ROCE_ENCAP_ERSPAN2, .session = 17, .outer_ipv6 = 1, .outer_vlan_tags = 1 },
+		{ .kind = ROCE_ENCAP_ERSPAN3, .session = 513, .ts = 0xdeadbeef, .gra = ERSPAN_GRA_100NS },
+		{ .kind = ROCE_ENCAP_ERSPAN3, .session = 2, .ts = 999999999, .ts_hi = 1767225600,
+		  .gra = ERSPAN_GRA_IEEE1588, .platform = 1, .outer_vlan_tags = 2 },
+		{ .kind = ROCE_ENCAP_GRE_TEB },
+		{ .kind = ROCE_ENCAP_GRE_TEB, .gre_csum = 1, .gre_key = 1, .outer_ipv6 = 1 },
+		{ .kind = ROCE_ENCAP_VXLAN, .session = 0xabcdef },
+		{ .kind = ROCE_ENCAP_VXLAN, .session = 5, .outer_ipv6 = 1, .outer_vlan_tags = 1 },
+	};
+	static const struct wrap inner_wraps[] = {
+		{ .tos = 0x0b },
+		{ .ipv6 = 1, .vlan_tags = 1 },
+		{ .vlan_tags = 2, .sport = 1234 },
+	};
+	char buf[64];
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		for (size_t j = 0; j < ARRAY_SIZE(inner_wraps); j++) {
+			const struct tun *t = &cases[i];
+			struct fb ib, inner, f;
+			struct roce_pkt bare, p;
+			uint32_t want_id = t->kind == ROCE_ENCAP_GRE_TEB ? (t->gre_key ? 0x00c0ffee : 0)
+										: t->session;
+
+			simple_ib(&ib);
+			wrap_v2(&inner, &inner_wraps[j], &ib);
+			assert_int_equal(decode(&inner, DLT_EN10MB, &bare), ROCE_DECODE_OK);
+			wrap_tunnel(&f, t, &inner);
+			assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+			check_simple(&p);
+			/* The inner frame is the packet: the same addresses, VLAN, lengths, ports. */
+			assert_memory_equal(p.src_ip, bare.src_ip, 16);
+			assert_memory_equal(p.dst_ip, bare.dst_ip, 16);
+			assert_int_equal(p.ip_version, bare.ip_version);
+			assert_int_equal(p.vlan_id, bare.vlan_id);
+			assert_int_equal(p.flags, bare.flags);
+			assert_int_equal(p.orig_len, bare.orig_len);
+			assert_int_equal(p.cap_len, bare.cap_len);
+			assert_int_equal(p.ip_hdr_off, bare.ip_hdr_off);
+			assert_int_equal(p.udp_sport, bare.udp_sport);
+			assert_int_equal(p.udp_dport, 4791);
+			assert_int_equal(p.dscp, bare.dscp);
+			assert_int_equal(p.ecn, bare.ecn);
+			/* The session that delivered it. */
+			assert_int_equal(p.encap, t->kind);
+			assert_int_equal(p.encap_depth, 1);
+			assert_int_equal(p.encap_id, want_id);
+			assert_int_equal(p.encap_hdr_len, f.len - inner.len);
+			assert_int_equal(p.encap_ip_version, t->outer_ipv6 ? 6 : 4);
+			assert_int_equal(p.encap_vlan_id, t->outer_vlan_tags ? (t->outer_vlan_tags == 2 ? 5 : 7) : 0);
+			assert_string_equal(addr_str(p.encap_src_ip, buf, sizeof(buf)),
+					    t->outer_ipv6 ? "fd00::11" : "10.0.0.1");
+			assert_string_equal(addr_str(p.encap_dst_ip, buf, sizeof(buf)),
+					    t->outer_ipv6 ? "fd00::99" : "10.0.0.9");
+			assert_int_equal(p.erspan_ts, t->ts);
+			assert_int_equal(p.erspan_ts_hi, t->ts_hi);
+			assert_int_equal(p.erspan_gra, t->gra);
+			assert_int_equal(p.erspan_platform_id, t->platform ? 3 : 0);
+			assert_int_equal(p.erspan_dir, t->kind == ROCE_ENCAP_ERSPAN3);
+			decode_all_prefixes(&f, DLT_EN10MB);
+		}
+	}
+}
+
+/* A switch that trimmed the mirrored frame (ERSPAN T bit, or a snaplen on the collector). */
+static void test_tunnel_trimmed(void **state)
+{
+	struct tun t = { .kind = ROCE_ENCAP_ERSPAN2, .session = 9 };
+	struct fb ib, inner, f;
+	struct wrap w = { 0 };
+	struct roce_pkt p;
+	size_t hdr;
+
+	simple_ib(&ib);
+	wrap_v2(&inner, &w, &ib);
+	wrap_tunnel(&f, &t, &inner);
+	hdr = f.len - inner.len;
+	/* Collector snaplen cuts the ICRC and payload: origlen still says the whole frame. */
+	{
+		struct roce_decode_opts o;
+		roce_decode_opts_default(&o);
+		assert_int_equal(roce_decode_frame(&o, DLT_EN10MB, f.b, hdr + 60, (uint32_t)f.len, 0, &p),
+				 ROCE_DECODE_OK);
+	}
+	check_simple(&p);
+	assert_int_equal(p.cap_len, 60);
+	assert_int_equal(p.orig_len, inner.len);
+	assert_false(p.flags & ROCE_F_ORIGLEN_FROM_IP);
+	/* Inner Ethernet padding and an outer FCS after the datagram are not part of the frame. */
+	putz(&f, 4);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.orig_len, inner.len);
+	assert_int_equal(p.cap_len, inner.len);
+}
+
+/* Two tunnels: the ERSPAN session is the one kept, whichever is outside; a third is too many. */
+static void test_tunnel_nested(void **state)
+{
+	struct tun erspan = { .kind = ROCE_ENCAP_ERSPAN2, .session = 33 };
+	struct tun vxlan = { .kind = ROCE_ENCAP_VXLAN, .session = 4242, .outer_ipv6 = 1 };
+	struct fb ib, inner, mid, f;
+	struct wrap w = { 0 };
+	struct roce_pkt p;
+
+	simple_ib(&ib);
+	wrap_v2(&inner, &w, &ib);
+	wrap_tunnel(&mid, &vxlan, &inner);
+	wrap_tunnel(&f, &erspan, &mid);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	check_simple(&p);
+	assert_int_equal(p.encap, ROCE_ENCAP_ERSPAN2);
+	assert_int_equal(p.encap_id, 33);
+	assert_int_equal(p.encap_depth, 2);
+	assert_int_equal(p.encap_ip_version, 4);
+	assert_int_equal(p.encap_hdr_len, f.len - inner.len);
+	assert_int_equal(p.orig_len, inner.len);
+
+	wrap_tunnel(&mid, &erspan, &inner);
+	wrap_tunnel(&f, &vxlan, &mid);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_OK);
+	assert_int_equal(p.encap, ROCE_ENCAP_ERSPAN2);
+	assert_int_equal(p.encap_id, 33);
+	assert_int_equal(p.encap_ip_version, 6); /* the outermost IP */
+	decode_all_prefixes(&f, DLT_EN10MB);
+
+	wrap_tunnel(&inner, &erspan, &f);
+	assert_int_equal(decode(&inner, DLT_EN10MB, &p), ROCE_DECODE_NOT_ROCE);
+}
+
+/* Malformed or foreign tunnel headers: a status, never a crash, never a guess. */
+static void test_tunnel_malformed(void **state)
+{
+	struct fb ib, inner, f;
+	struct wrap w = { 0 };
+	struct roce_pkt p;
+	struct tun t;
+
+	simple_ib(&ib);
+	wrap_v2(&inner, &w, &ib);
+
+	t = (struct tun){ .kind = ROCE_ENCAP_ERSPAN2, .erspan_ver = 2 };
+	wrap_tunnel(&f, &t, &inner);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_BAD_ENCAP);
+	t = (struct tun){ .kind = ROCE_ENCAP_ERSPAN3, .erspan_ver = 1 };
+	wrap_tunnel(&f, &t, &inner);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_BAD_ENCAP);
+	t = (struct tun){ .kind = ROCE_ENCAP_VXLAN, .vxlan_flags = 0x01000000 }; /* I clear */
+	wrap_tunnel(&f, &t, &inner);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_BAD_ENCAP);
+	/* GRE version 1 (PPTP) and source routing are some other traffic. */
+	t = (struct tun){ .kind = ROCE_ENCAP_GRE_TEB, .gre_flags_extra = 0x0001 };
+	wrap_tunnel(&f, &t, &inner);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_NOT_ROCE);
+	t = (struct tun){ .kind = ROCE_ENCAP_GRE_TEB, .gre_flags_extra = 0x4000 };
+	wrap_tunnel(&f, &t, &inner);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_NOT_ROCE);
+	/* GRE carrying IPv4 (0x0800) is not a mirror session. */
+	t = (struct tun){ .kind = ROCE_ENCAP_GRE_TEB };
+	wrap_tunnel(&f, &t, &inner);
+	f.b[14 + 20 + 2] = 0x08;
+	f.b[14 + 20 + 3] = 0x00;
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_NOT_ROCE);
+	/* A tunnel header cut by the capture. */
+	t = (struct tun){ .kind = ROCE_ENCAP_ERSPAN3, .platform = 1 };
+	wrap_tunnel(&f, &t, &inner);
+	{
+		struct roce_decode_opts o;
+		roce_decode_opts_default(&o);
+		assert_int_equal(roce_decode_frame(&o, DLT_EN10MB, f.b, 14 + 20 + 8 + 16, (uint32_t)f.len,
+						   0, &p),
+				 ROCE_DECODE_BAD_ENCAP);
+		/* VXLAN turned off: UDP 4789 is other traffic. */
+		t = (struct tun){ .kind = ROCE_ENCAP_VXLAN };
+		wrap_tunnel(&f, &t, &inner);
+		o.vxlan_port = 0;
+		assert_int_equal(roce_decode_frame(&o, DLT_EN10MB, f.b, f.len, (uint32_t)f.len, 0, &p),
+				 ROCE_DECODE_NOT_ROCE);
+	}
+	/* The outer IP length cannot end before the inner frame starts. */
+	t = (struct tun){ .kind = ROCE_ENCAP_ERSPAN2 };
+	wrap_tunnel(&f, &t, &inner);
+	put_be16(f.b + 14 + 2, 20 + 8 + 4);
+	assert_int_equal(decode(&f, DLT_EN10MB, &p), ROCE_DECODE_BAD_ENCAP);
+	assert_string_equal(roce_decode_status_name(ROCE_DECODE_BAD_ENCAP), "bad-encap");
+	assert_string_equal(roce_encap_name(ROCE_ENCAP_ERSPAN3), "erspan3");
+	assert_string_equal(roce_encap_name(ROCE_ENCAP_NONE), "none");
+	assert_string_equal(roce_encap_name(99), "unknown");
+}
+
 static void test_names(void **state)
 {
 	assert_string_equal(roce_decode_status_name(ROCE_DECODE_OK), "ok");
 	assert_string_equal(roce_decode_status_name(ROCE_DECODE_NOT_ROCE), "not-roce");
 	assert_string_equal(roce_decode_status_name(ROCE_DECODE_BAD_LINK), "bad-link");
 	assert_string_equal(roce_decode_status_name(ROCE_DECODE_BAD_GRH), "bad-grh");
-	assert_string_equal(roce_decode_status_name(-7), "unknown");
+	assert_string_equal(roce_decode_status_name(-7), "bad-encap");
+	assert_string_equal(roce_decode_status_name(-8), "unknown");
 	assert_string_equal(roce_decode_status_name(5), "unknown");
 	assert_string_equal(roce_transport_name(ROCE_TR_XRC), "XRC");
 	assert_string_equal(roce_opcode_name(0x0a), "RC RDMA WRITE Only");
@@ -851,6 +1149,10 @@ int main(void)
 		cmocka_unit_test(test_not_roce_and_ports),
 		cmocka_unit_test(test_truncated_and_origlen),
 		cmocka_unit_test(test_malformed),
+		cmocka_unit_test(test_tunnel_kinds),
+		cmocka_unit_test(test_tunnel_trimmed),
+		cmocka_unit_test(test_tunnel_nested),
+		cmocka_unit_test(test_tunnel_malformed),
 		cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
