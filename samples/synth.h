@@ -56,6 +56,7 @@ struct synth_opts {
 	bool ipv6;
 	uint16_t vlan;
 	uint32_t snaplen;		/* 0 = whole frames */
+	uint8_t encap;			/* enum roce_encap: mirror-session tunnel, 0 = none */
 	enum synth_vantage vantage;
 	uint8_t vantage_ip[16];
 	char vantage_text[48];

@@ -22,7 +22,7 @@ enum {
 	OPT_LOAD, OPT_MSG, OPT_OUTSTANDING, OPT_MTU, OPT_FAULT, OPT_HOST_FAULT, OPT_SEED, OPT_IPV6,
 	OPT_VLAN, OPT_SNAPLEN, OPT_VANTAGE, OPT_FORMAT, OPT_PSN_WRAP, OPT_HOST_GBPS,
 	OPT_FABRIC_GBPS, OPT_LATENCY, OPT_BUFFER, OPT_KMIN, OPT_KMAX, OPT_PMAX, OPT_ACK_TIMEOUT,
-	OPT_PAUSE, OPT_START, OPT_MAX_PACKETS,
+	OPT_PAUSE, OPT_START, OPT_MAX_PACKETS, OPT_ENCAP,
 };
 
 static const char help_head[] =
@@ -72,6 +72,7 @@ static const char help_tail[] =
 	"  agentxdp-synth -o out/cnp --fault 'link=leaf0-spine0,dir=spine0>leaf0,kind=ecn,size=30%'\n"
 	"  agentxdp-synth -o out/read --workload read --psn-wrap --vantage each-host\n"
 	"  agentxdp-synth -o out/v6.pcap --ipv6 --vlan 100 --snaplen 128 --format pcap\n"
+	"  agentxdp-synth -o out/span --encap erspan2 --fault link=leaf0-spine0,kind=loss,size=2%\n"
 	"  agentxdp-synth -o out/rnr --workload rpc --host-fault host=198.18.0.12,kind=rnr,onset=1ms\n"
 	"  agentxdp-synth -o /tmp/big --hosts 16 --leaves 4 --spines 2 --load 80% --duration 1s \\\n"
 	"      --snaplen 128 --max-packets 10000000\n";
@@ -433,6 +434,25 @@ static int opt_format(struct synth_opts *o, const char *arg)
 	return 0;
 }
 
+static int opt_encap(struct synth_opts *o, const char *arg)
+{
+	static const struct {
+		const char *name;
+		uint8_t kind;
+	} kinds[] = {
+		{ "none", ROCE_ENCAP_NONE },	   { "erspan2", ROCE_ENCAP_ERSPAN2 },
+		{ "erspan3", ROCE_ENCAP_ERSPAN3 }, { "gre", ROCE_ENCAP_GRE_TEB },
+		{ "vxlan", ROCE_ENCAP_VXLAN },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (strcmp(arg, kinds[i].name) == 0) {
+			o->encap = kinds[i].kind;
+			return 0;
+		}
+	return usage_error("--encap: '%s': use none, erspan2, erspan3, gre or vxlan", arg);
+}
+
 static int opt_ack_timeout(struct synth_opts *o, const char *arg)
 {
 	int rc = parse_time("--ack-timeout", arg, &o->ack_timeout_ns);
@@ -525,6 +545,9 @@ static const struct opt_def opt_defs[] = {
 	 NUM(OT_U16, vlan, 1, 4094)},
 	{"snaplen", 1, OPT_SNAPLEN, "BYTES", "trim frames to BYTES as a capture would (default: whole)",
 	 NUM(OT_U32, snaplen, 64, 262144)},
+	{"encap", 1, OPT_ENCAP, "KIND", "none | erspan2 | erspan3 | gre | vxlan: deliver every\n"
+					 "frame as a remote mirror session does (default none)",
+	 FN(opt_encap)},
 	{"vantage", 1, OPT_VANTAGE, "WHERE", "mirror | host=IP | each-host (default mirror)",
 	 FN(opt_vantage)},
 	{"format", 1, OPT_FORMAT, "FMT", "pcapng | pcap (default pcapng)",

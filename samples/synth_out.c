@@ -8,6 +8,7 @@
 
 #include "lib/util/log.h"
 #include "lib/decode/psn.h"
+#include "lib/decode/roce_decode.h"
 #include "lib/trace/pcapng_writer.h"
 #include "lib/model/roce_frame.h"
 #include "lib/util/util.h"
@@ -179,9 +180,35 @@ static bool vantage_sees(const struct vantage *v, const struct flight *fl, uint3
 	return fl->side == 0 ? !arrival : arrival;
 }
 
+/*
+ * A remote mirror session's headers in front of the frame at `inner` (len bytes): from the
+ * switch 10.255.0.1 to the collector 10.255.0.100, session (VNI) = vantage index + 1, GRE
+ * sequence = the vantage's packet count, ERSPAN III time = the packet's. Returns their length.
+ */
+static size_t encap_frame(struct sim *s, uint32_t vi, const struct qp *q, uint8_t *inner,
+			  size_t len, uint64_t ts)
+{
+	struct roce_frame_tunnel t = {
+		.kind = s->o->encap,
+		.src_mac = { 0x02, 0xee, 0, 0, 0, 0x01 },
+		.dst_mac = { 0x02, 0xee, 0, 0, 0, 0x64 },
+		.src_ip = { 10, 255, 0, 1 },
+		.dst_ip = { 10, 255, 0, 100 },
+		.session_id = vi + 1,
+		.seq = (uint32_t)s->vantages[vi].packets,
+		.ts_ns = ts,
+		.udp_sport = q->sport,
+	};
+	size_t hdr = roce_frame_tunnel_hdr_len(t.kind);
+
+	return roce_frame_tunnel_hdr(inner - hdr, hdr, &t, len);
+}
+
 void synth_record(struct sim *s, uint32_t fi, uint32_t host, bool arrival, uint64_t now)
 {
-	static uint8_t frame[ROCE_FRAME_MAX];
+	/* The frame at ROCE_FRAME_TUNNEL_MAX, so a mirror session's headers fit in front. */
+	static uint8_t buf[ROCE_FRAME_TUNNEL_MAX + ROCE_FRAME_MAX];
+	uint8_t *const inner = buf + ROCE_FRAME_TUNNEL_MAX;
 	const struct synth_opts *o = s->o;
 	const struct flight *fl = &s->flights[fi];
 	const struct flight_pkt *fp = &s->flight_pkts[fi];
@@ -217,22 +244,31 @@ void synth_record(struct sim *s, uint32_t fi, uint32_t host, bool arrival, uint6
 				leaf_mac(s->hosts[hs].leaf, a.dst_mac);
 				a.ttl = 64;
 			}
-			len = roce_frame_build_snap(frame, sizeof(frame), &a, &fp->pkt, NULL, o->snaplen);
+			len = roce_frame_build_snap(inner, ROCE_FRAME_MAX, &a, &fp->pkt, NULL, o->snaplen);
 			if (!len)
 				return;
 		}
-		uint32_t caplen = o->snaplen && len > o->snaplen ? o->snaplen : (uint32_t)len;
+		const uint8_t *frame = inner;
+		size_t frame_len = len;
+		if (o->encap) {
+			size_t hdr = encap_frame(s, vi, q, inner, len, ts);
+			if (!hdr)
+				return;
+			frame = inner - hdr;
+			frame_len = hdr + len;
+		}
+		uint32_t caplen = o->snaplen && frame_len > o->snaplen ? o->snaplen : (uint32_t)frame_len;
 		int rc;
 		if (v->ng) {
 			struct pcapng_packet pk = {.if_id = 0, .ts_ns = ts, .data = frame,
-						   .caplen = caplen, .origlen = (uint32_t)len};
+						   .caplen = caplen, .origlen = (uint32_t)frame_len};
 			if (v->host >= 0) {
 				pk.has_flags = true;
 				pk.flags = arrival ? PCAPNG_EPB_FLAG_INBOUND : PCAPNG_EPB_FLAG_OUTBOUND;
 			}
 			rc = pcapng_writer_write_packet(v->ng, &pk);
 		} else {
-			rc = pcap_writer_write_packet(v->pc, ts, frame, caplen, (uint32_t)len);
+			rc = pcap_writer_write_packet(v->pc, ts, frame, caplen, (uint32_t)frame_len);
 		}
 		if (rc < 0) {
 			pr_err("writing %s: %s\n", v->file, strerror(errno));
@@ -513,6 +549,8 @@ static void write_truth_header(FILE *f, const struct sim *s)
 	fprintf(f, "  \"ip_version\": %d,\n  \"vlan\": %u,\n  \"snaplen\": %u,\n  \"mtu\": %u,\n",
 		o->ipv6 ? 6 : 4, o->vlan, o->snaplen, o->mtu);
 	fprintf(f, "  \"workload\": \"%s\",\n", synth_workload_name(o->workload));
+	if (o->encap)
+		fprintf(f, "  \"encap\": \"%s\",\n", roce_encap_name(o->encap));
 	fprintf(f, "  \"fabric\": {\n    \"hosts\": [");
 	for (uint32_t i = 0; i < s->n_hosts; i++)
 		fprintf(f, "%s\"%s\"", i ? ", " : "", s->hosts[i].name);

@@ -459,3 +459,95 @@ int roce_frame_parse_transport(const uint8_t *data, size_t len, struct roce_pkt 
 	out->cap_len = out->orig_len = (uint32_t)len;
 	return 0;
 }
+
+/* ---- Mirror-session tunnels ---- */
+
+#define GRE_PROTO_ERSPAN_2 0x88be
+#define GRE_PROTO_ERSPAN_3 0x22eb
+#define GRE_PROTO_TEB 0x6558
+#define GRE_FLAG_SEQ 0x1000
+#define VXLAN_PORT 4789
+
+size_t roce_frame_tunnel_hdr_len(uint8_t kind)
+{
+	switch (kind) {
+	case ROCE_ENCAP_ERSPAN2:
+		return 14 + 20 + 8 + 8;
+	case ROCE_ENCAP_ERSPAN3:
+		return 14 + 20 + 8 + 12 + 8;
+	case ROCE_ENCAP_GRE_TEB:
+		return 14 + 20 + 8;
+	case ROCE_ENCAP_VXLAN:
+		return 14 + 20 + 8 + 8;
+	default:
+		return 0;
+	}
+}
+
+/* ERSPAN II (draft-foschiano-erspan-03 4.2): Ver 1, VLAN 0, COS 0, En 0, T 0, session; index 0. */
+static void put_erspan2(uint8_t *p, const struct roce_frame_tunnel *t)
+{
+	put_be16(p, 1u << 12);
+	put_be16(p + 2, t->session_id & 0x3ff);
+	put_be32(p + 4, 0);
+}
+
+/*
+ * ERSPAN III (draft 4.3): Ver 2, session; timestamp = ns within the second; SGT 0, P 1, FT 0
+ * (Ethernet), Hw ID 0, D 0, Gra 2 (IEEE 1588), O 1; platform sub-header ID 3: the seconds.
+ */
+static void put_erspan3(uint8_t *p, const struct roce_frame_tunnel *t)
+{
+	put_be16(p, 2u << 12);
+	put_be16(p + 2, t->session_id & 0x3ff);
+	put_be32(p + 4, (uint32_t)(t->ts_ns % 1000000000u));
+	put_be32(p + 8, 1u << 15 | (uint32_t)ERSPAN_GRA_IEEE1588 << 1 | 1u);
+	put_be32(p + 12, 3u << 26);
+	put_be32(p + 16, (uint32_t)(t->ts_ns / 1000000000u));
+}
+
+size_t roce_frame_tunnel_hdr(uint8_t *buf, size_t cap, const struct roce_frame_tunnel *t,
+			     size_t inner_len)
+{
+	size_t hdr_len = roce_frame_tunnel_hdr_len(t->kind);
+	uint8_t *ip = buf + 14, *l4 = buf + 34;
+	size_t ip_len = hdr_len - 14 + inner_len;
+
+	if (!hdr_len || cap < hdr_len || ip_len > 0xffff)
+		return 0;
+	memcpy(buf, t->dst_mac, 6);
+	memcpy(buf + 6, t->src_mac, 6);
+	put_be16(buf + 12, 0x0800);
+
+	memset(ip, 0, 20);
+	ip[0] = 0x45;
+	put_be16(ip + 2, (uint16_t)ip_len);
+	put_be16(ip + 4, (uint16_t)t->seq);
+	put_be16(ip + 6, 0x4000); /* DF */
+	ip[8] = 64;
+	ip[9] = t->kind == ROCE_ENCAP_VXLAN ? 17 : 47;
+	memcpy(ip + 12, t->src_ip, 4);
+	memcpy(ip + 16, t->dst_ip, 4);
+	put_be16(ip + 10, csum_fold(csum_add(0, ip, 20)));
+
+	if (t->kind == ROCE_ENCAP_VXLAN) {
+		/* UDP (checksum 0, RFC 7348 5), then I flag and the VNI. */
+		put_be16(l4, t->udp_sport);
+		put_be16(l4 + 2, VXLAN_PORT);
+		put_be16(l4 + 4, (uint16_t)(ip_len - 20));
+		put_be16(l4 + 6, 0);
+		put_be32(l4 + 8, 0x08000000);
+		put_be32(l4 + 12, (t->session_id & 0xffffff) << 8);
+		return hdr_len;
+	}
+	/* GRE with the sequence bit (RFC 2890), then the ERSPAN header if any. */
+	put_be16(l4, GRE_FLAG_SEQ);
+	put_be16(l4 + 2, t->kind == ROCE_ENCAP_ERSPAN3 ? GRE_PROTO_ERSPAN_3 :
+			 t->kind == ROCE_ENCAP_ERSPAN2 ? GRE_PROTO_ERSPAN_2 : GRE_PROTO_TEB);
+	put_be32(l4 + 4, t->seq);
+	if (t->kind == ROCE_ENCAP_ERSPAN2)
+		put_erspan2(l4 + 8, t);
+	else if (t->kind == ROCE_ENCAP_ERSPAN3)
+		put_erspan3(l4 + 8, t);
+	return hdr_len;
+}

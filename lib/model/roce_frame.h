@@ -38,6 +38,35 @@ struct roce_frame_addr {
 	bool udp_checksum;	/* compute the UDP checksum (always for IPv6) */
 };
 
+/*
+ * A mirror session's tunnel around a whole frame (roce_frame_tunnel_hdr()): outer Ethernet +
+ * IPv4 + GRE [+ ERSPAN II/III] or UDP + VXLAN, as a switch's remote mirror session sends it.
+ */
+struct roce_frame_tunnel {
+	uint8_t kind;		/* enum roce_encap: ERSPAN2, ERSPAN3, GRE_TEB or VXLAN */
+	uint8_t src_mac[6], dst_mac[6];
+	uint8_t src_ip[4], dst_ip[4];	/* the switch, the collector */
+	uint32_t session_id;	/* ERSPAN session ID (10 bits) or VXLAN VNI (24 bits) */
+	uint32_t seq;		/* GRE sequence number (ERSPAN II/III, GRE) */
+	uint64_t ts_ns;		/* ERSPAN III: IEEE 1588 time, ns since the epoch */
+	uint16_t udp_sport;	/* VXLAN: entropy from the inner flow */
+};
+
+/* Largest roce_frame_tunnel_hdr_len(): Ethernet 14 + IPv4 20 + GRE 8 + ERSPAN III 12 + 8. */
+#define ROCE_FRAME_TUNNEL_MAX 62
+
+/* Bytes of outer headers for this kind (enum roce_encap), 0 for one it cannot build. */
+size_t roce_frame_tunnel_hdr_len(uint8_t kind);
+
+/*
+ * Write the outer headers for an inner frame of inner_len bytes on the wire into buf, which
+ * must hold roce_frame_tunnel_hdr_len(t->kind) bytes; the inner frame follows them. ERSPAN III
+ * carries ts_ns with IEEE 1588 granularity: ns within the second in the header, the seconds
+ * in platform sub-header 3. Returns the header length, or 0 (unknown kind, cap short).
+ */
+size_t roce_frame_tunnel_hdr(uint8_t *buf, size_t cap, const struct roce_frame_tunnel *t,
+			     size_t inner_len);
+
 /* Header bytes the BTH extended headers of this opcode take after the BTH (no payload). */
 size_t roce_ext_header_bytes(uint8_t opcode);
 
