@@ -1,4 +1,4 @@
-/* fuzz_decode.c: libFuzzer harness for the RoCE decoder; every input is tried as every link type. */
+/* fuzz_decode.c: libFuzzer harness for the RoCE decoder (and the mirror tunnels around it); every input as every link type. */
 #include <pcap/dlt.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,6 +37,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			addr_str(pkt.dst_ip, addr, sizeof(addr));
 			if (!roce_opcode_name(pkt.opcode) || !roce_aeth_name(pkt.aeth_syndrome) ||
 			    !roce_transport_name(pkt.transport))
+				abort();
+			/* A tunnel's inner frame lies inside the captured bytes. */
+			if (pkt.encap > ROCE_ENCAP_MAX || pkt.encap_depth > ROCE_MAX_TUNNELS ||
+			    !pkt.encap != !pkt.encap_depth ||
+			    (size_t)pkt.encap_hdr_len + pkt.cap_len > size ||
+			    pkt.ip_hdr_off > pkt.cap_len)
+				abort();
+			addr_str(pkt.encap_src_ip, addr, sizeof(addr));
+			if (!roce_encap_name(pkt.encap))
 				abort();
 		}
 	}

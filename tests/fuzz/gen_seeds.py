@@ -83,6 +83,40 @@ def lrh(rest, lnh=2):
     return struct.pack(">BBHHH", 0, lnh, 3, (8 + len(rest)) // 4, 1) + rest
 
 
+# ---- mirror-session tunnels (draft-foschiano-erspan-03, RFC 2784/2890, RFC 7348) ----
+
+def gre(inner, proto, seq=None, key=None, csum=False):
+    flags = (0x8000 if csum else 0) | (0x2000 if key is not None else 0) | (0x1000 if seq is not None else 0)
+    out = struct.pack(">HH", flags, proto)
+    if csum:
+        out += struct.pack(">HH", 0xABCD, 0)
+    if key is not None:
+        out += struct.pack(">I", key)
+    if seq is not None:
+        out += struct.pack(">I", seq)
+    return out + inner
+
+
+def erspan2(frame, session=100, ver=1):
+    return struct.pack(">HHI", ver << 12, session & 0x3FF, 0x12345) + frame
+
+
+def erspan3(frame, session=200, ts=123456789, gra=2, platform_secs=None, ver=2):
+    o = 1 if platform_secs is not None else 0
+    out = struct.pack(">HHII", ver << 12, session & 0x3FF, ts, (1 << 15) | (gra << 1) | o)
+    if o:
+        out += struct.pack(">II", 3 << 26, platform_secs)
+    return out + frame
+
+
+def vxlan(frame, vni=4242, flags=0x08000000):
+    return struct.pack(">II", flags, vni << 8) + frame
+
+
+def outer4(tunnel, proto=47, **kw):
+    return eth(ipv4(tunnel, proto=proto), **kw)
+
+
 def v2(ib, **kw):
     return eth(ipv4(udp(ib)), **kw)
 
@@ -140,7 +174,33 @@ def decode_seeds():
     s["tcp"] = eth(ipv4(bytes(40), proto=6))
     s["ipv4-fragment"] = eth(ipv4(udp(ib), frag=0x2000))
     s["port-4792"] = eth(ipv4(udp(ib, dport=4792)))
+    for name, frame in tunnel_frames(ib).items():
+        s[name] = frame
     return s
+
+
+def tunnel_frames(ib):
+    """One frame per tunnel a mirror session uses, with the plain frame `ib` inside."""
+    inner = v2(ib)
+    t = {}
+    t["erspan1"] = outer4(gre(inner, 0x88BE))
+    t["erspan2"] = outer4(gre(erspan2(inner), 0x88BE, seq=1))
+    t["erspan2-vlan-outer-inner"] = outer4(gre(erspan2(v2(ib, tags=[(0x8100, 42)])), 0x88BE, seq=2),
+                                           tags=[(0x88A8, 5), (0x8100, 7)])
+    t["erspan3"] = outer4(gre(erspan3(inner, gra=1), 0x22EB, seq=3))
+    t["erspan3-platform"] = outer4(gre(erspan3(inner, platform_secs=1767225600), 0x22EB, seq=4))
+    t["erspan3-ipv6-outer"] = eth(ipv6(gre(erspan3(eth(ipv6(udp(ib)), ethertype=0x86DD)), 0x22EB, seq=5),
+                                       first_next=47), ethertype=0x86DD)
+    t["gre-teb"] = outer4(gre(inner, 0x6558))
+    t["gre-teb-key-csum-seq"] = outer4(gre(inner, 0x6558, seq=6, key=0xC0FFEE, csum=True))
+    t["vxlan"] = outer4(udp(vxlan(inner), sport=54321, dport=4789), proto=17)
+    t["vxlan-in-erspan2"] = outer4(gre(erspan2(outer4(udp(vxlan(inner), sport=1, dport=4789), proto=17)),
+                                       0x88BE, seq=7))
+    t["erspan-roce-v1"] = outer4(gre(erspan2(eth(grh(ib) + ib, ethertype=0x8915)), 0x88BE, seq=8))
+    t["bad-erspan2-ver"] = outer4(gre(erspan2(inner, ver=2), 0x88BE, seq=9))
+    t["bad-vxlan-flags"] = outer4(udp(vxlan(inner, flags=0), dport=4789), proto=17)
+    t["gre-pptp"] = outer4(struct.pack(">HH", 0x3001, 0x880B) + bytes(8) + inner)
+    return t
 
 
 # ---- pcapng (draft-ietf-opsawg-pcapng), little-endian ----
