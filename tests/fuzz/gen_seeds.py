@@ -293,6 +293,11 @@ TSHARK_WRONG = {
     "bad-tver": ("malformed", "bad-bth", "BTH TVer 1 is reserved (IBA 9.2); tshark decodes it anyway"),
     "bad-ext": ("malformed", "bad-ext",
                 "RDMA WRITE Only needs a 16-byte RETH (IBA 9.2 table 38) the UDP length has no room for"),
+    "bad-erspan2-ver": ("malformed", "bad-encap",
+                        "GRE 0x88be with S set carries ERSPAN type II, whose Ver must be 1 "
+                        "(draft-foschiano-erspan-03 4.2); this one says 2"),
+    "bad-vxlan-flags": ("malformed", "bad-encap",
+                        "VXLAN I flag clear: no valid VNI (RFC 7348 section 5)"),
     "rd-ack": ("spec", expect_line(0x51, 31, 7),
                "tshark 4.0 reads an RD Acknowledge's AETH at the RDETH offset (packet-infiniband.c "
                "case RDETH_AETH does not parse the RDETH); IBA 9.3.1: RDETH then AETH"),

@@ -39,7 +39,10 @@ TS_BASE=(--disable-protocol rpcordma --disable-protocol nvme-rdma)
 run_tshark() {
 	local f=$1 out=$2
 	shift 2
-	tshark "${TS_BASE[@]}" "$@" -r "$f" -T fields -E separator=/t "${TS_FIELDS[@]}" >"$out" 2>/dev/null
+	# occurrence=l: in a mirror session's tunnel (VXLAN: two UDP headers) the innermost
+	# header is the RoCE packet's.
+	tshark "${TS_BASE[@]}" "$@" -r "$f" -T fields -E separator=/t -E occurrence=l "${TS_FIELDS[@]}" \
+		>"$out" 2>/dev/null
 }
 
 # compare NAME TSHARK_OUT DECODER_OUT EXPECT_FILE: one PASS or FAIL line for NAME.

@@ -21,8 +21,8 @@ ether=$work/crafted-ether.pcap
 rc=$?
 expect_eq dump-exit-clean 0 "$rc"
 want=$(awk -F'\t' '$2 == "malformed" { n[$3]++ } END {
-	split("bad-link bad-ip bad-udp bad-bth bad-ext bad-grh", order, " ")
-	for (i = 1; i <= 6; i++) if (order[i] in n) { s = s (s ? ", " : "") order[i] " " n[order[i]]; t += n[order[i]] }
+	split("bad-link bad-ip bad-udp bad-bth bad-ext bad-grh bad-encap", order, " ")
+	for (i = 1; i <= 7; i++) if (order[i] in n) { s = s (s ? ", " : "") order[i] " " n[order[i]]; t += n[order[i]] }
 	printf "%d malformed (%s)", t, s }' "$work/crafted-ether.expect")
 if grep -q "RoCE packets, [0-9]* other packets, $want\$" "$work/err"; then
 	pass "dump-malformed-counts: $want"
