@@ -34,7 +34,7 @@ int gnuplot_available(void)
 	return 0;
 }
 
-int gnuplot_run(const char *dir, const char *script, char *err, size_t errlen)
+int gnuplot_run(int dirfd, const char *dir, const char *script, char *err, size_t errlen)
 {
 	char *argv[] = { "gnuplot", (char *)script, NULL };
 	posix_spawn_file_actions_t fa;
@@ -47,10 +47,11 @@ int gnuplot_run(const char *dir, const char *script, char *err, size_t errlen)
 		snprintf(err, errlen, "gnuplot: %s", strerror(errno));
 		return -1;
 	}
-	/* The child runs in dir; its stderr goes to a log the report can point at. */
-	if (posix_spawn_file_actions_addchdir_np(&fa, dir) ||
+	/* The child runs in the folder dirfd names (not a path that could be swapped for a
+	 * link meanwhile); its stderr goes to a log the report can point at. */
+	if (posix_spawn_file_actions_addfchdir_np(&fa, dirfd) ||
 	    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0) ||
-	    posix_spawn_file_actions_addopen(&fa, 2, "gnuplot.log", O_WRONLY | O_CREAT | O_APPEND,
+	    posix_spawn_file_actions_addopen(&fa, 2, "gnuplot.log", O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW,
 					     0640) ||
 	    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0)) {
 		snprintf(err, errlen, "gnuplot: %s", strerror(errno));

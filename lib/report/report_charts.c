@@ -1,13 +1,16 @@
 /* report_charts.c: query the database, write gnuplot data and scripts, render SVG (or PNG). */
 #include "lib/report/report_charts.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/export/export_file.h"
 #include "lib/report/gnuplot_run.h"
@@ -21,7 +24,9 @@
 struct chart_ctx {
 	const struct report_data *d;
 	sqlite3 *db;
-	const char *chart_dir;	/* DIR/charts */
+	const char *chart_dir;	/* DIR/charts, for messages */
+	int work_fd;		/* DIR/charts/.render-XXXXXX: ours alone, where gnuplot runs */
+	char work_name[64];
 	bool png;
 	struct report_chart *charts;
 	int n;
@@ -34,9 +39,9 @@ static FILE *open_in(struct chart_ctx *c, const char *name)
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", c->chart_dir, name);
-	f = fopen_output(path);
+	f = fopen_output_new_at(c->work_fd, name);
 	if (!f)
-		snprintf(c->err, sizeof(c->err), "%s: %s", path, strerror(errno));
+		snprintf(c->err, sizeof(c->err), "%s: %s", path, output_strerror(errno));
 	return f;
 }
 
@@ -69,7 +74,7 @@ static void finish_chart(struct chart_ctx *c, FILE *gp, const char *base, const 
 
 	fclose(gp);
 	snprintf(script, sizeof(script), "%s.gp", base);
-	if (gnuplot_run(c->chart_dir, script, err, sizeof(err))) {
+	if (gnuplot_run(c->work_fd, c->chart_dir, script, err, sizeof(err))) {
 		fprintf(stderr, "agentxdp-report: warning: chart %s not drawn: %s\n", base, err);
 		return;
 	}
@@ -466,27 +471,65 @@ static void chart_heatmap(struct chart_ctx *c)
 		     size + 200, size);
 }
 
-int report_charts_render(const struct report_data *d, const char *dir, bool png,
+/*
+ * Move every file of the private work folder into charts/ (renameat replaces an entry,
+ * symbolic link or not, and never writes through it), then remove the work folder.
+ */
+static void publish_charts(struct chart_ctx *c, int charts_fd)
+{
+	int fd = dup(c->work_fd);
+	DIR *w = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+
+	if (!w) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(c->err, sizeof(c->err), "%s/%s: %s", c->chart_dir, c->work_name, strerror(errno));
+		return;
+	}
+	while ((e = readdir(w))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (renameat(c->work_fd, e->d_name, charts_fd, e->d_name)) {
+			snprintf(c->err, sizeof(c->err), "%s/%s: %s", c->chart_dir, e->d_name, output_strerror(errno));
+			unlinkat(c->work_fd, e->d_name, 0);
+		}
+	}
+	closedir(w);
+	if (unlinkat(charts_fd, c->work_name, AT_REMOVEDIR))
+		snprintf(c->err, sizeof(c->err), "%s/%s: %s", c->chart_dir, c->work_name, strerror(errno));
+}
+
+int report_charts_render(const struct report_data *d, int dirfd, const char *dir, bool png,
 			 struct report_chart *charts, char *err, size_t errlen)
 {
-	struct chart_ctx c = { .d = d, .png = png, .charts = charts };
+	struct chart_ctx c = { .d = d, .png = png, .charts = charts, .work_fd = -1 };
 	char chart_dir[4096];
-	int psn_charts = 0;
+	int psn_charts = 0, charts_fd;
 
 	if (!gnuplot_available()) {
 		snprintf(err, errlen, "gnuplot not found: charts skipped (install gnuplot-nox)");
 		return -1;
 	}
 	snprintf(chart_dir, sizeof(chart_dir), "%s/charts", dir);
-	if (mkdir(chart_dir, 0750) && errno != EEXIST) {
-		snprintf(err, errlen, "%s: %s", chart_dir, strerror(errno));
+	c.chart_dir = chart_dir;
+	charts_fd = output_subdir_open(dirfd, "charts", 0750);
+	if (charts_fd < 0) {
+		snprintf(err, errlen, "%s: %s", chart_dir, output_strerror(charts_fd));
 		return -1;
 	}
-	c.chart_dir = chart_dir;
+	/* gnuplot opens its output by name and follows links: it writes only in a new
+	 * folder of ours, whose files are renamed into charts/ at the end. */
+	c.work_fd = output_private_dir(charts_fd, ".render", c.work_name, sizeof(c.work_name));
+	if (c.work_fd < 0) {
+		snprintf(err, errlen, "%s: cannot create a work folder: %s", chart_dir, strerror(-c.work_fd));
+		close(charts_fd);
+		return -1;
+	}
 	if (sqlite3_open_v2(d->db_path, &c.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "%s: %s", d->db_path, c.db ? sqlite3_errmsg(c.db) : "cannot open");
-		sqlite3_close(c.db);
-		return -1;
+		c.n = -1;
+		goto cleanup;
 	}
 	/* Windows start on window boundaries, before the first packet: take the earlier. */
 	chart_origin_ns = (int64_t)d->first_ns;
@@ -508,7 +551,11 @@ int report_charts_render(const struct report_data *d, const char *dir, bool png,
 	}
 	chart_window_totals(&c);
 	chart_heatmap(&c);
+cleanup:
 	sqlite3_close(c.db);
+	publish_charts(&c, charts_fd);
+	close(c.work_fd);
+	close(charts_fd);
 	if (c.err[0])
 		fprintf(stderr, "agentxdp-report: warning: %s\n", c.err);
 	return c.n;

@@ -1,4 +1,4 @@
-/* report_write.c: the report folder: charts, then index.html, each file written whole. */
+/* report_write.c: the report folder: charts, then index.html, each file written whole, no link followed. */
 #include "lib/report/report_write.h"
 
 #include <errno.h>
@@ -8,62 +8,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/export/export_file.h"
 #include "lib/util/log.h"
 #include "lib/report/report_charts.h"
 #include "lib/report/report_render.h"
 #include "lib/util/text_buf.h"
-
-/* Write a file whole, 0640, through a temporary name: a reader never sees half a page. */
-static int write_whole_file(const char *dir, const char *name, const struct text_buf *b)
-{
-	char path[4200], tmp[4300];
-	int fd, err = 0;
-	size_t off = 0;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-	if (fd < 0) {
-		pr_err("%s: %s\n", tmp, strerror(errno));
-		return -1;
-	}
-	while (off < b->len) {
-		ssize_t n = write(fd, b->data + off, b->len - off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			err = errno;
-			break;
-		}
-		off += (size_t)n;
-	}
-	if (!err && fsync(fd))
-		err = errno;
-	if (close(fd) && !err)
-		err = errno;
-	if (!err && rename(tmp, path))
-		err = errno;
-	if (err) {
-		unlink(tmp);
-		pr_err("%s: %s\n", path, strerror(err));
-		return -1;
-	}
-	return 0;
-}
 
 int report_write_dir(const struct report_data *d, const char *dir, const struct report_write_opts *o)
 {
 	struct report_chart charts[REPORT_MAX_CHARTS];
 	struct text_buf html = { 0 };
 	char err[512];
-	int n_charts, rc = -1;
+	int n_charts, rc = -1, dirfd = -1, werr;
 	mode_t old_umask = umask(027); /* charts and page 0640, folders 0750 */
 
 	if (mkdir(dir, 0750) && errno != EEXIST) {
 		pr_err("%s: cannot create the report folder: %s\n", dir, strerror(errno));
 		goto cleanup;
 	}
-	n_charts = report_charts_render(d, dir, o->png, charts, err, sizeof(err));
+	/* Every file is created relative to this fd: a link planted in or for the folder is
+	 * refused, never followed (the report often runs as root). */
+	dirfd = output_dir_open(dir);
+	if (dirfd < 0) {
+		pr_err("%s: cannot use the report folder: %s\n", dir, output_strerror(dirfd));
+		goto cleanup;
+	}
+	n_charts = report_charts_render(d, dirfd, dir, o->png, charts, err, sizeof(err));
 	if (n_charts < 0) {
 		pr_warn("%s\n", err);
 		n_charts = 0;
@@ -72,10 +42,16 @@ int report_write_dir(const struct report_data *d, const char *dir, const struct 
 		pr_err("out of memory while rendering HTML\n");
 		goto cleanup;
 	}
-	if (write_whole_file(dir, "index.html", &html))
+	/* Whole, through a random temporary: a reader never sees half a page. */
+	werr = write_file_atomic_at(dirfd, "index.html", html.data ? html.data : "", html.len);
+	if (werr) {
+		pr_err("%s/index.html: %s\n", dir, output_strerror(werr));
 		goto cleanup;
+	}
 	rc = 0;
 cleanup:
+	if (dirfd >= 0)
+		close(dirfd);
 	text_buf_free(&html);
 	umask(old_umask);
 	return rc;

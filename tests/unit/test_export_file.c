@@ -1,5 +1,6 @@
-/* test_export_file.c: output files are 0640 whatever the caller's umask; atomic replace keeps no temporary. */
+/* test_export_file.c: output files are 0640 whatever the caller's umask; atomic replace keeps no temporary; no link is followed. */
 #include <dirent.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -92,11 +93,72 @@ static void test_write_file_atomic_0640_no_temporary(void **state)
 	assert_int_equal(entries, 1);
 }
 
+/* A link planted at the output name: fopen_output() refuses it, the target keeps its bytes. */
+static void test_fopen_output_refuses_planted_symlink(void **state)
+{
+	char link[128], target[128], buf[16] = { 0 };
+	FILE *f;
+
+	(void)state;
+	snprintf(target, sizeof(target), "%s/target", dir);
+	snprintf(link, sizeof(link), "%s/qp.csv", dir);
+	f = fopen(target, "w");
+	assert_non_null(f);
+	fputs("victim", f);
+	fclose(f);
+	assert_int_equal(symlink(target, link), 0);
+	assert_null(fopen_output(link));
+	assert_int_equal(errno, ELOOP);
+	f = fopen(target, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	assert_string_equal(buf, "victim");
+}
+
+/* In a folder opened with output_dir_open(): new files are O_EXCL, the page replaces a link. */
+static void test_output_dir_at_never_follows(void **state)
+{
+	char target[128], path[128], buf[16] = { 0 };
+	struct stat st;
+	int dfd;
+	FILE *f;
+
+	(void)state;
+	snprintf(target, sizeof(target), "%s/target", dir);
+	f = fopen(target, "w");
+	assert_non_null(f);
+	fputs("victim", f);
+	fclose(f);
+	dfd = output_dir_open(dir);
+	assert_true(dfd >= 0);
+	snprintf(path, sizeof(path), "%s/chart.gp", dir);
+	assert_int_equal(symlink(target, path), 0);
+	assert_null(fopen_output_new_at(dfd, "chart.gp"));
+	snprintf(path, sizeof(path), "%s/index.html", dir);
+	assert_int_equal(symlink(target, path), 0);
+	assert_int_equal(write_file_atomic_at(dfd, "index.html", "<p>", 3), 0);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	close(dfd);
+	f = fopen(target, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	assert_string_equal(buf, "victim");
+	/* The folder itself a link: refused. */
+	snprintf(path, sizeof(path), "%s/dirlink", dir);
+	assert_int_equal(symlink("/tmp", path), 0);
+	assert_int_equal(output_dir_open(path), -ELOOP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_fopen_output_0640_under_any_umask, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_file_atomic_0640_no_temporary, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fopen_output_refuses_planted_symlink, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_output_dir_at_never_follows, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
