@@ -387,10 +387,11 @@ static int run_start_tracker(struct analyze_run *r)
 	cfg.dup_window_ns = opts->dedup_ns;
 	if (r->db_path) {
 		struct store_opts sopts = { .max_samples_per_window = opts->max_samples_per_window };
+		int rc = store_open(&r->st, r->db_path, &sopts, err, sizeof(err));
 
-		if (store_open(&r->st, r->db_path, &sopts, err, sizeof(err))) {
+		if (rc) {
 			pr_err("%s\n", err);
-			return -1;
+			return rc; /* -2: the file is not ours to replace */
 		}
 		store_set_window(r->st, r->window_ns);
 		cfg.sink = store_sink(r->st);
@@ -599,14 +600,15 @@ static void run_cleanup(struct analyze_run *r)
 int analyze_traces(const struct analyze_opts *opts)
 {
 	struct analyze_run r = { .opts = opts, .t_start = now_s() };
+	int rc = 0;
 
 	if (run_open(&r)) {
 		/* Nothing was read: a trace that cannot be opened is the whole answer. */
 		r.status = 1;
 		goto cleanup;
 	}
-	if (run_choose_window(&r) || run_choose_db(&r) || run_start_tracker(&r) || run_read_frames(&r)) {
-		r.status = 1;
+	if (run_choose_window(&r) || run_choose_db(&r) || (rc = run_start_tracker(&r)) || run_read_frames(&r)) {
+		r.status = rc == -2 ? 2 : 1; /* 2: -o names a file we may not replace */
 		goto cleanup;
 	}
 	run_capture_health(&r);

@@ -41,7 +41,12 @@ struct store_opts {
 	uint32_t max_samples_per_window; /* 0 = every sample */
 };
 
-/* Returns 0, or -1 with one line in err. */
+/*
+ * Returns 0, or -1 with one line in err, or -2 (one line in err, exit status 2) when PATH
+ * exists and is not ours to replace: anything but an empty file or an AgentXDP analysis
+ * database holding only agentxdp-analyze's tables, views and indexes (docs/schema.md,
+ * "Ownership"). A refused file is not modified.
+ */
 int store_open(struct store **out, const char *path, const struct store_opts *opts, char *err,
 	       size_t errlen);
 /* The time window (--window) the sample thinning counts in. */
@@ -57,7 +62,10 @@ int store_flows(struct store *s, const struct flow_stats *flows, size_t n);
 int store_findings(struct store *s, const struct finding *f, size_t n);
 int store_malformed(struct store *s, int capture_index, const char *reason, uint64_t packets);
 
-/* Index, commit, close and rename into place. 0, or -1 with one line in err (nothing left). */
+/*
+ * Index, commit, close and rename into place. 0, or -1 with one line in err (nothing left),
+ * or -2 when the file at the final name is no longer ours to replace (checked again).
+ */
 int store_commit(struct store *s, char *err, size_t errlen);
 /* Discard everything (the temporary file is removed). */
 void store_abort(struct store *s);
