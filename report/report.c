@@ -31,6 +31,8 @@ static const char usage_text[] =
 	"  -f, --format FORMAT    what to print on standard output: text (default), markdown, html\n"
 	"      --png              draw charts as PNG instead of SVG\n"
 	"  -n, --top N            rows per table and flows per chart (default 10, 1 to 1000)\n"
+	"      --query-timeout S  stop any database query after S seconds (default 120, 1 to 86400):\n"
+	"                         the database is input, a hostile one must not hang the report\n"
 	"  -q, --quiet            print nothing on standard output (with -o)\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
@@ -50,7 +52,8 @@ static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' }, { "format", required_argument, NULL, 'f' },
 	{ "png", no_argument, NULL, 'P' },	    { "top", required_argument, NULL, 'n' },
 	{ "quiet", no_argument, NULL, 'q' },	    { "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },	    { NULL, 0, NULL, 0 },
+	{ "version", no_argument, NULL, 'V' },	    { "query-timeout", required_argument, NULL, 'T' },
+	{ NULL, 0, NULL, 0 },
 };
 
 struct report_opts {
@@ -60,11 +63,12 @@ struct report_opts {
 	bool png;
 	bool quiet;
 	uint64_t top_n;
+	uint64_t query_timeout_s;
 };
 
 int main(int argc, char **argv)
 {
-	struct report_opts o = { .format = REPORT_TEXT, .top_n = 10 };
+	struct report_opts o = { .format = REPORT_TEXT, .top_n = 10, .query_timeout_s = REPORT_QUERY_TIMEOUT_S };
 	struct report_data d;
 	struct text_buf out = { 0 };
 	char err[1024];
@@ -95,6 +99,10 @@ int main(int argc, char **argv)
 			if (parse_u64(optarg, 1, 1000, &o.top_n))
 				return usage_error("invalid --top '%s' (1 to 1000)", optarg);
 			break;
+		case 'T':
+			if (parse_u64(optarg, 1, 86400, &o.query_timeout_s))
+				return usage_error("invalid --query-timeout '%s' (1 to 86400 seconds)", optarg);
+			break;
 		case 'q':
 			o.quiet = true;
 			break;
@@ -118,12 +126,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	if (report_data_load(o.db_path, o.top_n, &d, err, sizeof(err))) {
+	if (report_data_load(o.db_path, o.top_n, (unsigned int)o.query_timeout_s, &d, err, sizeof(err))) {
 		pr_err("%s\n", err);
 		return 1;
 	}
 	if (o.out_dir) {
-		struct report_write_opts wo = { .png = o.png, .top_n = o.top_n };
+		struct report_write_opts wo = { .png = o.png, .top_n = o.top_n,
+						.query_timeout_s = (unsigned int)o.query_timeout_s };
 		if (report_write_dir(&d, o.out_dir, &wo))
 			goto cleanup;
 	}

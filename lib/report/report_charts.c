@@ -526,8 +526,8 @@ int report_charts_render(const struct report_data *d, int dirfd, const char *dir
 		close(charts_fd);
 		return -1;
 	}
-	if (sqlite3_open_v2(d->db_path, &c.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "%s: %s", d->db_path, c.db ? sqlite3_errmsg(c.db) : "cannot open");
+	/* The same query time limit as the load: a chart's query cannot hang the report. */
+	if (report_db_open(d->db_path, d->query_timeout_s, &c.db, err, errlen)) {
 		c.n = -1;
 		goto cleanup;
 	}

@@ -8,9 +8,58 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "lib/util/util.h"
+
+/* Seconds on the monotonic clock. */
+static uint64_t mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec;
+}
+
+/* sqlite3_progress_handler callback: non-zero interrupts the query once the deadline passed. */
+static int past_deadline(void *deadline_s)
+{
+	return mono_s() >= (uint64_t)(uintptr_t)deadline_s;
+}
+
+int report_db_open(const char *db_path, unsigned int timeout_s, sqlite3 **out, char *err, size_t errlen)
+{
+	sqlite3 *db = NULL;
+
+	*out = NULL;
+	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: cannot open database: %s", db_path, db ? sqlite3_errmsg(db) : strerror(ENOMEM));
+		sqlite3_close(db);
+		return -1;
+	}
+	/*
+	 * The database may come from anyone: a recursive view named qp never ends. Every
+	 * statement on this connection is interrupted once the deadline passes (the deadline,
+	 * seconds on the monotonic clock, travels in the callback's pointer).
+	 */
+	if (!timeout_s)
+		timeout_s = REPORT_QUERY_TIMEOUT_S;
+	sqlite3_progress_handler(db, 10000, past_deadline, (void *)(uintptr_t)(mono_s() + timeout_s));
+	*out = db;
+	return 0;
+}
+
+/* The one-line error for a failed statement: "interrupted" says which limit it hit. */
+static void query_error(sqlite3 *db, const char *what, char *err, size_t errlen)
+{
+	if (sqlite3_errcode(db) == SQLITE_INTERRUPT)
+		snprintf(err, errlen, "%s: stopped after the query time limit (--query-timeout): a hostile or"
+				      " very large database?", what);
+	else
+		snprintf(err, errlen, "%s: %s", what, sqlite3_errmsg(db));
+}
 
 /*
  * The database is input like any other (someone else may have written it): control
@@ -142,12 +191,23 @@ static int read_columns(sqlite3_stmt *st, const struct column_map *map, size_t n
 	return 0;
 }
 
+/* Values for a query's ?1, ?2, ...: bound, never formatted into the SQL (an "inf" breaks it). */
+struct query_args {
+	size_t n;
+	struct {
+		bool is_int;
+		double d;
+		sqlite3_int64 i;
+	} v[4];
+};
+
 /*
  * Run one query; per result row, next_row(ctx) gives the zeroed struct the columns of map go
- * into (NULL: out of memory). -1 with err set on failure.
+ * into (NULL: out of memory). args (or NULL) are bound to its parameters. -1 with err set on failure.
  */
-static int query_rows(sqlite3 *db, const char *sql, const struct column_map *map, size_t n_map,
-		      void *(*next_row)(void *ctx), void *ctx, char *err, size_t errlen)
+static int query_rows_args(sqlite3 *db, const char *sql, const struct query_args *args,
+			   const struct column_map *map, size_t n_map, void *(*next_row)(void *ctx), void *ctx,
+			   char *err, size_t errlen)
 {
 	sqlite3_stmt *st = NULL;
 	int idx[32];
@@ -155,8 +215,14 @@ static int query_rows(sqlite3 *db, const char *sql, const struct column_map *map
 
 	assert(n_map <= ARRAY_SIZE(idx));
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "database query failed: %s", sqlite3_errmsg(db));
+		query_error(db, "database query failed", err, errlen);
 		return -1;
+	}
+	for (size_t i = 0; args && i < args->n; i++) {
+		if (args->v[i].is_int)
+			sqlite3_bind_int64(st, (int)i + 1, args->v[i].i);
+		else
+			sqlite3_bind_double(st, (int)i + 1, args->v[i].d);
 	}
 	if (map_columns(st, map, n_map, idx, err, errlen))
 		goto cleanup;
@@ -169,13 +235,19 @@ static int query_rows(sqlite3 *db, const char *sql, const struct column_map *map
 		}
 	}
 	if (step != SQLITE_DONE) {
-		snprintf(err, errlen, "database read failed: %s", sqlite3_errmsg(db));
+		query_error(db, "database read failed", err, errlen);
 		goto cleanup;
 	}
 	rc = 0;
 cleanup:
 	sqlite3_finalize(st);
 	return rc;
+}
+
+static int query_rows(sqlite3 *db, const char *sql, const struct column_map *map, size_t n_map,
+		      void *(*next_row)(void *ctx), void *ctx, char *err, size_t errlen)
+{
+	return query_rows_args(db, sql, NULL, map, n_map, next_row, ctx, err, errlen);
 }
 
 /* Room for one more element of size sz at the end of *arr; the new element is zeroed. */
@@ -339,22 +411,20 @@ static const struct column_map median_columns[] = {
 	{ "ack_latency_p99_us", COL_DOUBLE, 0, sizeof(double) },
 };
 
-int report_data_load(const char *db_path, size_t top_n, struct report_data *d, char *err,
-		     size_t errlen)
+int report_data_load(const char *db_path, size_t top_n, unsigned int timeout_s, struct report_data *d,
+		     char *err, size_t errlen)
 {
 	static const char *const required[] = { "qp", "capture", "finding" };
+	struct query_args args;
 	sqlite3 *db = NULL;
-	char sql[2048];
 	double median = 0;
 	int rc = -1;
 
 	memset(d, 0, sizeof(*d));
 	copy_text(d->db_path, sizeof(d->db_path), (const unsigned char *)db_path);
-	if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "%s: cannot open database: %s", db_path,
-			 db ? sqlite3_errmsg(db) : strerror(ENOMEM));
+	d->query_timeout_s = timeout_s;
+	if (report_db_open(db_path, timeout_s, &db, err, errlen))
 		goto cleanup;
-	}
 	for (size_t i = 0; i < ARRAY_SIZE(required); i++) {
 		if (!table_exists(db, required[i])) {
 			snprintf(err, errlen,
@@ -407,28 +477,37 @@ int report_data_load(const char *db_path, size_t top_n, struct report_data *d, c
 		       " LIMIT 1 OFFSET (SELECT count(*) FROM qp WHERE ack_samples > 0) / 2",
 		       median_columns, ARRAY_SIZE(median_columns), same_row, &median, err, errlen))
 		goto cleanup;
+	/* A stored inf, NaN or negative p99 is no typical p99 (and no valid cast). */
+	if (!(median > 0 && median < 1e12))
+		median = 0;
 	d->healthy_median_p99_us_x1000 = (uint64_t)(median * 1000);
 	/*
 	 * Badness: loss events per 1000 packets weigh like one multiple of the typical p99, so a
 	 * lossy flow and a slow flow rank on one scale. Documented in docs/agentxdp-report.8.
 	 */
-	snprintf(sql, sizeof(sql),
-		 "SELECT " FLOW_COLUMNS ", (CASE WHEN ack_samples > 0 AND %f > 0 THEN ack_latency_p99_us / %f ELSE 0 END)"
-		 " + 1000.0 * (retransmitted_packets + naks_psn_seq + naks_other + rnr_naks + timeouts + cnps)"
-		 " / max(packets, 1) AS badness FROM qp ORDER BY badness DESC, id LIMIT %zu",
-		 median, median, top_n);
-	if (query_rows(db, sql, flow_columns, ARRAY_SIZE(flow_columns), next_flow, d, err, errlen))
+	args = (struct query_args){ .n = 2 };
+	args.v[0].d = median;
+	args.v[1].is_int = true;
+	args.v[1].i = (sqlite3_int64)top_n;
+	if (query_rows_args(db,
+			    "SELECT " FLOW_COLUMNS ", (CASE WHEN ack_samples > 0 AND ?1 > 0 THEN ack_latency_p99_us / ?1"
+			    " ELSE 0 END)"
+			    " + 1000.0 * (retransmitted_packets + naks_psn_seq + naks_other + rnr_naks + timeouts + cnps)"
+			    " / max(packets, 1) AS badness FROM qp ORDER BY badness DESC, id LIMIT ?2",
+			    &args, flow_columns, ARRAY_SIZE(flow_columns), next_flow, d, err, errlen))
 		goto cleanup;
-	snprintf(sql, sizeof(sql),
+	args = (struct query_args){ .n = 1 };
+	args.v[0].is_int = true;
+	args.v[0].i = (sqlite3_int64)top_n;
+	if (query_rows_args(db,
 		 "SELECT src_ip, dst_ip, count(*) AS flows, total(packets) AS packets,"
 		 " total(retransmitted_packets) AS retransmitted,"
 		 " total(naks_psn_seq + naks_other + rnr_naks) AS naks, total(cnps) AS cnps,"
 		 " total(ecn_ce) AS ecn_ce, total(ack_samples) AS ack_samples,"
 		 " max(CASE WHEN ack_samples > 0 THEN ack_latency_p50_us END) AS p50_us,"
 		 " max(CASE WHEN ack_samples > 0 THEN ack_latency_p99_us END) AS p99_us"
-		 " FROM qp GROUP BY src_ip, dst_ip ORDER BY p99_us DESC NULLS LAST, src_ip, dst_ip LIMIT %zu",
-		 top_n);
-	if (query_rows(db, sql, pair_columns, ARRAY_SIZE(pair_columns), next_pair, d, err, errlen))
+		 " FROM qp GROUP BY src_ip, dst_ip ORDER BY p99_us DESC NULLS LAST, src_ip, dst_ip LIMIT ?1",
+		 &args, pair_columns, ARRAY_SIZE(pair_columns), next_pair, d, err, errlen))
 		goto cleanup;
 	rc = 0;
 cleanup:

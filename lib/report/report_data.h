@@ -3,6 +3,7 @@
 #define AGENTXDP_REPORT_DATA_H
 
 #include <stddef.h>
+#include <sqlite3.h>
 #include <stdint.h>
 
 struct report_capture {
@@ -67,11 +68,25 @@ struct report_data {
 		total_timeouts, total_cnps, total_ecn_ce, total_malformed;
 	uint64_t first_ns, last_ns;
 	uint64_t healthy_median_p99_us_x1000; /* population median of flow p99 (for contrast) */
+	unsigned int query_timeout_s;	/* what the load was given; the charts use it too */
 };
 
-/* Open the database read-only and load the summary. 0, or -1 with a one-line message in err. */
-int report_data_load(const char *db_path, size_t top_n, struct report_data *out, char *err,
-		     size_t errlen);
+/* Every query of a report stops after this long (seconds) unless told otherwise. */
+#define REPORT_QUERY_TIMEOUT_S 120
+
+/*
+ * Open the database read-only and load the summary; its statements are interrupted after
+ * TIMEOUT_S seconds (0: REPORT_QUERY_TIMEOUT_S). 0, or -1 with a one-line message in err.
+ */
+int report_data_load(const char *db_path, size_t top_n, unsigned int timeout_s, struct report_data *out,
+		     char *err, size_t errlen);
+
+/*
+ * Open DB_PATH read-only with a deadline TIMEOUT_S seconds from now (0: the default) after
+ * which any statement fails with SQLITE_INTERRUPT (sqlite3_progress_handler): a hostile
+ * database (a recursive view) cannot hang the report. 0, or -1 with one line in err.
+ */
+int report_db_open(const char *db_path, unsigned int timeout_s, sqlite3 **db, char *err, size_t errlen);
 void report_data_free(struct report_data *d);
 
 #endif

@@ -63,7 +63,7 @@ int report_write_from_db(const char *db_path, const char *dir, const struct repo
 	char err[1024];
 	int rc;
 
-	if (report_data_load(db_path, o->top_n, &d, err, sizeof(err))) {
+	if (report_data_load(db_path, o->top_n, o->query_timeout_s, &d, err, sizeof(err))) {
 		pr_err("%s\n", err);
 		return -1;
 	}

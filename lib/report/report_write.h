@@ -10,6 +10,7 @@
 struct report_write_opts {
 	bool png;		/* PNG charts instead of SVG */
 	size_t top_n;		/* rows per table, flows per chart */
+	unsigned int query_timeout_s;	/* per database connection; 0: REPORT_QUERY_TIMEOUT_S */
 };
 
 /*
