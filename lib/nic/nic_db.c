@@ -1,6 +1,7 @@
 /* nic_db.c: NIC counter rows (table nic_counter) in the SQLite analysis database. */
 #include <errno.h>
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "lib/util/log.h"
@@ -71,7 +72,8 @@ int nic_db_write(struct nic_db *d, const struct nic_snapshot *snap)
 			sqlite3_bind_text(st, 4, p->netdev, -1, SQLITE_STATIC);
 			sqlite3_bind_text(st, 5, nic_source_name(c->source), -1, SQLITE_STATIC);
 			sqlite3_bind_text(st, 6, c->name, -1, SQLITE_STATIC);
-			sqlite3_bind_int64(st, 7, (sqlite3_int64)c->value);
+			/* SQLite's INTEGER is signed: a counter above 2^63-1 saturates, never goes negative. */
+			sqlite3_bind_int64(st, 7, c->value > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)c->value);
 			if (c->delta_kind == NIC_DELTA_FIRST)
 				sqlite3_bind_null(st, 8);
 			else

@@ -149,16 +149,20 @@ static void step(struct store *s, sqlite3_stmt *st, const char *what)
 	sqlite3_reset(st);
 }
 
+/*
+ * A counter: SQLite's INTEGER is signed 64-bit, so a count above 2^63-1 (a corrupt drop
+ * counter of 2^64-1) saturates there instead of wrapping to a negative number.
+ */
 static inline void bind_u64(sqlite3_stmt *st, int i, uint64_t v)
 {
-	sqlite3_bind_int64(st, i, (sqlite3_int64)v);
+	sqlite3_bind_int64(st, i, v > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)v);
 }
 
 /* An id, or NULL for 0 (unknown). */
 static inline void bind_id(sqlite3_stmt *st, int i, uint64_t id)
 {
 	if (id)
-		sqlite3_bind_int64(st, i, (sqlite3_int64)id);
+		bind_u64(st, i, id);
 	else
 		sqlite3_bind_null(st, i);
 }
