@@ -34,8 +34,14 @@ struct nic_db *nic_db_open(const char *path)
 		pr_err("cannot open %s: %s\n", path, "out of memory");
 		return NULL;
 	}
-	if (sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
+	/* Appending to FILE is the point (it may be an analysis database); appending through a
+	 * link planted where FILE should be is not: SQLITE_OPEN_NOFOLLOW refuses one. */
+	if (sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW,
+			    NULL) != SQLITE_OK) {
+		if (sqlite3_extended_errcode(d->db) == SQLITE_CANTOPEN_SYMLINK)
+			msg = sqlite3_mprintf("it is a symbolic link (refused: output is never written through a link)");
 		goto fail;
+	}
 	sqlite3_busy_timeout(d->db, 5000);
 	if (sqlite3_exec(d->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK)
 		goto fail;
