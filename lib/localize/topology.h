@@ -44,6 +44,18 @@ struct topo_path {
 	size_t n_hops;
 };
 
+/*
+ * A hash index over one of the arrays below (open addressing, slots hold index + 1). The
+ * builders keep it; a look-up uses it while it covers the whole array (`upto` == the array's
+ * count) and searches linearly otherwise, so a topology filled by hand still works.
+ */
+struct topo_index {
+	uint32_t *slots;
+	size_t cap;			/* a power of two, or 0 */
+	size_t used;			/* slots taken */
+	size_t upto;			/* array entries considered so far */
+};
+
 struct topology {
 	struct topo_node *nodes;
 	size_t n_nodes;
@@ -51,6 +63,8 @@ struct topology {
 	size_t n_links;
 	struct topo_path *paths;
 	size_t n_paths;
+	/* so that a file of N rows is read in O(N), not O(N^2) (issue #22) */
+	struct topo_index node_names, host_addrs, link_names, path_keys;
 };
 
 /* --- pure builders and look-ups (topology_graph.c) --- */

@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +32,158 @@ static void *grow(void *arr, size_t n, size_t elem)
 	return realloc(arr, (n ? n * 2 : 8) * elem);
 }
 
+/* --- hash indexes: each look-up by name, address or path key in O(1) --- */
+
+enum topo_key_kind { KEY_NODE_NAME, KEY_HOST_ADDR, KEY_LINK_NAME, KEY_PATH };
+
+struct topo_key {
+	const char *name;
+	const uint8_t *addr, *src, *dst;
+	uint16_t udp_sport;
+};
+
+static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+#define FNV_OFFSET 0xcbf29ce484222325ull
+
+static uint64_t key_hash(enum topo_key_kind kind, const struct topo_key *k)
+{
+	uint64_t h;
+
+	switch (kind) {
+	case KEY_NODE_NAME:
+	case KEY_LINK_NAME:
+		return fnv1a(k->name, strlen(k->name), FNV_OFFSET);
+	case KEY_HOST_ADDR:
+		return fnv1a(k->addr, 16, FNV_OFFSET);
+	case KEY_PATH:
+	default:
+		h = fnv1a(k->src, 16, FNV_OFFSET);
+		h = fnv1a(k->dst, 16, h);
+		return fnv1a(&k->udp_sport, sizeof(k->udp_sport), h);
+	}
+}
+
+/* The key of array entry i; false when the entry is not indexed (a switch, for hosts). */
+static bool entry_key(const struct topology *t, enum topo_key_kind kind, size_t i,
+		      struct topo_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	switch (kind) {
+	case KEY_NODE_NAME:
+		k->name = t->nodes[i].name;
+		return true;
+	case KEY_HOST_ADDR:
+		k->addr = t->nodes[i].addr;
+		return t->nodes[i].is_host;
+	case KEY_LINK_NAME:
+		k->name = t->links[i].name;
+		return true;
+	case KEY_PATH:
+	default:
+		k->src = t->paths[i].src;
+		k->dst = t->paths[i].dst;
+		k->udp_sport = t->paths[i].udp_sport;
+		return true;
+	}
+}
+
+static bool key_equal(enum topo_key_kind kind, const struct topo_key *a, const struct topo_key *b)
+{
+	switch (kind) {
+	case KEY_NODE_NAME:
+	case KEY_LINK_NAME:
+		return !strcmp(a->name, b->name);
+	case KEY_HOST_ADDR:
+		return !memcmp(a->addr, b->addr, 16);
+	case KEY_PATH:
+	default:
+		return a->udp_sport == b->udp_sport && !memcmp(a->src, b->src, 16) &&
+		       !memcmp(a->dst, b->dst, 16);
+	}
+}
+
+static void index_insert(struct topo_index *x, uint64_t h, size_t i)
+{
+	size_t pos = (size_t)h & (x->cap - 1);
+
+	while (x->slots[pos])
+		pos = (pos + 1) & (x->cap - 1);
+	x->slots[pos] = (uint32_t)(i + 1);
+	x->used++;
+}
+
+/* Index entry i, just appended to an array of i + 1 entries. Without memory, the index is
+ * dropped for good and look-ups search linearly: slower, never wrong. */
+static void index_add(const struct topology *t, struct topo_index *x, enum topo_key_kind kind,
+		      size_t i)
+{
+	struct topo_key k;
+
+	if (x->upto != i || i >= UINT32_MAX - 1)
+		goto drop;
+	x->upto = i + 1;
+	if (!entry_key(t, kind, i, &k))
+		return;
+	if ((x->used + 1) * 2 > x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 64;
+		uint32_t *slots = calloc(cap, sizeof(*slots));
+
+		if (!slots)
+			goto drop;
+		free(x->slots);
+		x->slots = slots;
+		x->cap = cap;
+		x->used = 0;
+		for (size_t j = 0; j < i; j++) {
+			struct topo_key kj;
+			if (entry_key(t, kind, j, &kj))
+				index_insert(x, key_hash(kind, &kj), j);
+		}
+	}
+	index_insert(x, key_hash(kind, &k), i);
+	return;
+drop:
+	free(x->slots);
+	memset(x, 0, sizeof(*x));
+	x->upto = SIZE_MAX;
+}
+
+/* The entry with this key: its index, -1 when absent, -2 when the index does not cover the
+ * array's n entries (the caller searches linearly). */
+static long index_find(const struct topology *t, const struct topo_index *x,
+		       enum topo_key_kind kind, const struct topo_key *key, size_t n)
+{
+	struct topo_key k;
+	size_t pos;
+
+	if (x->upto != n)
+		return -2;
+	if (!x->cap)
+		return -1;
+	for (pos = (size_t)key_hash(kind, key) & (x->cap - 1); x->slots[pos];
+	     pos = (pos + 1) & (x->cap - 1)) {
+		size_t i = x->slots[pos] - 1;
+		if (entry_key(t, kind, i, &k) && key_equal(kind, &k, key))
+			return (long)i;
+	}
+	return -1;
+}
+
 static long find_node(const struct topology *t, const char *name)
 {
+	struct topo_key key = { .name = name };
+	long idx = index_find(t, &t->node_names, KEY_NODE_NAME, &key, t->n_nodes);
+
+	if (idx != -2)
+		return idx;
 	for (size_t i = 0; i < t->n_nodes; i++)
 		if (!strcmp(t->nodes[i].name, name))
 			return (long)i;
@@ -54,11 +205,19 @@ long topology_node(struct topology *t, const char *name)
 	memset(node, 0, sizeof(*node));
 	snprintf(node->name, sizeof(node->name), "%s", name);
 	node->is_host = topo_parse_addr(name, node->addr) == 0;
-	return (long)t->n_nodes++;
+	t->n_nodes++;
+	index_add(t, &t->node_names, KEY_NODE_NAME, t->n_nodes - 1);
+	index_add(t, &t->host_addrs, KEY_HOST_ADDR, t->n_nodes - 1);
+	return (long)t->n_nodes - 1;
 }
 
 long topology_link_by_name(const struct topology *t, const char *name)
 {
+	struct topo_key key = { .name = name };
+	long idx = index_find(t, &t->link_names, KEY_LINK_NAME, &key, t->n_links);
+
+	if (idx != -2)
+		return idx;
 	for (size_t i = 0; i < t->n_links; i++)
 		if (!strcmp(t->links[i].name, name))
 			return (long)i;
@@ -67,6 +226,11 @@ long topology_link_by_name(const struct topology *t, const char *name)
 
 long topology_host(const struct topology *t, const uint8_t addr[16])
 {
+	struct topo_key key = { .addr = addr };
+	long idx = index_find(t, &t->host_addrs, KEY_HOST_ADDR, &key, t->n_nodes);
+
+	if (idx != -2)
+		return idx;
 	for (size_t i = 0; i < t->n_nodes; i++)
 		if (t->nodes[i].is_host && !memcmp(t->nodes[i].addr, addr, 16))
 			return (long)i;
@@ -101,6 +265,7 @@ int topology_add_link(struct topology *t, const char *name, const char *a, const
 	links[t->n_links].a = (uint32_t)ia;
 	links[t->n_links].b = (uint32_t)ib;
 	t->n_links++;
+	index_add(t, &t->link_names, KEY_LINK_NAME, t->n_links - 1);
 	return 0;
 }
 
@@ -157,12 +322,18 @@ int topology_add_path(struct topology *t, const uint8_t src[16], const uint8_t d
 	path->udp_sport = udp_sport;
 	path->hops = hops;
 	path->n_hops = n_links;
+	index_add(t, &t->path_keys, KEY_PATH, t->n_paths - 1);
 	return 0;
 }
 
 const struct topo_path *topology_find_path(const struct topology *t, const uint8_t src[16],
 					   const uint8_t dst[16], uint16_t udp_sport)
 {
+	struct topo_key key = { .src = src, .dst = dst, .udp_sport = udp_sport };
+	long idx = index_find(t, &t->path_keys, KEY_PATH, &key, t->n_paths);
+
+	if (idx != -2)
+		return idx < 0 ? NULL : &t->paths[idx];
 	for (size_t i = 0; i < t->n_paths; i++) {
 		const struct topo_path *p = &t->paths[i];
 		if (p->udp_sport == udp_sport && !memcmp(p->src, src, 16) &&
@@ -287,5 +458,9 @@ void topology_free(struct topology *t)
 	free(t->paths);
 	free(t->links);
 	free(t->nodes);
+	free(t->node_names.slots);
+	free(t->host_addrs.slots);
+	free(t->link_names.slots);
+	free(t->path_keys.slots);
 	memset(t, 0, sizeof(*t));
 }
