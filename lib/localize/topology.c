@@ -77,20 +77,31 @@ static void trim_field(char *f)
 	f[len - lead] = '\0';
 }
 
+/* Length of the line at p: up to its LF, CR or CRLF (all three styles occur), or the end. */
+static size_t line_end(const char *p, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && p[i] != '\n' && p[i] != '\r')
+		i++;
+	return i;
+}
+
 typedef int (*row_fn)(struct topology *t, struct csv_row *row, char *why, size_t why_len);
 
 /*
  * Split text into lines and each line into fields; call fn for every data row after the
  * header. Lines are parsed one at a time so every error carries its exact line number.
+ * need_rows names what a file without data rows lacks (NULL: such a file is fine).
  */
 static int parse_rows(struct topology *t, const char *text, size_t len, const char *file,
-		      const char *header, size_t header_fields, row_fn fn, char *err,
-		      size_t err_len)
+		      const char *header, size_t header_fields, const char *need_rows, row_fn fn,
+		      char *err, size_t err_len)
 {
 	struct csv_parser parser;
 	struct csv_row row = { 0 };
 	char why[160];
-	size_t line_no = 0, pos = 0;
+	size_t line_no = 0, pos = 0, rows = 0;
 	bool seen_header = false;
 	int ret = 0;
 
@@ -99,16 +110,19 @@ static int parse_rows(struct topology *t, const char *text, size_t len, const ch
 		return -ENOMEM;
 	}
 	csv_set_realloc_func(&parser, csv_grow);
+	if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3))
+		pos = 3; /* a UTF-8 byte-order mark, as spreadsheet programs write */
 	while (pos < len) {
 		const char *line = text + pos;
-		const char *nl = memchr(line, '\n', len - pos);
-		size_t line_len = nl ? (size_t)(nl - line) : len - pos;
+		size_t line_len = line_end(line, len - pos);
 		size_t skip = 0;
 
-		pos += line_len + (nl ? 1 : 0);
+		pos += line_len;
+		if (pos + 1 < len && text[pos] == '\r' && text[pos + 1] == '\n')
+			pos += 2;
+		else if (pos < len)
+			pos++;
 		line_no++;
-		if (line_len && line[line_len - 1] == '\r')
-			line_len--;
 		while (skip < line_len && (line[skip] == ' ' || line[skip] == '\t'))
 			skip++;
 		if (skip == line_len || line[skip] == '#')
@@ -158,6 +172,7 @@ static int parse_rows(struct topology *t, const char *text, size_t len, const ch
 			continue;
 		}
 		why[0] = '\0';
+		rows++;
 		ret = fn(t, &row, why, sizeof(why));
 		if (ret) {
 			snprintf(err, err_len, "%s:%zu: %s", file, line_no,
@@ -168,6 +183,10 @@ static int parse_rows(struct topology *t, const char *text, size_t len, const ch
 	if (!seen_header) {
 		snprintf(err, err_len, "%s:%zu: empty file, expected the header '%s'", file,
 			 line_no, header);
+		ret = -EINVAL;
+	} else if (need_rows && !rows) {
+		/* An empty topology blames nothing: say so rather than run without one. */
+		snprintf(err, err_len, "%s: no %s after the header", file, need_rows);
 		ret = -EINVAL;
 	}
 cleanup:
@@ -238,13 +257,13 @@ static int paths_row(struct topology *t, struct csv_row *row, char *why, size_t 
 int topology_parse_links(struct topology *t, const char *text, size_t len, const char *file,
 			 char *err, size_t err_len)
 {
-	return parse_rows(t, text, len, file, "link,a,b", 3, links_row, err, err_len);
+	return parse_rows(t, text, len, file, "link,a,b", 3, "links", links_row, err, err_len);
 }
 
 int topology_parse_paths(struct topology *t, const char *text, size_t len, const char *file,
 			 char *err, size_t err_len)
 {
-	return parse_rows(t, text, len, file, "src,dst,udp_sport", 3, paths_row, err, err_len);
+	return parse_rows(t, text, len, file, "src,dst,udp_sport", 3, NULL, paths_row, err, err_len);
 }
 
 static int read_file(const char *path, char **text, size_t *len, char *err, size_t err_len)

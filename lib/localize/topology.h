@@ -7,6 +7,8 @@
  * paths.csv: header `src,dst,udp_sport,links...`; one row per flow direction; the link
  *            names in order from src to dst.
  * Lines starting with '#' and blank lines are skipped. Quoted fields may not span lines.
+ * Lines end in LF, CRLF or a lone CR; a UTF-8 byte-order mark at the start is skipped.
+ * A links.csv without a single link is an error.
  *
  * The builders and look-ups (topology_graph.c) are pure and live in the core; the CSV
  * parsers (topology.c) are shared I/O code.

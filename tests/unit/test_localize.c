@@ -17,6 +17,7 @@
 #include "lib/localize/localize.h"
 #include "lib/util/robust_stats.h"
 #include "lib/localize/topology.h"
+#include "lib/util/util.h"
 
 static struct fx_fabric fx; /* large: keep off the stack */
 
@@ -545,6 +546,48 @@ static void test_topology_errors(void **state)
 	topology_free(&t);
 }
 
+/* Issue #22: the same links.csv with LF, CRLF or CR-only line endings, with or without a
+ * UTF-8 byte-order mark, is the same topology (CR-only was an empty one, a BOM an error). */
+static void test_topology_line_endings_and_bom(void **state)
+{
+	static const char *const eols[] = { "\n", "\r\n", "\r" };
+	static const char *const boms[] = { "", "\xef\xbb\xbf" };
+	const char *rows[] = { "link,a,b", "# comment", "h1,198.18.0.10,leaf0", "",
+			       "h2,198.18.0.11,leaf0", "up,leaf0,spine0" };
+	const char *paths[] = { "src,dst,udp_sport,links", "198.18.0.10,198.18.0.11,5,h1,h2" };
+	char text[512], ptext[256], err[256];
+	struct topology t;
+
+	for (size_t e = 0; e < ARRAY_SIZE(eols); e++) {
+		for (size_t b = 0; b < ARRAY_SIZE(boms); b++) {
+			snprintf(text, sizeof(text), "%s", boms[b]);
+			for (size_t i = 0; i < ARRAY_SIZE(rows); i++)
+				snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s%s",
+					 rows[i], eols[e]);
+			snprintf(ptext, sizeof(ptext), "%s%s%s%s%s", boms[b], paths[0], eols[e],
+				 paths[1], eols[e]);
+			err[0] = '\0';
+			if (parse_links(&t, text, err, sizeof(err)))
+				fail_msg("eol %zu bom %zu: %s", e, b, err);
+			assert_int_equal(t.n_links, 3);
+			assert_int_equal(t.n_nodes, 4);
+			assert_string_equal(t.links[2].name, "up");
+			assert_string_equal(t.nodes[t.links[2].b].name, "spine0");
+			if (topology_parse_paths(&t, ptext, strlen(ptext), "paths.csv", err,
+						 sizeof(err)))
+				fail_msg("eol %zu bom %zu: %s", e, b, err);
+			assert_int_equal(t.n_paths, 1);
+			assert_int_equal(t.paths[0].n_hops, 2);
+			topology_free(&t);
+		}
+	}
+	/* An error names the right line whatever the line endings. */
+	expect_links_error("link,a,b\rl1,h,s\rl2,s\r", "links.csv:3: 2 fields, expected 3");
+	expect_links_error("\xef\xbb\xbflink,a,b\r\n\r\nl1,s,s\r\n", "links.csv:3: bad link");
+	/* A header and nothing else is a topology of no links: said, not taken silently. */
+	expect_links_error("link,a,b\r# nothing\r", "links.csv: no links after the header");
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -660,6 +703,7 @@ int main(void)
 		cmocka_unit_test(test_empty_and_bad_args),
 		cmocka_unit_test(test_topology_parse_and_ecmp),
 		cmocka_unit_test(test_topology_errors),
+		cmocka_unit_test(test_topology_line_endings_and_bom),
 		cmocka_unit_test(test_topology_quadratic_input),
 		cmocka_unit_test(test_robust_stats),
 		cmocka_unit_test(test_names),
