@@ -104,6 +104,8 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":o:w:qvhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'o':
+			if (!*optarg) /* else "cannot rename .tmp-XXXXXX into place" */
+				return usage_error("%s", "empty --output file name");
 			opts.db_path = optarg;
 			break;
 		case OPT_DUMP:
