@@ -31,6 +31,7 @@
 struct trace_counts {
 	uint64_t roce, other;
 	uint64_t malformed[N_MALFORMED]; /* by -status */
+	int bad_linktype;		/* link type of the last frame the link layer failed on */
 };
 
 /* Per capture: flows, unpaired RC flows, and whether only one direction of RC traffic is there. */
@@ -448,6 +449,8 @@ static int run_read_frames(struct analyze_run *r)
 			cnt->other++;
 		} else {
 			cnt->malformed[-rc]++;
+			if (rc == ROCE_DECODE_BAD_LINK)
+				cnt->bad_linktype = frame.linktype;
 			pr_debug("frame %" PRIu64 " of %s: malformed (%s)\n", frame.frame_number,
 				 trace_reader_path(r->tr, frame.trace_index), roce_decode_status_name(rc));
 		}
@@ -461,6 +464,44 @@ static int run_read_frames(struct analyze_run *r)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Issue #22 / #18: a run where nothing was understood is not an all-clear. A capture whose
+ * frames mostly failed at the link layer and held no RoCE, or a run that decoded no RoCE or
+ * InfiniBand packet at all, exits 1 with one line saying what was found instead.
+ */
+static bool link_not_understood(const struct trace_counts *c, uint64_t frames)
+{
+	return !c->roce && c->malformed[-ROCE_DECODE_BAD_LINK] * 2 > frames;
+}
+
+static void run_nothing_understood(struct analyze_run *r)
+{
+	uint64_t frames = 0, roce = 0, other = 0;
+
+	for (int i = 0; i < r->n_traces; i++) {
+		const struct trace_counts *c = &r->counts[i];
+		uint64_t bad_link = c->malformed[-ROCE_DECODE_BAD_LINK];
+		uint64_t n = r->caps[i].health->frames;
+
+		frames += n;
+		roce += c->roce;
+		other += c->other;
+		if (!link_not_understood(c, n))
+			continue;
+		pr_err("%s: no RoCE packet: %" PRIu64 " of %" PRIu64
+		       " frames not understood at the link layer, link type %d (%s)\n",
+		       r->caps[i].path, bad_link, n, c->bad_linktype,
+		       trace_linktype_name(c->bad_linktype));
+		r->status = 1;
+	}
+	if (frames && !roce && !r->status) {
+		pr_err("no RoCE or InfiniBand packet in %" PRIu64 " frames (%" PRIu64
+		       " other traffic, %" PRIu64 " malformed)\n",
+		       frames, other, r->malformed_total);
+		r->status = 1;
+	}
 }
 
 /* Each capture's health: what it held, what it lost, what was not understood. */
@@ -479,10 +520,11 @@ static void run_capture_health(struct analyze_run *r)
 		r->malformed_total += cap->malformed_packets;
 		if (h->has_drop_counters && h->capture_dropped)
 			pr_warn("%s: the capture itself dropped %" PRIu64 " packets\n", cap->path, h->capture_dropped);
-		if (cap->malformed_packets)
+		if (cap->malformed_packets && !link_not_understood(&r->counts[i], h->frames))
 			pr_warn("%s: %" PRIu64 " malformed packets (see the malformed table)\n", cap->path,
 				cap->malformed_packets);
 	}
+	run_nothing_understood(r);
 	capture_flow_counts(r->flows, (size_t)r->n_flows, r->caps, r->n_traces);
 	for (int i = 0; i < r->n_traces; i++)
 		if (r->caps[i].one_direction)

@@ -357,3 +357,10 @@ void trace_reader_close(struct trace_reader *tr)
 	free(tr->heap);
 	free(tr);
 }
+
+const char *trace_linktype_name(int linktype)
+{
+	const char *name = pcap_datalink_val_to_name(linktype);
+
+	return name ? name : "unknown";
+}

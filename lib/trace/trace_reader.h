@@ -47,5 +47,7 @@ int trace_reader_count(const struct trace_reader *tr);
 const char *trace_reader_path(const struct trace_reader *tr, int index);
 const struct trace_health *trace_reader_health(const struct trace_reader *tr, int index);
 void trace_reader_close(struct trace_reader *tr);
+/* "EN10MB", "LINUX_SLL", ... for a DLT_* value; "unknown" when libpcap has no name. */
+const char *trace_linktype_name(int linktype);
 
 #endif

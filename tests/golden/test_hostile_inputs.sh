@@ -21,4 +21,41 @@ else
 	fail hostile-empty-output-name "exit $rc: $(head -n 2 "$work/err" | tr '\n' ' ')"
 fi
 
+# pcap FILE LINKTYPE COUNT [FRAME_HEX] [SECONDS]: a classic pcap (microseconds) of COUNT copies.
+pcap() {
+	python3 - "$@" <<'PY'
+import struct, sys
+path, linktype, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+frame = bytes.fromhex(sys.argv[4]) if len(sys.argv) > 4 else bytes(range(60))
+sec = int(sys.argv[5]) if len(sys.argv) > 5 else 1700000000
+with open(path, "wb") as f:
+    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, linktype))
+    for i in range(count):
+        f.write(struct.pack("<IIII", sec, i, len(frame), len(frame)) + frame)
+PY
+}
+
+# An unknown link type: not "17 malformed packets", exit 0, but one line naming it, exit 1.
+pcap "$work/wifi.pcap" 105 17
+"$ANALYZE" "$work/wifi.pcap" --json >"$work/out" 2>"$work/err"
+rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <"$work/err")" -eq 1 ] && grep -q "link type 105 (IEEE802_11)" "$work/err" &&
+	grep -q "17 of 17 frames" "$work/err"; then
+	pass hostile-unknown-link-type
+else
+	fail hostile-unknown-link-type "exit $rc: $(head -n 2 "$work/err" | tr '\n' ' ')"
+fi
+
+# Ethernet frames that are not RoCE (ARP here): nothing to analyze is not an all-clear.
+arp=ffffffffffff020000000001080600010800060400010200000000010a0000010000000000000a000002
+pcap "$work/arp.pcap" 1 5 "$arp"
+"$ANALYZE" "$work/arp.pcap" >"$work/out" 2>"$work/err"
+rc=$?
+if [ $rc -eq 1 ] && [ "$(wc -l <"$work/err")" -eq 1 ] &&
+	grep -q "no RoCE or InfiniBand packet in 5 frames (5 other traffic" "$work/err"; then
+	pass hostile-no-roce-at-all
+else
+	fail hostile-no-roce-at-all "exit $rc: $(head -n 2 "$work/err" | tr '\n' ' ')"
+fi
+
 [ $T_FAILED -eq 0 ]
