@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pcap/pcap.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdio_ext.h>
 #include <stdlib.h>
@@ -100,20 +101,41 @@ static void input_drops_done(struct trace_input *in)
 	in->drops = NULL;
 }
 
+/*
+ * A frame's time in ns since the epoch (opened with nanosecond precision: tv_usec holds ns).
+ * A pcap record's seconds are an unsigned 32-bit field that libpcap reads as signed: from
+ * 2038 on (2^31 s) they arrive negative and are taken modulo 2^32 here. Past INT64_MAX ns
+ * (the year 2262, possible in pcapng) a time cannot be stored: -1.
+ */
+static int frame_time_ns(const struct pcap_pkthdr *hdr, uint64_t *ns)
+{
+	int64_t sec = hdr->ts.tv_sec;
+
+	if (sec < 0 && sec >= INT32_MIN)
+		sec += 1ll << 32;
+	if (sec < 0 || (uint64_t)sec > ((uint64_t)INT64_MAX - 999999999u) / 1000000000u)
+		return -1;
+	*ns = (uint64_t)sec * 1000000000ull + (uint64_t)hdr->ts.tv_usec;
+	return 0;
+}
+
 /* Read the next frame of one input into its pending slot; record how reading stopped. */
 static void input_fetch(struct trace_input *in)
 {
 	struct pcap_pkthdr *hdr;
 	const u_char *data;
+	uint64_t ts;
 	int rc;
 
 	in->pending = false;
 	if (!in->pcap)
 		return;
 	rc = pcap_next_ex(in->pcap, &hdr, &data);
-	if (rc == 1) {
-		/* Opened with nanosecond precision: tv_usec holds nanoseconds. */
-		uint64_t ts = (uint64_t)hdr->ts.tv_sec * 1000000000ull + (uint64_t)hdr->ts.tv_usec;
+	if (rc == 1 && frame_time_ns(hdr, &ts)) {
+		snprintf(in->health.stop_reason, sizeof(in->health.stop_reason),
+			 "timestamp %lld s is past the year 2262", (long long)hdr->ts.tv_sec);
+		rc = PCAP_ERROR;
+	} else if (rc == 1) {
 		struct trace_health *h = &in->health;
 
 		if (h->frames == 0)
@@ -133,8 +155,9 @@ static void input_fetch(struct trace_input *in)
 	}
 	if (rc == PCAP_ERROR) {
 		in->health.truncated = 1;
-		snprintf(in->health.stop_reason, sizeof(in->health.stop_reason), "%s",
-			 pcap_geterr(in->pcap));
+		if (!in->health.stop_reason[0])
+			snprintf(in->health.stop_reason, sizeof(in->health.stop_reason), "%s",
+				 pcap_geterr(in->pcap));
 		in->error_unreported = true;
 	}
 	/* PCAP_ERROR_BREAK: the end of the file. Either way this input is finished. */

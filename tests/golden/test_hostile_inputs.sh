@@ -58,4 +58,16 @@ else
 	fail hostile-no-roce-at-all "exit $rc: $(head -n 2 "$work/err" | tr '\n' ' ')"
 fi
 
+# Timestamps past 2^31 s (2038): were 1.6e19 ns in JSON and negative in the database.
+pcap "$work/y2038.pcap" 1 3 "$arp" 3000000000
+"$ANALYZE" "$work/y2038.pcap" --json -o "$work/y2038.db" >"$work/out" 2>"$work/err"
+json_ns=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["captures"][0]["first_ns"])' \
+	"$work/out" 2>/dev/null)
+db_ns=$(sqlite3 "$work/y2038.db" "SELECT first_ns FROM capture" 2>/dev/null)
+if [ "$json_ns" = 3000000000000000000 ] && [ "$db_ns" = 3000000000000000000 ]; then
+	pass hostile-timestamp-past-2038
+else
+	fail hostile-timestamp-past-2038 "JSON '$json_ns', database '$db_ns', want 3000000000000000000"
+fi
+
 [ $T_FAILED -eq 0 ]
