@@ -7,6 +7,9 @@ if [ ! -x "$ANALYZE" ]; then
 	skip hostile-inputs "bin/agentxdp-analyze not built"
 	exit 0
 fi
+for tool in python3 sqlite3; do
+	command -v $tool >/dev/null || { skip hostile-inputs "$tool not installed"; exit 0; }
+done
 work=$(tmpdir)
 trap 'rm -rf "$work"' EXIT
 SAMPLE=$TOP/samples/lossy-link
