@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pcap/pcap.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +32,9 @@ struct trace_input {
 	int fd;				/* what the stream reads, -1 once closed */
 	struct pcapng_drops_walker *drops; /* until the input ended */
 };
+
+/* Set by trace_reader_interrupt() from a signal handler: reading ends at the next read. */
+static volatile sig_atomic_t interrupted;
 
 struct trace_reader {
 	int n;
@@ -153,7 +157,10 @@ static void input_fetch(struct trace_input *in)
 		in->pending_data = data;
 		return;
 	}
-	if (rc == PCAP_ERROR) {
+	if (rc == PCAP_ERROR && interrupted) {
+		/* Our own read gave up on a signal: the input is not corrupt, it was cut short. */
+		snprintf(in->health.stop_reason, sizeof(in->health.stop_reason), "interrupted");
+	} else if (rc == PCAP_ERROR) {
 		in->health.truncated = 1;
 		if (!in->health.stop_reason[0])
 			snprintf(in->health.stop_reason, sizeof(in->health.stop_reason), "%s",
@@ -176,9 +183,13 @@ static ssize_t input_stream_read(void *cookie, char *buf, size_t size)
 	struct trace_input *in = cookie;
 	ssize_t n;
 
-	do
+	do {
+		if (interrupted) {
+			errno = EINTR;
+			return -1;
+		}
 		n = read(in->fd, buf, size);
-	while (n < 0 && errno == EINTR);
+	} while (n < 0 && errno == EINTR);
 	if (n > 0 && in->drops)
 		pcapng_drops_feed(in->drops, (const uint8_t *)buf, (size_t)n);
 	return n;
@@ -310,8 +321,33 @@ fail:
 	return -1;
 }
 
+void trace_reader_interrupt(void)
+{
+	interrupted = 1;
+}
+
+/* After trace_reader_interrupt(): every input still open stops, and says so. */
+static void stop_interrupted(struct trace_reader *tr)
+{
+	for (int i = 0; i < tr->n; i++) {
+		struct trace_input *in = &tr->inputs[i];
+
+		if (!in->pcap)
+			continue;
+		snprintf(in->health.stop_reason, sizeof(in->health.stop_reason), "interrupted");
+		pcap_close(in->pcap);
+		in->pcap = NULL;
+		input_drops_done(in);
+	}
+	tr->heap_len = 0;
+}
+
 int trace_reader_next(struct trace_reader *tr, struct trace_frame *frame)
 {
+	if (interrupted) {
+		stop_interrupted(tr);
+		tr->last = -1;
+	}
 	if (tr->last >= 0) {
 		struct trace_input *in = &tr->inputs[tr->last];
 		input_fetch(in);

@@ -42,6 +42,12 @@ int trace_reader_open(struct trace_reader **out, const char *const *paths, int n
  * still deliver their frames on the next calls, so callers may keep reading until 0).
  */
 int trace_reader_next(struct trace_reader *tr, struct trace_frame *frame);
+/*
+ * Async-signal-safe: stop reading (a read blocked on a pipe returns, provided the signal
+ * handler was installed without SA_RESTART). trace_reader_next() then returns 0 and every
+ * input not yet at its end gets stop_reason "interrupted" (truncated stays 0). Process-wide.
+ */
+void trace_reader_interrupt(void);
 const char *trace_reader_error(const struct trace_reader *tr);
 int trace_reader_count(const struct trace_reader *tr);
 const char *trace_reader_path(const struct trace_reader *tr, int index);
