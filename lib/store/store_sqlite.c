@@ -1008,6 +1008,11 @@ int store_malformed(struct store *s, int capture_index, const char *reason, uint
 	return s->failed ? -1 : 0;
 }
 
+const char *store_temp_path(const struct store *s)
+{
+	return s ? s->tmp_path : NULL;
+}
+
 int store_commit(struct store *s, char *err, size_t errlen)
 {
 	int rc = -1;

@@ -69,6 +69,8 @@ int store_malformed(struct store *s, int capture_index, const char *reason, uint
 int store_commit(struct store *s, char *err, size_t errlen);
 /* Discard everything (the temporary file is removed). */
 void store_abort(struct store *s);
+/* The temporary file the database is built in until store_commit() renames it, or NULL. */
+const char *store_temp_path(const struct store *s);
 /* Rows written to latency_sample (after any thinning). */
 uint64_t store_sample_rows(const struct store *s);
 
