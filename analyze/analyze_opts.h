@@ -28,5 +28,7 @@ struct analyze_opts {
 /* Entry points of the two modes; each returns the process exit status. */
 int dump_traces(const struct analyze_opts *opts);
 int analyze_traces(const struct analyze_opts *opts);
+/* SIGINT, SIGTERM, SIGHUP: finish with what was read (analyze_run.c); main mode only. */
+void analyze_catch_signals(void);
 
 #endif

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,57 @@
 
 
 #define N_MALFORMED (1 - ROCE_DECODE_STATUS_MIN)
+
+/*
+ * SIGINT, SIGTERM, SIGHUP: the first stops reading (a read blocked on a pipe returns) and the
+ * analysis of what was read is finished, written and marked interrupted; a second one removes
+ * the database still being built and ends the process by that signal.
+ */
+static volatile sig_atomic_t stop_signal;	/* the first signal, 0 none */
+static char abort_paths[2][4200];		/* unfinished files a second signal removes */
+static volatile sig_atomic_t n_abort_paths;
+
+static void on_stop_signal(int sig)
+{
+	if (!stop_signal) {
+		stop_signal = sig;
+		trace_reader_interrupt();
+		return;
+	}
+	for (int i = 0; i < n_abort_paths; i++)
+		unlink(abort_paths[i]);
+	signal(sig, SIG_DFL);
+	raise(sig); /* delivered when this handler returns: the shell sees the signal */
+}
+
+void analyze_catch_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	/* No SA_RESTART: a read blocked on a pipe (tcpdump -w - | ...) must return. */
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+static const char *stop_signal_name(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+}
+
+/* The files a second signal removes: up to two, NULL for none. */
+static void set_abort_paths(const char *a, const char *b)
+{
+	const char *paths[2] = { a, b };
+	int n = 0;
+
+	n_abort_paths = 0; /* the handler never sees a half-copied name */
+	for (int i = 0; i < 2; i++)
+		if (paths[i] && strlen(paths[i]) < sizeof(abort_paths[n]))
+			strcpy(abort_paths[n++], paths[i]);
+	n_abort_paths = n;
+}
 
 struct trace_counts {
 	uint64_t roce, other;
@@ -222,6 +274,7 @@ struct analyze_run {
 	struct finding *findings;
 	size_t n_findings;
 	double t_start;
+	int interrupted;		/* the signal that stopped reading, 0 none */
 	int status;			/* the exit status: 1 once anything failed */
 };
 
@@ -396,6 +449,7 @@ static int run_start_tracker(struct analyze_run *r)
 		}
 		store_set_window(r->st, r->window_ns);
 		cfg.sink = store_sink(r->st);
+		set_abort_paths(store_temp_path(r->st), r->tmp_db);
 	}
 	if (opts->prom_path) {
 		r->tee.inner = cfg.sink;
@@ -457,6 +511,10 @@ static int run_read_frames(struct analyze_run *r)
 		if (r->st && store_failed(r->st))
 			break;
 	}
+	r->interrupted = stop_signal;
+	if (r->interrupted)
+		pr_err("interrupted by %s after %" PRIu64 " RoCE packets: finishing the analysis of what was read"
+		       " (again to abort)\n", stop_signal_name(r->interrupted), qp_tracker_totals(r->t)->packets);
 	qp_tracker_finish(r->t);
 	r->n_flows = qp_tracker_snapshot(r->t, &r->flows);
 	if (r->n_flows < 0) {
@@ -541,6 +599,8 @@ static void run_store(struct analyze_run *r)
 	if (!r->st)
 		return;
 	store_run_meta(r->st, r->opts, r->window_ns, now_s() - r->t_start);
+	if (r->interrupted)
+		store_meta(r->st, "interrupted", stop_signal_name(r->interrupted));
 	store_captures(r->st, r->caps, (size_t)r->n_traces);
 	for (int i = 0; i < r->n_traces; i++)
 		for (int m = 1; m < N_MALFORMED; m++)
@@ -550,6 +610,7 @@ static void run_store(struct analyze_run *r)
 	store_findings(r->st, r->findings, r->n_findings);
 	rc = store_commit(r->st, err, sizeof(err));
 	r->st = NULL;
+	set_abort_paths(r->tmp_db, NULL); /* the database is in place: a signal keeps it */
 	if (rc) {
 		pr_err("%s\n", err);
 		r->status = 1;
@@ -663,6 +724,9 @@ int analyze_traces(const struct analyze_opts *opts)
 	run_file_outputs(&r);
 	run_summary(&r);
 cleanup:
+	set_abort_paths(NULL, NULL);
 	run_cleanup(&r);
+	if (stop_signal && (r.interrupted || !r.tr))
+		r.status = 128 + stop_signal; /* as a shell reports a process a signal ended */
 	return r.status;
 }

@@ -47,7 +47,8 @@ static const char usage_text[] =
 	"\n"
 	"Durations take a unit: 500us, 10ms, 1s. Exit status: 0 on success, 1 when a trace\n"
 	"was unreadable, truncated or corrupt (what was read is still analysed and written),\n"
-	"2 on a usage error.\n"
+	"2 on a usage error, 128+N when signal N (SIGINT, SIGTERM, SIGHUP) stopped reading:\n"
+	"what was read is analysed and written, marked interrupted; a second signal aborts.\n"
 	"\n"
 	"Examples:\n"
 	"  agentxdp-analyze --dump trace.pcapng | head\n"
@@ -175,5 +176,6 @@ int main(int argc, char **argv)
 
 	if (opts.dump)
 		return dump_traces(&opts);
+	analyze_catch_signals();
 	return analyze_traces(&opts);
 }
