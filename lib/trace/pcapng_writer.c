@@ -38,6 +38,7 @@
 #define OPT_ISB_ENDTIME 3
 #define OPT_ISB_IFRECV 4
 #define OPT_ISB_IFDROP 5
+#define OPT_ISB_OSDROP 7
 
 #define WRITER_BUF_BYTES (256u * 1024u)
 #define MAX_OPTION_STRING 65535u
@@ -54,6 +55,8 @@ struct block_out {
 	uint64_t bytes;		/* bytes handed to the kernel (whole blocks) */
 	/* Offset of a record's length field and the fixed size it adds, to walk blocks. */
 	bool pcap_records;	/* classic pcap: 16-byte header, incl_len at offset 8 */
+	uint64_t *if_packets;	/* pcapng: packet blocks in the file, per interface */
+	size_t n_if;
 };
 
 static inline uint32_t get_u32(const uint8_t *p)
@@ -76,6 +79,22 @@ static size_t block_len_at(const struct block_out *o, const uint8_t *p, size_t a
 		return avail;
 	v = get_u32(p + 4);
 	return v ? v : 1;
+}
+
+/* Count the packet blocks among the whole blocks in buf[0, len), per interface. */
+static void out_count_packets(struct block_out *o, size_t len)
+{
+	size_t off = 0;
+
+	while (o->if_packets && off + 12 <= len) {
+		if (get_u32(o->buf + off) == PCAPNG_BT_EPB) {
+			uint32_t if_id = get_u32(o->buf + off + 8);
+
+			if (if_id < o->n_if)
+				o->if_packets[if_id]++;
+		}
+		off += block_len_at(o, o->buf + off, len - off);
+	}
 }
 
 static int out_drain(struct block_out *o)
@@ -107,6 +126,7 @@ static int out_drain(struct block_out *o)
 				    ftruncate(o->fd, (off_t)(o->bytes + whole)) == 0)
 					lseek(o->fd, (off_t)(o->bytes + whole), SEEK_SET);
 			}
+			out_count_packets(o, whole);
 			o->bytes += whole;
 			o->used = 0;
 			o->failed = true;
@@ -116,6 +136,7 @@ static int out_drain(struct block_out *o)
 		}
 		done += (size_t)n;
 	}
+	out_count_packets(o, o->used);
 	o->bytes += o->used;
 	o->used = 0;
 	return 0;
@@ -175,9 +196,19 @@ static int out_close(struct block_out *o)
 
 static int open_output(const char *path)
 {
+	struct stat st;
+	int fd;
+
 	if (strcmp(path, "-") == 0)
 		return STDOUT_FILENO;
-	return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	/* A regular file is opened for reading too: on a full disk the final statistics read
+	 * back the last blocks to take their room. A FIFO or a device stays write-only. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	if (fd < 0 && errno == EACCES)
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+	return fd;
 }
 
 /* Little-endian host order writers into the block buffer (pcapng is host order; we write LE). */
@@ -291,6 +322,8 @@ struct pcapng_writer {
 	uint32_t n_interfaces;
 	uint32_t *snaplens;	/* per interface, to trim caplen */
 	size_t snaplens_cap;	/* entries allocated in snaplens */
+	uint64_t *if_packets;	/* per interface: packets the file holds whole */
+	size_t if_packets_cap;
 	bool any_packet;
 };
 
@@ -380,10 +413,15 @@ int pcapng_writer_add_interface(struct pcapng_writer *w, const struct pcapng_if_
 	}
 	int err = util_ensure_mem((void **)&w->snaplens, &w->snaplens_cap, sizeof(*w->snaplens),
 				  (size_t)w->n_interfaces + 1);
+	if (!err)
+		err = util_ensure_mem((void **)&w->if_packets, &w->if_packets_cap, sizeof(*w->if_packets),
+				      (size_t)w->n_interfaces + 1);
 	if (err) {
 		errno = -err;
 		return -1;
 	}
+	w->out.if_packets = w->if_packets;
+	w->if_packets[w->n_interfaces] = 0;
 	size_t max_len = 20 + opt_room(opt_str_len(ifi->name)) +
 			 opt_room(opt_str_len(ifi->description)) + opt_room(1) + 4 + 4;
 	if (block_begin(&w->out, &b, max_len, PCAPNG_BT_IDB) < 0)
@@ -397,6 +435,7 @@ int pcapng_writer_add_interface(struct pcapng_writer *w, const struct pcapng_if_
 	block_opt(&b, OPT_IF_TSRESOL, &tsresol, 1);
 	block_end(&w->out, &b, true);
 	w->snaplens[w->n_interfaces] = ifi->snaplen;
+	w->out.n_if = w->n_interfaces + 1;
 	return (int)w->n_interfaces++;
 }
 
@@ -444,7 +483,7 @@ int pcapng_writer_write_stats(struct pcapng_writer *w, const struct pcapng_if_st
 		errno = EINVAL;
 		return -1;
 	}
-	if (block_begin(&w->out, &b, 20 + 4 * opt_room(8) + 4 + 4, PCAPNG_BT_ISB) < 0)
+	if (block_begin(&w->out, &b, 20 + 5 * opt_room(8) + 4 + 4, PCAPNG_BT_ISB) < 0)
 		return -1;
 	uint8_t *p = block_add(&b, 12);
 	put_u32(p, st->if_id);
@@ -456,8 +495,105 @@ int pcapng_writer_write_stats(struct pcapng_writer *w, const struct pcapng_if_st
 		block_opt_ts(&b, OPT_ISB_ENDTIME, st->end_ns);
 	block_opt_u64(&b, OPT_ISB_IFRECV, st->received);
 	block_opt_u64(&b, OPT_ISB_IFDROP, st->dropped);
+	if (st->os_dropped)
+		block_opt_u64(&b, OPT_ISB_OSDROP, st->os_dropped);
 	block_end(&w->out, &b, true);
 	return 0;
+}
+
+/* The last block of the file ends at `end`: its type, length and (a packet's) interface. */
+static int last_block(int fd, uint64_t end, uint32_t *type, uint32_t *len, uint32_t *if_id)
+{
+	uint8_t b[12];
+
+	if (end < 12 || pread(fd, b, 4, (off_t)end - 4) != 4)
+		return -1;
+	*len = get_u32(b);
+	if (*len < 12 || *len > end || *len % 4 || pread(fd, b, 12, (off_t)(end - *len)) != 12)
+		return -1;
+	*type = get_u32(b);
+	*if_id = get_u32(b + 8);
+	return 0;
+}
+
+/* The statistics blocks at the end of the buffer; 0 or -1 with errno. */
+static int put_stats(struct pcapng_writer *w, const struct pcapng_if_stats *st, size_t n,
+		     const uint64_t *removed)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct pcapng_if_stats s = st[i];
+
+		if (removed && s.if_id < w->n_interfaces)
+			s.os_dropped += removed[s.if_id];
+		if (pcapng_writer_write_stats(w, &s))
+			return -1;
+	}
+	return 0;
+}
+
+int pcapng_writer_write_final_stats(struct pcapng_writer *w, const struct pcapng_if_stats *st, size_t n)
+{
+	struct block_out *o = &w->out;
+	uint64_t *removed;
+	struct stat sb;
+	int err, rc = -1;
+
+	if (!o->failed) {
+		if (put_stats(w, st, n, NULL) == 0 && out_drain(o) == 0)
+			return 0;
+		if (!o->failed)
+			return -1; /* not a write error */
+	}
+	err = o->saved_errno;
+	if ((err != ENOSPC && err != EDQUOT && err != EFBIG) || fstat(o->fd, &sb) || !S_ISREG(sb.st_mode)) {
+		errno = err;
+		return -1;
+	}
+	removed = calloc(w->n_interfaces ? w->n_interfaces : 1, sizeof(*removed));
+	if (!removed)
+		return -1;
+	for (;;) {
+		uint32_t type, len, if_id;
+		uint64_t end = o->bytes;
+
+		/* Try: the statistics after the last whole block. */
+		o->failed = false;
+		o->used = 0;
+		if (put_stats(w, st, n, removed) == 0 && out_drain(o) == 0) {
+			rc = 0;
+			break;
+		}
+		if (errno != ENOSPC && errno != EDQUOT && errno != EFBIG)
+			break;
+		/* No room: give the last packet's bytes to the statistics, and count it as dropped. */
+		/* An earlier statistics block goes first: the final ones supersede it. */
+		if (ftruncate(o->fd, (off_t)end) || last_block(o->fd, end, &type, &len, &if_id) ||
+		    (type != PCAPNG_BT_ISB && (type != PCAPNG_BT_EPB || if_id >= w->n_interfaces ||
+					       !w->if_packets[if_id]))) {
+			errno = err;
+			break;
+		}
+		end -= len;
+		if (ftruncate(o->fd, (off_t)end) || lseek(o->fd, (off_t)end, SEEK_SET) < 0)
+			break;
+		o->bytes = end;
+		if (type == PCAPNG_BT_EPB) {
+			w->if_packets[if_id]--;
+			removed[if_id]++;
+		}
+	}
+	err = errno;
+	free(removed);
+	o->used = 0;
+	o->failed = true; /* nothing more after the final statistics */
+	o->saved_errno = rc ? err : o->saved_errno;
+	errno = err;
+	return rc;
+}
+
+uint64_t pcapng_writer_packets(const struct pcapng_writer *w, uint32_t if_id)
+{
+	return w && if_id < w->n_interfaces ? w->if_packets[if_id] : 0;
 }
 
 int pcapng_writer_flush(struct pcapng_writer *w)
@@ -482,6 +618,7 @@ int pcapng_writer_close(struct pcapng_writer *w)
 		return 0;
 	rc = out_close(&w->out);
 	free(w->snaplens);
+	free(w->if_packets);
 	free(w);
 	return rc;
 }

@@ -49,6 +49,7 @@ struct pcapng_if_stats {
 	uint64_t ts_ns;
 	uint64_t received;		/* isb_ifrecv */
 	uint64_t dropped;		/* isb_ifdrop */
+	uint64_t os_dropped;		/* isb_osdrop, written when non-zero: captured, not in the file */
 	uint64_t start_ns, end_ns;	/* isb_starttime / isb_endtime, 0 = omit */
 };
 
@@ -68,6 +69,16 @@ int pcapng_writer_add_interface(struct pcapng_writer *w, const struct pcapng_if_
 /* 0 or -1 with errno set (ENOSPC on a full disk: what was written before stays valid). */
 int pcapng_writer_write_packet(struct pcapng_writer *w, const struct pcapng_packet *pkt);
 int pcapng_writer_write_stats(struct pcapng_writer *w, const struct pcapng_if_stats *st);
+/*
+ * The last blocks of the file: n statistics blocks, written out now. After a write failed for
+ * lack of room (ENOSPC, EDQUOT, EFBIG) on a regular file, the file's last packets give up
+ * their bytes until the statistics fit; each one removed is added to its interface's
+ * os_dropped (and leaves pcapng_writer_packets()). The file stays whole pcapng and says what
+ * it lost. 0, or -1 with errno; no block can follow.
+ */
+int pcapng_writer_write_final_stats(struct pcapng_writer *w, const struct pcapng_if_stats *st, size_t n);
+/* Packets of interface if_id the file holds whole (not those still in the buffer). */
+uint64_t pcapng_writer_packets(const struct pcapng_writer *w, uint32_t if_id);
 int pcapng_writer_flush(struct pcapng_writer *w);
 uint64_t pcapng_writer_bytes(const struct pcapng_writer *w);	/* bytes written so far */
 /* Flush and close; 0 or -1 with errno set. Always frees w. */

@@ -321,6 +321,99 @@ static void test_size_limit_pcap(void **state)
 	write_until_limit(true);
 }
 
+/*
+ * Full disk (a file-size limit here): the writer counts the packets the file really holds,
+ * and the final statistics still go in, with the packets that did not make it as isb_osdrop;
+ * the file's last packets make room for them.
+ */
+static void test_full_disk_counts_and_final_stats(void **state)
+{
+	uint8_t frame[200];
+	uint64_t told[4]; /* per interface: captured, in the file by the writer's count */
+	int fds[2];
+
+	fill(frame, sizeof(frame), 3);
+	assert_int_equal(pipe(fds), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = {.rlim_cur = 6000, .rlim_max = 6000};
+		uint64_t captured[2] = {0, 0}, out[4];
+		int rc = 0;
+
+		signal(SIGXFSZ, SIG_IGN);
+		if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
+			_exit(2);
+		struct pcapng_writer *w = pcapng_writer_open(tmp_path, NULL);
+		struct pcapng_if_info ifi = {.name = "x", .linktype = 1, .snaplen = 65535};
+		if (!w || pcapng_writer_add_interface(w, &ifi) != 0 || pcapng_writer_add_interface(w, &ifi) != 1)
+			_exit(3);
+		for (int i = 0; rc == 0 && i < 1000; i++) {
+			struct pcapng_packet p = {.if_id = (uint32_t)i % 3 ? 0 : 1, .ts_ns = 1000 + i,
+						  .data = frame, .caplen = 200, .origlen = 200};
+			rc = pcapng_writer_write_packet(w, &p);
+			captured[p.if_id]++; /* the failing one too: captured, never written */
+			if (rc == 0 && i % 7 == 0)
+				rc = pcapng_writer_flush(w);
+		}
+		if (rc == 0 || errno != EFBIG)
+			_exit(4);
+		struct pcapng_if_stats st[2];
+		for (uint32_t i = 0; i < 2; i++)
+			st[i] = (struct pcapng_if_stats){.if_id = i, .ts_ns = 5000, .received = captured[i],
+							 .os_dropped = captured[i] - pcapng_writer_packets(w, i)};
+		if (pcapng_writer_write_final_stats(w, st, 2))
+			_exit(5);
+		for (uint32_t i = 0; i < 2; i++) {
+			out[2 * i] = captured[i];
+			out[2 * i + 1] = pcapng_writer_packets(w, i);
+		}
+		pcapng_writer_close(w);
+		_exit(write(fds[1], out, sizeof(out)) == sizeof(out) ? 0 : 6);
+	}
+	close(fds[1]);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(read(fds[0], told, sizeof(told)), sizeof(told));
+	close(fds[0]);
+
+	size_t len;
+	uint8_t *f = slurp(tmp_path, &len);
+	uint64_t in_file[2] = {0, 0}, osdrop[2] = {0, 0};
+	int isbs = 0;
+	size_t off = 0;
+	assert_true(len <= 6000);
+	while (off + 12 <= len) {
+		const uint8_t *b = f + off;
+		uint32_t type = le32(b), blen = le32(b + 4);
+		uint16_t ol;
+
+		assert_true(blen >= 12 && off + blen <= len);
+		assert_int_equal(le32(b + blen - 4), blen);
+		if (type == 6) {
+			assert_int_equal(isbs, 0); /* no packet after the statistics */
+			in_file[le32(b + 8)]++;
+		} else if (type == 5) {
+			const uint8_t *v = find_opt(b + 20, b + blen - 4, 7, &ol);
+			assert_non_null(v);
+			osdrop[le32(b + 8)] = le32(v) | (uint64_t)le32(v + 4) << 32;
+			isbs++;
+		}
+		off += blen;
+	}
+	assert_int_equal(off, len);
+	assert_int_equal(isbs, 2);
+	for (int i = 0; i < 2; i++) {
+		assert_true(in_file[i] > 0);
+		assert_int_equal(told[2 * i + 1], in_file[i]);
+		assert_int_equal(osdrop[i], told[2 * i] - in_file[i]);
+		assert_true(osdrop[i] > 0);
+	}
+	free(f);
+}
+
 static void test_classic_pcap(void **state)
 {
 	uint8_t frame[100];
@@ -431,6 +524,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_full_device, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_size_limit_pcapng, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_size_limit_pcap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_full_disk_counts_and_final_stats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_classic_pcap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_interfaces_big_block, setup, teardown),
