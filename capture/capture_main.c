@@ -24,6 +24,7 @@
 #define POLL_MS 100
 #define STATUS_EVERY_NS 500000000ull	/* live status line refresh */
 #define STATS_EVERY_NS 10000000000ull	/* an ISB per interface every 10 s */
+#define FLUSH_EVERY_NS 1000000000ull	/* at most 1 s of packets only in memory */
 #define DEFAULT_RING_KIB 8192
 
 static const char usage_text[] =
@@ -46,6 +47,8 @@ static const char usage_text[] =
 	"  -G, --rotate SECONDS    start a new file every SECONDS; FILE is an strftime(3)\n"
 	"                          pattern (e.g. roce-%%H%%M%%S.pcapng); a repeated name gets\n"
 	"                          a number appended\n"
+	"  -U, --packet-buffered   write each packet to the file at once (as tcpdump -U);\n"
+	"                          by default packets reach the file within a second\n"
 	"  -s, --snaplen BYTES     keep BYTES of each packet (1-9216, 0 = 9216) instead of\n"
 	"                          the headers only\n"
 	"  -B, --buffer-size KIB   memory for the record rings in KiB (default 8192), split\n"
@@ -79,7 +82,8 @@ static const char usage_text[] =
 	"\n"
 	"While running, a one-line status (packets, bytes, lost) is shown on standard\n"
 	"error when it is a terminal; at exit a summary per interface. SIGINT or SIGTERM\n"
-	"stop the capture; the file is always complete pcapng. The XDP program is attached\n"
+	"stop the capture; the file is always complete pcapng, and holds every packet\n"
+	"captured more than a second before even kill -9. The XDP program is attached\n"
 	"with a bpf_link: it goes away when the process exits, even on kill -9. Packets the\n"
 	"rings could not take are counted, reported in the summary, in each packet's\n"
 	"epb_dropcount and in the interface statistics blocks.\n"
@@ -120,6 +124,7 @@ static const struct option long_options[] = {
 	{ "file-size", required_argument, NULL, 'C' },
 	{ "rotate", required_argument, NULL, 'G' },
 	{ "snaplen", required_argument, NULL, 's' },
+	{ "packet-buffered", no_argument, NULL, 'U' },
 	{ "buffer-size", required_argument, NULL, 'B' },
 	{ "filter", required_argument, NULL, OPT_FILTER },
 	{ "mode", required_argument, NULL, OPT_MODE },
@@ -148,6 +153,7 @@ struct capture_opts {
 	uint64_t duration_ns;		/* -d, 0 = no limit */
 	uint64_t rotate_bytes;		/* -C, 0 = never */
 	uint64_t rotate_ns;		/* -G, 0 = never */
+	bool packet_buffered;		/* -U: each packet written at once */
 	bool quiet;
 	bool analyze;			/* --analyze: agent mode */
 	bool metrics_set;		/* --metrics given (else the default endpoint) */
@@ -263,7 +269,7 @@ static int parse_options(int argc, char **argv, struct capture_opts *o)
 	int c, rc;
 
 	opterr = 0; /* usage_error_getopt() prints the one line */
-	while ((c = getopt_long(argc, argv, ":i:w:c:d:C:G:s:B:qvhV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:w:c:d:C:G:s:B:UqvhV", long_options, NULL)) != -1) {
 		num = find_num_option(c);
 		if (num) {
 			rc = set_num_option(o, num, optarg);
@@ -287,6 +293,9 @@ static int parse_options(int argc, char **argv, struct capture_opts *o)
 			if (parse_u64(optarg, 0, ROCE_CAP_MAX_SNAPLEN, &v))
 				return usage_error("invalid -s '%s' (0 to %d bytes)", optarg, ROCE_CAP_MAX_SNAPLEN);
 			o->cfg.snaplen = v ? (uint32_t)v : ROCE_CAP_MAX_SNAPLEN;
+			break;
+		case 'U':
+			o->packet_buffered = true;
 			break;
 		case OPT_FILTER:
 			if (capture_filter_parse(optarg, &o->cfg.filter, err, sizeof(err)))
@@ -516,7 +525,8 @@ static int on_record(void *ctx, const struct capture_record *rec)
 			run->failed = run->done = true;
 			return -ECANCELED;
 		}
-		if (pcapng_writer_write_packet(run->writer, &pkt)) {
+		if (pcapng_writer_write_packet(run->writer, &pkt) ||
+		    (run->opts->packet_buffered && pcapng_writer_flush(run->writer))) {
 			run->write_errno = errno;
 			run->done = true;
 			return -ECANCELED;
@@ -607,10 +617,10 @@ static int capture_loop(struct capture_run *run)
 {
 	const struct capture_opts *o = run->opts;
 	bool status = !o->quiet && isatty(STDERR_FILENO);
-	uint64_t last_status_ns = 0, last_stats_ns, last_tick_ns;
+	uint64_t last_status_ns = 0, last_stats_ns, last_tick_ns, last_flush_ns;
 	int n;
 
-	run->start_ns = last_stats_ns = last_tick_ns = capture_session_now_ns(run->session);
+	run->start_ns = last_stats_ns = last_tick_ns = last_flush_ns = capture_session_now_ns(run->session);
 	while (!run->done && !stop_requested) {
 		uint64_t now;
 
@@ -629,6 +639,15 @@ static int capture_loop(struct capture_run *run)
 		if (now - last_stats_ns >= STATS_EVERY_NS) {
 			write_stats(run, now);
 			last_stats_ns = now;
+		}
+		/* A quiet link still reaches the file: kill -9 loses at most the last second. */
+		if (run->writer && now - last_flush_ns >= FLUSH_EVERY_NS) {
+			if (pcapng_writer_flush(run->writer)) {
+				run->write_errno = errno;
+				run->done = true;
+				break;
+			}
+			last_flush_ns = now;
 		}
 		if (run->agent && now - last_tick_ns >= o->agent_interval_ns) {
 			agent_tick(run, now);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# test_capture_signals.sh: kill -9 leaves no XDP program behind; SIGINT/SIGTERM leave complete
-# pcapng; an interface with someone else's XDP program is refused and keeps it; clear errors.
+# test_capture_signals.sh: kill -9 leaves no XDP program behind, nor packets only in memory
+# for more than a second (-U: none); SIGINT/SIGTERM leave complete pcapng; an interface
+# with someone else's XDP program is refused and keeps it; clear errors.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/capture_lib.sh"
 cap_need_env capture-signals
@@ -46,6 +47,35 @@ if cap_wait_xdp axcap-b; then
 else
 	fail capture-attached-while-running "$(tail -n 2 "$CAP_TMP/kill9.log")"
 fi
+
+# A quiet link (20 packets/s) still reaches the file within a second: kill -9 after the
+# traffic has stopped for 1.5 s loses nothing (the file used to stay at its headers until
+# 256 KiB were buffered). With -U each packet is written at once.
+n_first() { cap_tshark -r "$CAP_TMP/mix.pcap" -c "$1" -Y infiniband | wc -l; }
+for mode in timer U; do
+	out="$CAP_TMP/quiet-$mode.pcapng"
+	if [ $mode = U ]; then
+		cap_start "$CAP_TMP/quiet-$mode.log" -i axcap-b -w "$out" -U
+		limit=40 pps=200 settle=0.5
+	else
+		cap_start "$CAP_TMP/quiet-$mode.log" -i axcap-b -w "$out"
+		limit=40 pps=20 settle=1.5
+	fi
+	if ! cap_wait_xdp axcap-b; then
+		fail "capture-flush-$mode" "did not attach: $(tail -n 1 "$CAP_TMP/quiet-$mode.log")"
+		continue
+	fi
+	cap_replay axcap-a "$CAP_TMP/mix.pcap" --pps $pps --limit=$limit
+	sleep $settle
+	running=$($CAP_BLOCKS "$out" | wc -l)
+	kill -9 "$CAP_PID"
+	wait "$CAP_PID" 2>/dev/null
+	after=$($CAP_BLOCKS "$out" | wc -l)
+	sent=$(n_first $limit)
+	expect_eq "capture-flush-$mode: file holds every packet while running, and after kill -9" \
+		"$sent $sent" "$running $after"
+	for _ in $(seq 1 100); do cap_has_xdp axcap-b || break; sleep 0.05; done
+done
 
 # SIGINT and SIGTERM during traffic: exit 0, the whole file reads back.
 for sig in INT TERM; do
