@@ -89,7 +89,9 @@ static const char usage_text[] =
 	"epb_dropcount and in the interface statistics blocks.\n"
 	"\n"
 	"Needs CAP_BPF and CAP_NET_ADMIN. Exit status: 0 on success, 1 on a runtime error\n"
-	"(e.g. disk full: what was written stays readable), 2 on a usage error.\n"
+	"(e.g. disk full: what was written stays readable, ends with statistics that count\n"
+	"the packets not written as isb_osdrop, and the message says how many it holds),\n"
+	"2 on a usage error.\n"
 	"\n"
 	"Examples:\n"
 	"  agentxdp-capture -i eth0 -w roce.pcapng\n"
@@ -175,6 +177,10 @@ struct capture_run {
 	uint64_t start_ns;
 	uint64_t pkts, bytes, lost;	/* written packets, their original bytes, ring losses seen */
 	uint64_t if_pkts[ROCE_CAP_MAX_IFACES];
+	uint64_t file_pkts[ROCE_CAP_MAX_IFACES]; /* handed to the current file's writer, per interface */
+	uint64_t file_held;		/* after a write error: packets the file holds */
+	uint64_t file_not_written;	/* ... and the captured ones it does not */
+	bool final_stats_lost;		/* ... and whether its statistics could not be written */
 	int write_errno;		/* first write error; stops the capture */
 	bool done;			/* -c reached, or a write failed */
 	bool failed;			/* a new file could not be opened */
@@ -470,17 +476,46 @@ static int open_output(struct capture_run *run, uint64_t now_ns)
 	}
 	run->file_opened_ns = now_ns;
 	run->files_opened++;
+	memset(run->file_pkts, 0, sizeof(run->file_pkts));
 	return 0;
 }
 
-/* Close the current file with final statistics; 0 or -1 (errno kept in run->write_errno). */
+/*
+ * Close the current file with final statistics; 0 or -1 (errno kept in run->write_errno).
+ * After a write error the file holds fewer packets than were handed to it: its statistics
+ * count the rest as isb_osdrop (the writer makes room for them on a full disk).
+ */
 static int close_output(struct capture_run *run, uint64_t now_ns)
 {
+	struct pcapng_if_stats st[ROCE_CAP_MAX_IFACES];
+	unsigned n = 0;
 	int err;
 
 	if (!run->writer)
 		return 0;
-	write_stats(run, now_ns);
+	if (pcapng_writer_flush(run->writer) && !run->write_errno)
+		run->write_errno = errno;
+	for (unsigned i = 0; i < run->opts->cfg.n_ifaces; i++) {
+		struct capture_if_counters c;
+
+		if (capture_session_counters(run->session, i, &c))
+			continue;
+		st[n++] = (struct pcapng_if_stats){
+			.if_id = i, .ts_ns = now_ns, .start_ns = run->start_ns, .end_ns = now_ns,
+			.received = c.seen_pkts, .dropped = c.lost_pkts,
+			.os_dropped = run->file_pkts[i] - pcapng_writer_packets(run->writer, i),
+		};
+	}
+	if (pcapng_writer_write_final_stats(run->writer, st, n)) {
+		run->final_stats_lost = true;
+		if (!run->write_errno)
+			run->write_errno = errno;
+	}
+	run->file_held = run->file_not_written = 0;
+	for (unsigned i = 0; i < run->opts->cfg.n_ifaces; i++) {
+		run->file_held += pcapng_writer_packets(run->writer, i);
+		run->file_not_written += run->file_pkts[i] - pcapng_writer_packets(run->writer, i);
+	}
 	err = pcapng_writer_close(run->writer);
 	run->writer = NULL;
 	if (err && !run->write_errno)
@@ -517,6 +552,12 @@ static int on_record(void *ctx, const struct capture_record *rec)
 		return -ECANCELED;
 	if (run->agent && live_agent_frame(run->agent, rec->frame, rec->cap_len, rec->orig_len, rec->ts_ns))
 		run->agent_oom++;
+	/* Counted as captured before the write: a packet a full disk refuses is captured too. */
+	run->pkts++;
+	run->bytes += rec->orig_len;
+	run->lost += rec->lost_before;
+	if (rec->if_id < ROCE_CAP_MAX_IFACES)
+		run->if_pkts[rec->if_id]++;
 	/* --analyze without -w: the agent is the only consumer; nothing to write. */
 	if (run->writer) {
 		/* -C: checked before each packet, so no file grows past the limit by a whole batch. */
@@ -525,6 +566,8 @@ static int on_record(void *ctx, const struct capture_record *rec)
 			run->failed = run->done = true;
 			return -ECANCELED;
 		}
+		if (rec->if_id < ROCE_CAP_MAX_IFACES)
+			run->file_pkts[rec->if_id]++; /* captured for this file, written or not */
 		if (pcapng_writer_write_packet(run->writer, &pkt) ||
 		    (run->opts->packet_buffered && pcapng_writer_flush(run->writer))) {
 			run->write_errno = errno;
@@ -532,11 +575,6 @@ static int on_record(void *ctx, const struct capture_record *rec)
 			return -ECANCELED;
 		}
 	}
-	run->pkts++;
-	run->bytes += rec->orig_len;
-	run->lost += rec->lost_before;
-	if (rec->if_id < ROCE_CAP_MAX_IFACES)
-		run->if_pkts[rec->if_id]++;
 	if (run->opts->max_pkts && run->pkts >= run->opts->max_pkts) {
 		run->done = true;
 		return -ECANCELED;
@@ -723,9 +761,12 @@ int main(int argc, char **argv)
 cleanup:
 	if (run.writer)
 		close_output(&run, capture_session_now_ns(run.session));
-	if (run.write_errno == ENOSPC) {
-		pr_err("disk full writing %s: kept the %llu packets written before; stopping\n", run.path,
-		       (unsigned long long)run.pkts);
+	if (run.write_errno == ENOSPC || run.write_errno == EDQUOT || run.write_errno == EFBIG) {
+		pr_err("%s writing %s: it holds %llu packets; %llu captured were not written%s; stopping\n",
+		       run.write_errno == ENOSPC ? "disk full" : strerror(run.write_errno), run.path,
+		       (unsigned long long)run.file_held, (unsigned long long)run.file_not_written,
+		       run.final_stats_lost ? " (no room for its statistics block)"
+					    : " (counted in its statistics, isb_osdrop)");
 		status = 1;
 	} else if (run.write_errno) {
 		pr_err("cannot write %s: %s\n", run.path, strerror(run.write_errno));

@@ -106,9 +106,36 @@ umount "$CAP_TMP/full"
 EOS
 unshare -m --propagation private bash "$CAP_TMP/full.sh"
 expect_eq capture-disk-full-exit-1 1 "$(cat "$CAP_TMP/full.rc" 2>/dev/null)"
-grep -q "^agentxdp-capture: disk full writing $CAP_TMP/full/f.pcapng: kept the [0-9]* packets written before; stopping" \
+grep -q "^agentxdp-capture: disk full writing $CAP_TMP/full/f.pcapng: it holds [0-9]* packets; [0-9]* captured were not written (counted in its statistics, isb_osdrop); stopping" \
 	"$CAP_TMP/full.log" && pass capture-disk-full-message || fail capture-disk-full-message "$(head -n 2 "$CAP_TMP/full.log")"
 kept=$(npkts "$CAP_TMP/full-kept.pcapng")
+# The counts are honest: "holds" is what the file holds, held + not written is what the
+# summary says was captured, and the file ends with statistics counting the rest as osdrop.
+held=$(sed -n 's/.*: it holds \([0-9]*\) packets; .*/\1/p' "$CAP_TMP/full.log")
+unwritten=$(sed -n 's/.*packets; \([0-9]*\) captured were not written.*/\1/p' "$CAP_TMP/full.log")
+captured=$(sed -n 's/^\([0-9]*\) packets captured .*/\1/p' "$CAP_TMP/full.log")
+expect_eq capture-disk-full-holds-what-it-says "$kept" "$held"
+expect_eq capture-disk-full-captured-adds-up "$captured" "$((held + unwritten))"
+osdrop=$(python3 - "$CAP_TMP/full-kept.pcapng" <<'PY'
+import struct, sys
+d, off, last = open(sys.argv[1], 'rb').read(), 0, None
+while off + 12 <= len(d):
+    t, n = struct.unpack_from('<II', d, off)
+    last = (t, d[off + 20:off + n - 4])
+    off += n
+t, opts, o, val = last[0], last[1], 0, '-'
+while t == 5 and o + 4 <= len(opts):
+    code, ln = struct.unpack_from('<HH', opts, o)
+    if code == 7:
+        val = struct.unpack_from('<Q', opts, o + 4)[0]
+    if code == 0:
+        break
+    o += 4 + ((ln + 3) & ~3)
+print(val if t == 5 else 'last block type %d' % t)
+PY
+)
+[ -n "$unwritten" ] && [ "$unwritten" -gt 0 ] && expect_eq capture-disk-full-isb-osdrop "$unwritten" "$osdrop" ||
+	fail capture-disk-full-isb-osdrop "not written: '$unwritten', osdrop: '$osdrop'"
 if $CAP_BLOCKS "$CAP_TMP/full-kept.pcapng" >/dev/null && [ "$kept" -gt 0 ] &&
 	[ "$(tshark -r "$CAP_TMP/full-kept.pcapng" 2>/dev/null | wc -l)" = "$kept" ]; then
 	pass "capture-disk-full-file-readable ($kept packets kept)"
