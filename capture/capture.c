@@ -101,9 +101,51 @@ static const char *attach_mode_name(__u8 mode)
 	}
 }
 
+/* The id of the bpf_link holding XDP on ifindex, 0 when the program was attached without one. */
+static uint32_t xdp_link_id(uint32_t ifindex)
+{
+	uint32_t id = 0;
+
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info info = { 0 };
+		uint32_t len = sizeof(info);
+		int fd = bpf_link_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.type == BPF_LINK_TYPE_XDP &&
+		    info.xdp.ifindex == ifindex) {
+			close(fd);
+			return id;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+/*
+ * How to remove it. A bpf_link's attachment cannot be removed with ip link (the kernel
+ * refuses to replace an active link): its owner must close it, or bpftool detach it.
+ */
+static void xdp_removal_hint(const char *ifname, uint32_t ifindex, __u8 attach_mode, char *buf, size_t len)
+{
+	uint32_t link_id = xdp_link_id(ifindex);
+
+	if (link_id)
+		snprintf(buf, len, "it is held by bpf_link id %u: stop the process that owns it "
+			 "('bpftool link show id %u' names it) or run 'bpftool link detach id %u'",
+			 link_id, link_id, link_id);
+	else
+		snprintf(buf, len, "remove it first, e.g. ip link set dev %s %s off", ifname,
+			 attach_mode == XDP_ATTACHED_SKB ? "xdpgeneric" :
+			 attach_mode == XDP_ATTACHED_HW ? "xdpoffload" :
+			 attach_mode == XDP_ATTACHED_DRV ? "xdpdrv" : "xdp");
+}
+
 /* Refuse an interface that already runs an XDP program: say which, never replace it. */
 static int check_no_xdp_program(const char *ifname, uint32_t ifindex)
 {
+	char hint[256];
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	struct bpf_prog_info info = { 0 };
 	uint32_t info_len = sizeof(info);
@@ -123,10 +165,9 @@ static int check_no_xdp_program(const char *ifname, uint32_t ifindex)
 		bpf_obj_get_info_by_fd(fd, &info, &info_len);
 		close(fd);
 	}
-	pr_err("%s already runs XDP program id %u '%s' (%s mode); not replacing it "
-	       "(remove it first, e.g. ip link set dev %s xdp off)\n",
-	       ifname, prog_id, info.name[0] ? info.name : "?", attach_mode_name(q.attach_mode),
-	       ifname);
+	xdp_removal_hint(ifname, ifindex, q.attach_mode, hint, sizeof(hint));
+	pr_err("%s already runs XDP program id %u '%s' (%s mode); not replacing it (%s)\n", ifname, prog_id,
+	       info.name[0] ? info.name : "?", attach_mode_name(q.attach_mode), hint);
 	return -1;
 }
 

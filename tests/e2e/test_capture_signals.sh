@@ -119,7 +119,14 @@ if ip -n "$CAP_NS_RX" link set dev axcap-b xdpgeneric obj "$dummy" sec xdp 2>"$C
 		fail capture-refuses-foreign-xdp-message "$(cat "$CAP_TMP/refused.log")"
 	fi
 	expect_eq capture-foreign-xdp-kept "$id" "$(xdp_id axcap-b)"
-	ip -n "$CAP_NS_RX" link set dev axcap-b xdpgeneric off
+	# The hint works: its command removes the program ("xdp off" would not touch a generic one on veth).
+	hint=$(sed -n 's/.*remove it first, e.g. \(ip link set dev axcap-b [a-z]* off\))$/\1/p' "$CAP_TMP/refused.log")
+	if [ -n "$hint" ] && ip -n "$CAP_NS_RX" ${hint#ip } && ! cap_has_xdp axcap-b; then
+		pass "capture-foreign-xdp-hint-works ($hint)"
+	else
+		fail capture-foreign-xdp-hint-works "hint '$hint': $(cat "$CAP_TMP/refused.log")"
+	fi
+	ip -n "$CAP_NS_RX" link set dev axcap-b xdpgeneric off 2>/dev/null
 else
 	fail capture-refuses-foreign-xdp "cannot attach the dummy program: $(head -n 1 "$CAP_TMP/ip.err")"
 fi
@@ -142,6 +149,28 @@ if cap_wait_xdp axcap-b; then
 	[ "$n" -gt 0 ] && pass "capture-first-kept-capturing ($n packets)" || fail capture-first-kept-capturing "no packets"
 else
 	fail capture-second-refused "first capture did not attach"
+fi
+
+# The hint for a program held by a bpf_link (ip link cannot remove it): bpftool detaches it.
+cap_start "$CAP_TMP/held.log" -i axcap-b -w "$CAP_TMP/held.pcapng"
+held=$CAP_PID
+if cap_wait_xdp axcap-b; then
+	ip netns exec "$CAP_NS_RX" "$CAP_BIN" -i axcap-b -w "$CAP_TMP/second2.pcapng" -d 1 2>"$CAP_TMP/second2.log"
+	link=$(sed -n "s/.*it is held by bpf_link id \([0-9]*\): stop the process that owns it ('bpftool link show id \1' names it) or run 'bpftool link detach id \1')$/\1/p" \
+		"$CAP_TMP/second2.log")
+	if [ -z "$link" ]; then
+		fail capture-bpf-link-hint "$(cat "$CAP_TMP/second2.log")"
+	elif ip -n "$CAP_NS_RX" link set dev axcap-b xdp off 2>/dev/null && ! cap_has_xdp axcap-b; then
+		fail capture-bpf-link-hint "ip link removed a bpf_link's program: the hint is not needed"
+	elif bpftool link detach id "$link" && ! cap_has_xdp axcap-b; then
+		pass "capture-bpf-link-hint-works (bpftool link detach id $link)"
+	else
+		fail capture-bpf-link-hint-works "still attached after bpftool link detach id $link"
+	fi
+	kill -INT "$held"
+	wait "$held"
+else
+	fail capture-bpf-link-hint "capture did not attach"
 fi
 
 # One-line errors and exit codes.
