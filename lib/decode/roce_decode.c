@@ -7,6 +7,7 @@
 
 #include "lib/util/byte_reader.h"
 #include "lib/decode/roce_decode.h"
+#include "lib/decode/roce_decode_int.h"
 
 #define ETHERTYPE_IPV4 0x0800
 #define ETHERTYPE_IPV6 0x86dd
@@ -17,14 +18,7 @@
 
 #define IPPROTO_UDP_NUMBER 17
 #define IPPROTO_GRE_NUMBER 47
-#define GRE_PROTO_ERSPAN_1_2 0x88be	/* ERSPAN type I and II */
-#define GRE_PROTO_ERSPAN_3 0x22eb
-#define GRE_PROTO_TEB 0x6558		/* transparent Ethernet bridging */
 #define VXLAN_UDP_PORT 4789
-#define ERSPAN2_HDR_LEN 8
-#define ERSPAN3_HDR_LEN 12
-#define ERSPAN3_PLATFORM_LEN 8
-#define VXLAN_HDR_LEN 8
 #define IB_NEXT_HEADER_BTH 0x1b	/* GRH NxtHdr: IBA transport (IBA 8.3.1) */
 #define BTH_LEN 12
 #define ICRC_LEN 4
@@ -871,168 +865,8 @@ static int decode_infiniband(struct byte_reader *br, struct roce_pkt *pkt)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Tunnels of mirror sessions: the frame inside is decoded, the session is kept beside it.   */
-
-/* One tunnel header's identity, copied into the record when it is the session's. */
-struct tunnel {
-	uint8_t kind;		/* enum roce_encap */
-	uint8_t gra, platform_id, dir;
-	uint32_t id;
-	uint32_t ts, ts_hi;
-};
-
-/*
- * GRE (RFC 2784 section 2, key and sequence number RFC 2890 section 2):
- *    0                   1                   2                   3
- *   +-+-+-+-+-+-----+---------+-----+-------------------------------+
- *   |C|R|K|S|s|Recur|  Flags  | Ver |         Protocol Type         |
- *   +-+-+-+-+-+-----+---------+-----+-------------------------------+
- *   |      Checksum (if C)          |       Reserved1 (if C)        |
- *   +-------------------------------+-------------------------------+
- *   |                         Key (if K)                            |
- *   +---------------------------------------------------------------+
- *   |                   Sequence Number (if S)                      |
- *   +---------------------------------------------------------------+
- * Each optional word moves what follows. Version 1 (PPTP) and source routing (R, RFC 1701)
- * never carry a mirror session: not RoCE.
- */
-static int dissect_gre(struct byte_reader *br, struct tunnel *t, uint16_t *proto, bool *has_seq)
-{
-	uint16_t flags = br_be16(br);
-
-	*proto = br_be16(br);
-	if (br->short_read)
-		return ROCE_DECODE_BAD_ENCAP;
-	if ((flags & 0x0007) != 0 || (flags & 0x4000))
-		return ROCE_DECODE_NOT_ROCE;
-	if (flags & 0x8000)
-		br_skip(br, 4);
-	if (flags & 0x2000)
-		t->id = br_be32(br);
-	*has_seq = flags & 0x1000;
-	if (*has_seq)
-		br_skip(br, 4);
-	return br->short_read ? ROCE_DECODE_BAD_ENCAP : 0;
-}
-
-/*
- * ERSPAN type II header (draft-foschiano-erspan-03 section 4.2), after GRE with S set:
- *    0                   1                   2                   3
- *   +-------+-----------------------+-----+---+-+-------------------+
- *   |  Ver  |          VLAN         | COS | En|T|    Session ID     |
- *   +-------+---------------+-------+-----+---+-+-------------------+
- *   |      Reserved         |                  Index                |
- *   +-----------------------+---------------------------------------+
- * Ver = 1. The mirrored Ethernet frame follows.
- */
-static int dissect_erspan2(struct byte_reader *br, struct tunnel *t)
-{
-	uint16_t ver_vlan = br_be16(br);
-	uint16_t cos_id = br_be16(br);
-
-	br_skip(br, 4);
-	if (br->short_read)
-		return ROCE_DECODE_BAD_ENCAP;
-	if (ver_vlan >> 12 != 1)
-		return ROCE_DECODE_BAD_ENCAP;
-	t->kind = ROCE_ENCAP_ERSPAN2;
-	t->id = cos_id & 0x03ff;
-	return 0;
-}
-
-/*
- * ERSPAN type III header (draft-foschiano-erspan-03 section 4.3), GRE protocol 0x22eb:
- *    0                   1                   2                   3
- *   +-------+-----------------------+-----+---+-+-------------------+
- *   |  Ver  |          VLAN         | COS |BSO|T|     Session ID    |
- *   +-------+-----------------------+-----+---+-+-------------------+
- *   |                          Timestamp                            |
- *   +-------------------------------+-+---------+-----------+-+---+-+
- *   |             SGT               |P|    FT   |   Hw ID   |D|Gra|O|
- *   +-------------------------------+-+---------+-----------+-+---+-+
- *   | Platf ID  |            Platform Specific Info (if O)          |
- *   +-----------+---------------------------------------------------+
- *   |                  Platform Specific Info (if O)                |
- *   +---------------------------------------------------------------+
- * Ver = 2. Gra: 0 100 us, 1 100 ns, 2 IEEE 1588, 3 user. Platform ID 3 carries the upper 32
- * bits of the timestamp (IEEE 1588: seconds) in its second word.
- */
-static int dissect_erspan3(struct byte_reader *br, struct tunnel *t)
-{
-	uint16_t ver_vlan = br_be16(br);
-	uint16_t cos_id = br_be16(br);
-	uint32_t ts = br_be32(br);
-	uint32_t sgt_flags = br_be32(br);
-
-	if (br->short_read || ver_vlan >> 12 != 2)
-		return ROCE_DECODE_BAD_ENCAP;
-	t->kind = ROCE_ENCAP_ERSPAN3;
-	t->id = cos_id & 0x03ff;
-	t->ts = ts;
-	t->gra = (sgt_flags >> 1) & 0x3;
-	t->dir = (sgt_flags >> 3) & 0x1;
-	if (sgt_flags & 0x1) {
-		uint32_t word = br_be32(br);
-		uint32_t info = br_be32(br);
-
-		if (br->short_read)
-			return ROCE_DECODE_BAD_ENCAP;
-		t->platform_id = word >> 26;
-		if (t->platform_id == 3)
-			t->ts_hi = info;
-	}
-	return 0;
-}
-
-/*
- * VXLAN header (RFC 7348 section 5), after UDP to port 4789:
- *    0                   1                   2                   3
- *   +-+-+-+-+-+-+-+-+-----------------------------------------------+
- *   |R|R|R|R|I|R|R|R|                 Reserved                      |
- *   +-+-+-+-+-+-+-+-+-------------------------------+---------------+
- *   |          VXLAN Network Identifier (VNI)       |   Reserved    |
- *   +-----------------------------------------------+---------------+
- * The I flag must be set (a valid VNI). The Ethernet frame follows.
- */
-static int dissect_vxlan(struct byte_reader *br, struct tunnel *t)
-{
-	uint32_t flags = br_be32(br);
-	uint32_t vni = br_be32(br);
-
-	if (br->short_read || !(flags & 0x08000000))
-		return ROCE_DECODE_BAD_ENCAP;
-	t->kind = ROCE_ENCAP_VXLAN;
-	t->id = vni >> 8;
-	return 0;
-}
-
-/* GRE and what its protocol type says follows: ERSPAN I/II/III or a bridged Ethernet frame. */
-static int dissect_gre_tunnel(struct byte_reader *br, struct tunnel *t)
-{
-	uint16_t proto;
-	bool has_seq;
-	int rc = dissect_gre(br, t, &proto, &has_seq);
-
-	if (rc)
-		return rc;
-	switch (proto) {
-	case GRE_PROTO_ERSPAN_1_2:
-		/* Type I is bare GRE (no sequence number, no ERSPAN header); type II sets S. */
-		if (!has_seq) {
-			t->kind = ROCE_ENCAP_ERSPAN1;
-			t->id = 0;
-			return 0;
-		}
-		return dissect_erspan2(br, t);
-	case GRE_PROTO_ERSPAN_3:
-		return dissect_erspan3(br, t);
-	case GRE_PROTO_TEB:
-		t->kind = ROCE_ENCAP_GRE_TEB;
-		return 0;
-	default:
-		return ROCE_DECODE_NOT_ROCE;
-	}
-}
+/* Tunnels of mirror sessions (roce_tunnel.c): the frame inside is decoded, the session is  */
+/* kept beside it.                                                                           */
 
 static bool is_erspan(uint8_t kind)
 {
@@ -1048,14 +882,14 @@ static bool is_erspan(uint8_t kind)
 static int enter_tunnel(struct byte_reader *br, uint8_t l4_proto, const uint8_t **frame,
 			uint32_t outer_wire_end, struct roce_pkt *pkt, uint16_t *ethertype)
 {
-	struct tunnel t = { 0 };
+	struct roce_tunnel t = { 0 };
 	const uint8_t *inner;
 	uint32_t inner_off;
 	int rc;
 
 	if (pkt->encap_depth == ROCE_MAX_TUNNELS)
 		return ROCE_DECODE_NOT_ROCE;
-	rc = l4_proto == IPPROTO_GRE_NUMBER ? dissect_gre_tunnel(br, &t) : dissect_vxlan(br, &t);
+	rc = l4_proto == IPPROTO_GRE_NUMBER ? roce_dissect_gre_tunnel(br, &t) : roce_dissect_vxlan(br, &t);
 	if (rc)
 		return rc;
 	inner = br_ptr(br);
