@@ -54,6 +54,16 @@ expect_eq "layout: no test includes a .c file" "" "$cinc"
 ver=$(grep -rlE '#define AGENTXDP_VERSION' --include=*.c --include=*.h . | tr '\n' ' ')
 expect_eq "layout: the version is defined only by the Makefile" "" "$ver"
 
+# Size: no source file over 1,200 lines, no function over 120 (outside tests). A function
+# is a body from "{" in column 0 to "}" in column 0, the kernel style every file uses.
+big=$(git ls-files '*.c' '*.h' | grep -v '^tests/' | xargs wc -l | awk '$2 != "total" && $1 > 1200 {print $2 "(" $1 ")"}' | tr '\n' ' ')
+expect_eq "layout: no source file over 1,200 lines" "" "$big"
+long=$(for f in $(git ls-files '*.c' | grep -v '^tests/'); do
+	awk -v F="$f" '/^[A-Za-z_].*\(/ { sig = $0 } /^\{/ { start = NR } \
+		/^\}/ { if (start && NR - start + 1 > 120) printf "%s:%d(%d) ", F, start, NR - start + 1; start = 0 }' "$f"
+done)
+expect_eq "layout: no function over 120 lines" "" "$long"
+
 # Hide each tool folder in turn: every other tool, the unit tests and the test helpers build.
 # The copy starts from this tree's build (timestamps kept) with bin/ and the hidden folder's
 # objects removed, so every tool is linked again against the library archives.
