@@ -305,12 +305,13 @@ struct metrics_http *metrics_http_start(const char *listen, char *err, size_t er
 	h->watchdog_running = true;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, answer, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+	/* The logger first: libmicrohttpd warns (through its own logger) when it is not. */
+	h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, answer, h, MHD_OPTION_EXTERNAL_LOGGER, http_log, h,
+				     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_CONNECTIONS,
 				     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_PER_IP,
 				     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_IDLE_TIMEOUT_S,
-				     MHD_OPTION_NOTIFY_CONNECTION, notify_connection, h,
-				     MHD_OPTION_EXTERNAL_LOGGER, http_log, h, MHD_OPTION_END);
+				     MHD_OPTION_NOTIFY_CONNECTION, notify_connection, h, MHD_OPTION_END);
 	if (!h->daemon) {
 		snprintf(err, errlen, "cannot listen on %s: %s", listen,
 			 errno ? strerror(errno) : "address in use or not available");
