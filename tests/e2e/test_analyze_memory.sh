@@ -52,7 +52,10 @@ rm -f "$work/big.pcap"
 # double: at most 8 bytes a sample) plus 8 MB; reading the file into memory, or any state per
 # packet, would not fit. --sample-rows 10 keeps the database's own rows (SQLite's sorter) fixed.
 "$G" 1000 100 "$work/short.pcap" && "$G" 1000 1000 "$work/long.pcap" || { fail analyze-memory-gen "gen_qp_trace failed"; exit 0; }
-short=$(rss_kb "$work/short.pcap" --sample-rows 10) && long=$(rss_kb "$work/long.pcap" --sample-rows 10) ||
+# The window is fixed (--window 1s): the default follows the span (about 100 windows a
+# flow), and what is checked here is that per-flow state does not grow with packets.
+short=$(rss_kb "$work/short.pcap" --sample-rows 10 --window 1s) &&
+	long=$(rss_kb "$work/long.pcap" --sample-rows 10 --window 1s) ||
 	{ fail analyze-memory-length "analysis failed"; exit 0; }
 allowed_kb=$(((1000 * 2 * 900 * 8) / 1024 + 8192))
 echo "note: 1000 QPs: 100 rounds $((short / 1024)) MB, 1000 rounds $((long / 1024)) MB peak RSS (allowed growth $((allowed_kb / 1024)) MB)"
