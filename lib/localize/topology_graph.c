@@ -26,10 +26,15 @@ int topo_parse_addr(const char *text, uint8_t addr[16])
 
 static void *grow(void *arr, size_t n, size_t elem)
 {
-	/* Doubling growth: reallocate when n reaches a power of two (or is 0). */
+	size_t cap = n ? n * 2 : 8;
+
+	/* Doubling growth: reallocate when n reaches a power of two (or is 0). The arrays
+	 * have no capacity field, so util_ensure_mem() does not fit; the size is checked. */
 	if (n && (n & (n - 1)))
 		return arr;
-	return realloc(arr, (n ? n * 2 : 8) * elem);
+	if (n > SIZE_MAX / 2 || cap > SIZE_MAX / elem)
+		return NULL;
+	return realloc(arr, cap * elem);
 }
 
 /* --- hash indexes: each look-up by name, address or path key in O(1) --- */
