@@ -41,7 +41,8 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(key_size, sizeof(__u32));
-	__uint(value_size, ROCE_CAP_RING_HEAD_BYTES + (1 << 20) + 256);
+	__uint(value_size, ROCE_CAP_RING_HEAD_BYTES + (1 << 20) + sizeof(struct roce_cap_rec) +
+				   ROCE_CAP_HDR_SNAPLEN);
 	__uint(max_entries, 1);
 } rings SEC(".maps");
 

@@ -12,18 +12,25 @@
 #endif
 
 /* Bump when struct roce_cap_rec, roce_cap_counters or the ring layout change shape. */
-#define ROCE_CAP_REC_VERSION 3
+#define ROCE_CAP_REC_VERSION 4
 
 /* Interfaces one capture can watch (-i repeated); counters keep one slot more for "other". */
 #define ROCE_CAP_MAX_IFACES 8
 
 /*
- * Default capture length: through the extended headers the opcode implies (at most
- * 14 Ethernet + 8 QinQ + 40 IPv6 + 8 UDP + 12 BTH + 40 RDETH+DETH+AtomicETH = 122 bytes),
- * and on QP1 (CM) also the first ROCE_CAP_MAD_BYTES of the MAD so connection setup
- * (local QPN, starting PSN) stays decodable. Records then carry at most this many bytes.
+ * Default capture length: through the extended headers the opcode implies, and on QP1 (CM)
+ * also the first ROCE_CAP_MAD_BYTES of the MAD so connection setup (local QPN, starting PSN)
+ * stays decodable; for RoCE inside a mirror session's tunnel, the outer headers too.
+ * Records then carry at most this many bytes. The largest case the program accepts:
+ *   outer: 14 Ethernet + 8 QinQ + 60 IPv4 with options (IPv6: 40) + 16 GRE with checksum,
+ *          key and sequence + 20 ERSPAN III with platform sub-header = 118
+ *          (VXLAN: 14 + 8 + 60 + 8 UDP + 8 = 98)
+ *   inner: 14 + 8 + 60 + 8 UDP + 12 BTH + 12 DETH+ImmDt + 96 MAD = 210 (UD SEND to QP1);
+ *          any other opcode: at most 40 extended bytes (RDETH+DETH+AtomicETH) = 142
+ * 118 + 210 = 328, a multiple of 8. Only records longer than ROCE_CAP_CLASS_XL_BYTES (a CM MAD
+ * inside a tunnel, a 60-byte IPv4 header) take the whole capacity.
  */
-#define ROCE_CAP_HDR_SNAPLEN 192
+#define ROCE_CAP_HDR_SNAPLEN 328
 #define ROCE_CAP_MAD_BYTES 96
 /* Largest -s: a jumbo frame. Record data size is fixed at load time (rounded up to 8). */
 #define ROCE_CAP_MAX_SNAPLEN 9216
@@ -78,10 +85,14 @@ struct roce_cap_rec {
 	__u8 data[];
 };
 
-/* Data size classes of a record, for the usual header lengths (IPv4 ACK 58, IPv6 WRITE 94). */
+/*
+ * Data size classes of a record, for the usual header lengths (IPv4 ACK 58, IPv6 WRITE 94,
+ * ERSPAN II + IPv4 WRITE 120, a plain CM MAD 158, ERSPAN III + IPv6 WRITE 164).
+ */
 #define ROCE_CAP_CLASS_S_BYTES 64
 #define ROCE_CAP_CLASS_M_BYTES 96
 #define ROCE_CAP_CLASS_L_BYTES 128
+#define ROCE_CAP_CLASS_XL_BYTES 192
 
 /* Per-CPU, per-interface counters (PERCPU_ARRAY, slot = position of the interface in -i). */
 struct roce_cap_counters {
@@ -122,6 +133,8 @@ static inline size_t roce_cap_rec_size(__u32 cap_len, __u32 data_cap)
 		return sizeof(struct roce_cap_rec) + ROCE_CAP_CLASS_M_BYTES;
 	if (cap_len <= ROCE_CAP_CLASS_L_BYTES)
 		return sizeof(struct roce_cap_rec) + ROCE_CAP_CLASS_L_BYTES;
+	if (cap_len <= ROCE_CAP_CLASS_XL_BYTES)
+		return sizeof(struct roce_cap_rec) + ROCE_CAP_CLASS_XL_BYTES;
 	return sizeof(struct roce_cap_rec) + data_cap;
 }
 

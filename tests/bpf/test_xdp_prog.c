@@ -342,6 +342,18 @@ static void test_parsing(void)
 	n = build(&s, f, sizeof(f));
 	expect_record(&l, "v2-ud-qp1-cm-mad", f, n, 54 + 8 + ROCE_CAP_MAD_BYTES, 0);
 
+	/* The largest plain headers: QinQ, 40 bytes of IPv4 options, UD SEND Only with
+	 * Immediate to QP1 (DETH + ImmDt) and the first MAD bytes: 210 bytes, past 192. */
+	s.n_vlan = 2;
+	s.ipv4_option_words = 10;
+	s.opcode = 0x65;
+	n = build(&s, f, sizeof(f));
+	expect_record(&l, "v2-qinq-ipv4-options-cm-mad-imm", f, n, 14 + 8 + 60 + 8 + 12 + 12 + ROCE_CAP_MAD_BYTES,
+		      ROCE_CAP_F_VLAN);
+	s.n_vlan = 0;
+	s.ipv4_option_words = 0;
+	s.opcode = 0x64;
+
 	s.dest_qp = 0x99; /* UD on another QP: DETH only */
 	n = build(&s, f, sizeof(f));
 	expect_record(&l, "v2-ud-send-only", f, n, 54 + 8, 0);

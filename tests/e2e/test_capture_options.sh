@@ -57,7 +57,7 @@ if cap_wait_xdp axcap-b && cap_wait_xdp axcap-b2; then
 	kill -INT "$CAP_PID"
 	wait "$CAP_PID"
 	n_500=$(cap_tshark -r "$CAP_TMP/mix.pcap" -c 500 -Y infiniband | wc -l)
-	expect_eq capture-two-interfaces-idbs "idb axcap-b linktype=1 snaplen=192 tsresol=9|idb axcap-b2 linktype=1 snaplen=192 tsresol=9" \
+	expect_eq capture-two-interfaces-idbs "idb axcap-b linktype=1 snaplen=328 tsresol=9|idb axcap-b2 linktype=1 snaplen=328 tsresol=9" \
 		"$($CAP_BLOCKS --blocks "$CAP_TMP/two.pcapng" | grep ^idb | paste -sd'|')"
 	expect_eq capture-two-interfaces-counts "$n_roce $n_500" \
 		"$($CAP_BLOCKS "$CAP_TMP/two.pcapng" | awk '{ n[$2]++ } END { print n[0] + 0, n[1] + 0 }')"

@@ -70,11 +70,11 @@ roundtrip() {
 "$CAP_GEN" "$CAP_TMP/mix.pcap" 3000 || { fail capture-roundtrip "gen_roce_pcap failed"; exit 0; }
 roundtrip capture-mix-headers "$CAP_TMP/mix.pcap"
 
-# The file's blocks: SHB, one IDB (name, snaplen 192, ns timestamps), packets, ISB at close.
+# The file's blocks: SHB, one IDB (name, snaplen 328, ns timestamps), packets, ISB at close.
 $CAP_BLOCKS --blocks "$CAP_LAST_OUT" >"$CAP_TMP/blocks"
 grep -q "^shb hardware=.* os=Linux .* app=agentxdp-capture " "$CAP_TMP/blocks" && pass capture-shb ||
 	fail capture-shb "$(head -n 1 "$CAP_TMP/blocks")"
-expect_eq capture-idb "idb axcap-b linktype=1 snaplen=192 tsresol=9" "$(grep ^idb "$CAP_TMP/blocks")"
+expect_eq capture-idb "idb axcap-b linktype=1 snaplen=328 tsresol=9" "$(grep ^idb "$CAP_TMP/blocks")"
 # The ISB counts every frame the program saw: the 3000 replayed plus what the kernel sent itself.
 isb=$(grep "^isb 0" "$CAP_TMP/blocks" | tail -n 1)
 recv=$(echo "$isb" | sed -n 's/.*recv=\([0-9]*\).*/\1/p')
