@@ -17,6 +17,19 @@
 #define ROCE_QP1 1
 #define ROCE_UD_SEND_ONLY 0x64
 #define ROCE_UD_SEND_ONLY_IMM 0x65
+#define VXLAN_UDP_PORT 4789
+#define VXLAN_FLAG_I 0x08
+#define GRE_FLAG_CSUM 0x8000
+#define GRE_FLAG_ROUTING 0x4000
+#define GRE_FLAG_KEY 0x2000
+#define GRE_FLAG_SEQ 0x1000
+#define GRE_VERSION_MASK 0x0007
+#define GRE_PROTO_ERSPAN_1_2 0x88be	/* ERSPAN type I and II */
+#define GRE_PROTO_ERSPAN_3 0x22eb
+#define GRE_PROTO_TEB 0x6558		/* transparent Ethernet bridging */
+#define ERSPAN2_HDR_BYTES 8
+#define ERSPAN3_HDR_BYTES 12
+#define ERSPAN3_PLATFORM_BYTES 8
 
 /* Set by agentxdp-capture between open and load; the verifier sees them as constants. */
 const volatile __u32 cfg_data_cap = ROCE_CAP_HDR_SNAPLEN;	/* record data bytes, multiple of 8 */
@@ -244,6 +257,122 @@ static __always_inline void *parse_roce_l3(void *pos, void *data_end, __be16 pro
 }
 
 /*
+ * GRE (RFC 2784 section 2, key and sequence number RFC 2890 section 2):
+ *    0                   1                   2                   3
+ *   +-+-+-+-+-+-----+---------+-----+-------------------------------+
+ *   |C|R|K|S|s|Recur|  Flags  | Ver |         Protocol Type         |
+ *   +-+-+-+-+-+-----+---------+-----+-------------------------------+
+ *   |   Checksum (if C), Key (if K), Sequence Number (if S): a word each |
+ *   +---------------------------------------------------------------+
+ * then, by protocol type, the ERSPAN header (draft-foschiano-erspan-03 section 4):
+ *   type I   0x88be without S: nothing, the mirrored frame follows
+ *   type II  0x88be with S: 8 bytes, Ver (top 4 bits) = 1
+ *   type III 0x22eb: 12 bytes, Ver = 2; O (last bit of the third word) adds an 8-byte
+ *            platform sub-header
+ * or 0x6558 (bridged Ethernet). Returns the mirrored Ethernet frame, or NULL: version 1
+ * (PPTP), source routing and other protocol types carry no mirrored frame. The same reading
+ * as lib/decode/roce_tunnel.c.
+ */
+static __always_inline void *parse_gre(void *pos, void *data_end)
+{
+	struct gre_base_hdr *gre = pos;
+	__u16 gre_flags;
+	__u8 *erspan;
+
+	if ((void *)(gre + 1) > data_end)
+		return NULL;
+	gre_flags = bpf_ntohs(gre->flags);
+	if (gre_flags & (GRE_FLAG_ROUTING | GRE_VERSION_MASK))
+		return NULL;
+	erspan = (void *)(gre + 1);
+	erspan += gre_flags & GRE_FLAG_CSUM ? 4 : 0;
+	erspan += gre_flags & GRE_FLAG_KEY ? 4 : 0;
+	erspan += gre_flags & GRE_FLAG_SEQ ? 4 : 0;
+
+	if (gre->protocol == bpf_htons(GRE_PROTO_TEB))
+		return erspan;
+	if (gre->protocol == bpf_htons(GRE_PROTO_ERSPAN_1_2)) {
+		if (!(gre_flags & GRE_FLAG_SEQ))
+			return erspan;
+		if ((void *)(erspan + ERSPAN2_HDR_BYTES) > data_end || erspan[0] >> 4 != 1)
+			return NULL;
+		return erspan + ERSPAN2_HDR_BYTES;
+	}
+	if (gre->protocol == bpf_htons(GRE_PROTO_ERSPAN_3)) {
+		if ((void *)(erspan + ERSPAN3_HDR_BYTES) > data_end || erspan[0] >> 4 != 2)
+			return NULL;
+		if (erspan[ERSPAN3_HDR_BYTES - 1] & 1)
+			return erspan + ERSPAN3_HDR_BYTES + ERSPAN3_PLATFORM_BYTES;
+		return erspan + ERSPAN3_HDR_BYTES;
+	}
+	return NULL;
+}
+
+/*
+ * The tunnel of a mirror session after an outer IPv4 or IPv6 header at pos: GRE (protocol 47,
+ * parse_gre()) or VXLAN (RFC 7348 section 5: UDP to port 4789, 8 bytes, the I flag set).
+ * Returns the mirrored Ethernet frame, or NULL. One level only, and no IPv6 extension
+ * headers before the tunnel: the verifier then sees one bounded path.
+ */
+static __always_inline void *parse_tunnel(void *pos, void *data_end, __be16 proto)
+{
+	__u8 l4_proto;
+
+	if (proto == bpf_htons(ETH_P_IP)) {
+		struct iphdr *iph = pos;
+
+		if ((void *)(iph + 1) > data_end)
+			return NULL;
+		if (iph->version != 4 || iph->ihl < 5 ||
+		    (iph->frag_off & bpf_htons(IPV4_FRAG_OFFSET_MASK)))
+			return NULL;
+		l4_proto = iph->protocol;
+		pos = (void *)iph + iph->ihl * 4;
+	} else if (proto == bpf_htons(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = pos;
+
+		if ((void *)(ip6 + 1) > data_end || ip6->version != 6)
+			return NULL;
+		l4_proto = ip6->nexthdr;
+		pos = ip6 + 1;
+	} else {
+		return NULL;
+	}
+	if (l4_proto == IPPROTO_GRE)
+		return parse_gre(pos, data_end);
+	if (l4_proto == IPPROTO_UDP) {
+		struct udphdr *udp = pos;
+		__u8 *vxlan = (void *)(udp + 1);
+
+		if ((void *)(vxlan + 8) > data_end || udp->dest != bpf_htons(VXLAN_UDP_PORT) ||
+		    !(vxlan[0] & VXLAN_FLAG_I))
+			return NULL;
+		return vxlan + 8;
+	}
+	return NULL;
+}
+
+/*
+ * RoCE inside a mirror session's tunnel (ERSPAN I/II/III, GRE-TEB, VXLAN) whose outer
+ * network header starts at l3: returns where the inner BTH starts, or NULL. The flags then
+ * describe the inner frame, with ROCE_CAP_F_ENCAP; the addresses are the inner ones.
+ */
+static __always_inline void *parse_encap_roce(void *l3, void *data_end, __be16 proto,
+					      struct roce_addrs *a, __u8 *flags,
+					      struct roce_cap_counters *cnt)
+{
+	void *pos = parse_tunnel(l3, data_end, proto);
+
+	if (!pos)
+		return NULL;
+	*flags = ROCE_CAP_F_ENCAP;
+	pos = parse_eth(pos, data_end, &proto, flags);
+	if (!pos)
+		return NULL;
+	return parse_roce_l3(pos, data_end, proto, a, flags, cnt);
+}
+
+/*
  * cap_len bytes of the frame into rec->data. The smallest size class that holds cap_len is
  * copied with 8-byte loads and stores when the frame's linear part covers the class (a
  * copy's size must be a constant); otherwise bpf_xdp_load_bytes() copies exactly cap_len
@@ -337,7 +466,7 @@ int roce_capture(struct xdp_md *ctx)
 	__u32 slot, dest_qp, cpu;
 	__u8 flags = 0, opcode;
 	__be16 proto;
-	void *ring;
+	void *ring, *l3;
 
 	slot = iface_slot(ctx->ingress_ifindex);
 	cnt = bpf_map_lookup_elem(&counters, &slot);
@@ -345,12 +474,16 @@ int roce_capture(struct xdp_md *ctx)
 		return XDP_PASS;
 	cnt->seen_pkts++;
 
-	pos = parse_eth(data, data_end, &proto, &flags);
-	if (!pos)
+	l3 = parse_eth(data, data_end, &proto, &flags);
+	if (!l3)
 		return XDP_PASS;
-	pos = parse_roce_l3(pos, data_end, proto, &addrs, &flags, cnt);
-	if (!pos)
-		return XDP_PASS;
+	pos = parse_roce_l3(l3, data_end, proto, &addrs, &flags, cnt);
+	/* Plain RoCE first: tunnels cost only the frames that are not plain RoCE. */
+	if (!pos) {
+		pos = parse_encap_roce(l3, data_end, proto, &addrs, &flags, cnt);
+		if (!pos)
+			return XDP_PASS;
+	}
 
 	bth = pos;
 	if ((void *)(bth + 1) > data_end) {

@@ -40,6 +40,9 @@
 #define ROCE_CAP_F_IPV6 (1u << 1)	/* RoCE v2 over IPv6 */
 #define ROCE_CAP_F_VLAN (1u << 2)	/* one or two 802.1Q / 802.1ad tags */
 #define ROCE_CAP_F_TRUNCATED (1u << 3)	/* frame ends before the headers its opcode implies */
+/* RoCE inside a mirror session's tunnel (ERSPAN I/II/III, GRE-TEB, VXLAN; one level): the
+ * other flags then describe the inner frame, and data[] starts with the outer headers. */
+#define ROCE_CAP_F_ENCAP (1u << 4)
 
 /*
  * The records travel through one ring per CPU, not a BPF ring buffer: the ring buffer's

@@ -271,3 +271,137 @@ size_t roce_frame_build(const struct roce_frame_spec *s, uint8_t *buf, size_t ca
 	p += 4;
 	return (size_t)(p - buf);
 }
+
+/*
+ * The tunnels here vary what roce_capture.bpf.c must step over (outer tags, IPv4 options or
+ * IPv6, GRE optional words, the ERSPAN III platform sub-header), which the synthesizer's
+ * fixed IPv4 tunnels (lib/model/roce_frame.c) do not.
+ */
+static size_t tunnel_l4_bytes(const struct roce_tunnel_spec *t)
+{
+	size_t gre = 4 + 4 * (size_t)(!!t->gre_csum + !!t->gre_key);
+
+	switch (t->kind) {
+	case ROCE_TUNNEL_ERSPAN1:
+	case ROCE_TUNNEL_GRE_TEB:
+		return gre;
+	case ROCE_TUNNEL_ERSPAN2:
+		return gre + 4 + 8;
+	case ROCE_TUNNEL_ERSPAN3:
+		return gre + 4 + 12 + (t->erspan3_platform ? 8 : 0);
+	case ROCE_TUNNEL_VXLAN:
+	default:
+		return 8 + 8;
+	}
+}
+
+size_t roce_tunnel_hdr_bytes(const struct roce_tunnel_spec *t)
+{
+	size_t ip = t->ip_version == 6 ? 40 : 20 + 4 * (size_t)t->ipv4_option_words;
+
+	return 14 + 4 * (size_t)t->n_vlan + ip + tunnel_l4_bytes(t);
+}
+
+static uint8_t *put_gre(const struct roce_tunnel_spec *t, uint8_t *p)
+{
+	static const uint16_t proto[] = {
+		[ROCE_TUNNEL_ERSPAN1] = 0x88be, [ROCE_TUNNEL_ERSPAN2] = 0x88be,
+		[ROCE_TUNNEL_ERSPAN3] = 0x22eb, [ROCE_TUNNEL_GRE_TEB] = 0x6558,
+	};
+	int seq = t->kind == ROCE_TUNNEL_ERSPAN2 || t->kind == ROCE_TUNNEL_ERSPAN3;
+
+	put_be16(p, (uint16_t)((t->gre_csum ? 0x8000 : 0) | (t->gre_key ? 0x2000 : 0) |
+			       (seq ? 0x1000 : 0)));
+	put_be16(p + 2, t->gre_proto ? t->gre_proto : proto[t->kind]);
+	p += 4;
+	if (t->gre_csum)
+		p += 4; /* checksum 0: nothing checks it */
+	if (t->gre_key) {
+		put_be32(p, 0x00c0ffee);
+		p += 4;
+	}
+	if (seq) {
+		put_be32(p, 7);
+		p += 4;
+	}
+	if (t->kind == ROCE_TUNNEL_ERSPAN2) {
+		put_be16(p, (uint16_t)((t->erspan_ver ? t->erspan_ver : 1) << 12));
+		put_be16(p + 2, 0x2a); /* session 42 */
+		p += 8;
+	} else if (t->kind == ROCE_TUNNEL_ERSPAN3) {
+		put_be16(p, (uint16_t)((t->erspan_ver ? t->erspan_ver : 2) << 12));
+		put_be16(p + 2, 0x2a);
+		put_be32(p + 4, 123456789);
+		put_be32(p + 8, 1u << 15 | 2u << 1 | (t->erspan3_platform ? 1u : 0u));
+		p += 12;
+		if (t->erspan3_platform) {
+			put_be32(p, 3u << 26);
+			put_be32(p + 4, 1700000000);
+			p += 8;
+		}
+	}
+	return p;
+}
+
+size_t roce_frame_wrap(const struct roce_tunnel_spec *t, const uint8_t *inner, size_t inner_len,
+		       uint8_t *buf, size_t cap)
+{
+	size_t hdr = roce_tunnel_hdr_bytes(t);
+	size_t l4_len = tunnel_l4_bytes(t) + inner_len;
+	uint8_t l4_proto = t->kind == ROCE_TUNNEL_VXLAN ? 17 : 47;
+	uint8_t *p = buf;
+
+	if (hdr + inner_len > cap || l4_len + 60 > 65535)
+		return 0;
+	memset(buf, 0, hdr);
+	memcpy(p, "\x02\x00\x00\x00\x00\xc0", 6); /* the collector */
+	memcpy(p + 6, "\x02\x00\x00\x00\x00\x5e", 6); /* the switch */
+	p += 12;
+	if (t->n_vlan == 2) {
+		put_be16(p, 0x88a8);
+		put_be16(p + 2, 200);
+		p += 4;
+	}
+	if (t->n_vlan >= 1) {
+		put_be16(p, 0x8100);
+		put_be16(p + 2, 7);
+		p += 4;
+	}
+	put_be16(p, t->ip_version == 6 ? 0x86dd : 0x0800);
+	p += 2;
+	if (t->ip_version == 6) {
+		put_be32(p, 6u << 28);
+		put_be16(p + 4, (uint16_t)l4_len);
+		p[6] = l4_proto;
+		p[7] = 64;
+		memcpy(p + 8, "\xfd\x5e\0\0\0\0\0\0\0\0\0\0\0\0\0\x01", 16);
+		memcpy(p + 24, "\xfd\x5e\0\0\0\0\0\0\0\0\0\0\0\0\0\x02", 16);
+		p += 40;
+	} else {
+		size_t ihl = 5 + (size_t)t->ipv4_option_words;
+
+		p[0] = (uint8_t)(0x40 | ihl);
+		put_be16(p + 2, (uint16_t)(ihl * 4 + l4_len));
+		put_be16(p + 6, 0x4000);
+		p[8] = 64;
+		p[9] = l4_proto;
+		memcpy(p + 12, "\x0a\x00\x00\x01", 4);
+		memcpy(p + 16, "\x0a\x00\x00\x02", 4);
+		for (size_t i = 20; i < ihl * 4; i++)
+			p[i] = 1;
+		put_be16(p + 10, ipv4_checksum(p, ihl * 4));
+		p += ihl * 4;
+	}
+	if (t->kind == ROCE_TUNNEL_VXLAN) {
+		put_be16(p, 54321);
+		put_be16(p + 2, t->udp_dport ? t->udp_dport : 4789);
+		put_be16(p + 4, (uint16_t)l4_len);
+		p[8] = t->vxlan_flags ? t->vxlan_flags : 0x08;
+		put_be32(p + 12, 5000u << 8); /* VNI 5000 */
+		p += 16;
+	} else {
+		p = put_gre(t, p);
+	}
+	memcpy(p, inner, inner_len);
+	return (size_t)(p - buf) + inner_len;
+}

@@ -34,4 +34,32 @@ size_t roce_frame_build(const struct roce_frame_spec *s, uint8_t *buf, size_t ca
 void roce_frame_default(struct roce_frame_spec *s);
 void roce_frame_set_ipv4(uint8_t addr[16], uint8_t a, uint8_t b, uint8_t c, uint8_t d);
 
+/* A mirror session's tunnel around a frame (roce_frame_wrap()). */
+enum roce_tunnel_kind {
+	ROCE_TUNNEL_ERSPAN1,	/* GRE 0x88be without a sequence number, no ERSPAN header */
+	ROCE_TUNNEL_ERSPAN2,	/* GRE 0x88be + S, 8-byte ERSPAN II header */
+	ROCE_TUNNEL_ERSPAN3,	/* GRE 0x22eb + S, 12-byte ERSPAN III header (+ 8 with platform) */
+	ROCE_TUNNEL_GRE_TEB,	/* GRE 0x6558 */
+	ROCE_TUNNEL_VXLAN,	/* UDP 4789 + 8-byte VXLAN header, I flag set */
+};
+
+struct roce_tunnel_spec {
+	enum roce_tunnel_kind kind;
+	int ip_version;		/* outer 4 or 6 */
+	int n_vlan;		/* outer tags: 0, 1 or 2 */
+	int ipv4_option_words;	/* outer IPv4 options (0-10) */
+	int gre_csum, gre_key;	/* GRE C and K words */
+	int erspan3_platform;	/* ERSPAN III O bit: an 8-byte platform sub-header */
+	uint16_t gre_proto;	/* nonzero: this GRE protocol type instead of the kind's */
+	uint16_t udp_dport;	/* VXLAN: 0 means 4789 */
+	uint8_t vxlan_flags;	/* VXLAN first byte: 0 means 0x08 (I) */
+	uint8_t erspan_ver;	/* ERSPAN II/III version: 0 means the kind's (1, 2) */
+};
+
+/* Bytes of outer headers roce_frame_wrap() puts before the inner frame. */
+size_t roce_tunnel_hdr_bytes(const struct roce_tunnel_spec *t);
+/* Write the outer headers and then the inner frame into buf; returns the length or 0. */
+size_t roce_frame_wrap(const struct roce_tunnel_spec *t, const uint8_t *inner, size_t inner_len,
+		       uint8_t *buf, size_t cap);
+
 #endif

@@ -572,6 +572,243 @@ static void test_filters(void)
 	unload(&l);
 }
 
+/* Wrap an inner frame in a tunnel; exits on a test bug like build(). */
+static size_t wrap(const struct roce_tunnel_spec *t, const uint8_t *inner, size_t inner_len,
+		   uint8_t *buf, size_t cap)
+{
+	size_t n = roce_frame_wrap(t, inner, inner_len, buf, cap);
+
+	if (!n) {
+		fprintf(stderr, "test bug: tunnel frame does not fit\n");
+		exit(2);
+	}
+	return n;
+}
+
+/*
+ * RoCE inside a mirror session's tunnel (ERSPAN I/II/III, GRE-TEB, VXLAN): kept with the
+ * outer headers + the inner headers the opcode implies, flagged ROCE_CAP_F_ENCAP with the
+ * inner frame's flags; tunnels of anything else, broken tunnels and a second tunnel level
+ * are not kept.
+ */
+static void test_tunnels(void)
+{
+	struct roce_frame_spec s;
+	struct roce_tunnel_spec t;
+	struct roce_cap_counters c;
+	struct loaded l;
+	uint8_t in[2048], f[2304], f2[2560];
+	size_t n, m, hdr;
+	unsigned run_before = frames_run, kept_before = records_expected;
+	int ok;
+
+	if (load(&l, 0, NULL, 0)) {
+		result(0, "tunnel-load", "cannot load roce_capture: %s", strerror(errno));
+		return;
+	}
+	/* ERSPAN II over IPv4 (what a switch's mirror session sends), RC WRITE First: RETH. */
+	roce_frame_default(&s);
+	s.opcode = 0x06;
+	n = build(&s, in, sizeof(in));
+	memset(&t, 0, sizeof(t));
+	t.kind = ROCE_TUNNEL_ERSPAN2;
+	t.ip_version = 4;
+	m = wrap(&t, in, n, f, sizeof(f));
+	hdr = roce_tunnel_hdr_bytes(&t);
+	expect_record(&l, "erspan2-ipv4-rc-write-first", f, m, hdr + 54 + 16, ROCE_CAP_F_ENCAP);
+	/* Cut inside the inner RETH: kept as it is, truncated. */
+	expect_record(&l, "erspan2-truncated-reth", f, hdr + 60, hdr + 60,
+		      ROCE_CAP_F_ENCAP | ROCE_CAP_F_TRUNCATED);
+
+	/* An inner ACK: a 62-byte frame, 58 bytes of headers. */
+	roce_frame_default(&s);
+	s.opcode = 0x11;
+	s.payload_bytes = 0;
+	n = build(&s, in, sizeof(in));
+	m = wrap(&t, in, n, f, sizeof(f));
+	expect_record(&l, "erspan2-ipv4-rc-ack", f, m, hdr + 58, ROCE_CAP_F_ENCAP);
+
+	/* ERSPAN III with the platform sub-header over IPv6 and QinQ; inner IPv6 + QinQ RD
+	 * Compare&Swap (RDETH + DETH + AtomicETH). */
+	roce_frame_default(&s);
+	s.n_vlan = 2;
+	s.ip_version = 6;
+	s.opcode = 0x53;
+	s.payload_bytes = 0;
+	n = build(&s, in, sizeof(in));
+	memset(&t, 0, sizeof(t));
+	t.kind = ROCE_TUNNEL_ERSPAN3;
+	t.ip_version = 6;
+	t.n_vlan = 2;
+	t.erspan3_platform = 1;
+	m = wrap(&t, in, n, f, sizeof(f));
+	expect_record(&l, "erspan3-platform-ipv6-qinq-rd-cmp-swap", f, m,
+		      roce_tunnel_hdr_bytes(&t) + 14 + 8 + 40 + 8 + 12 + 40,
+		      ROCE_CAP_F_ENCAP | ROCE_CAP_F_VLAN | ROCE_CAP_F_IPV6);
+	t.erspan3_platform = 0;
+	t.n_vlan = 0;
+	m = wrap(&t, in, n, f, sizeof(f));
+	expect_record(&l, "erspan3-ipv6-rd-cmp-swap", f, m,
+		      roce_tunnel_hdr_bytes(&t) + 14 + 8 + 40 + 8 + 12 + 40,
+		      ROCE_CAP_F_ENCAP | ROCE_CAP_F_VLAN | ROCE_CAP_F_IPV6);
+
+	/* ERSPAN I (bare GRE) around RoCE v1. */
+	roce_frame_default(&s);
+	s.roce_version = 1;
+	s.opcode = 0x03; /* RC SEND Last with Immediate */
+	n = build(&s, in, sizeof(in));
+	memset(&t, 0, sizeof(t));
+	t.kind = ROCE_TUNNEL_ERSPAN1;
+	t.ip_version = 4;
+	m = wrap(&t, in, n, f, sizeof(f));
+	expect_record(&l, "erspan1-roce-v1", f, m, roce_tunnel_hdr_bytes(&t) + 14 + 40 + 12 + 4,
+		      ROCE_CAP_F_ENCAP | ROCE_CAP_F_V1);
+
+	/* GRE-TEB with checksum and key words behind an outer tag; inner 802.1Q READ Request. */
+	roce_frame_default(&s);
+	s.n_vlan = 1;
+	s.opcode = 0x0c;
+	s.payload_bytes = 0;
+	n = build(&s, in, sizeof(in));
+	memset(&t, 0, sizeof(t));
+	t.kind = ROCE_TUNNEL_GRE_TEB;
+	t.ip_version = 4;
+	t.n_vlan = 1;
+	t.gre_csum = t.gre_key = 1;
+	m = wrap(&t, in, n, f, sizeof(f));
+	expect_record(&l, "gre-teb-csum-key-vlan-read-request", f, m,
+		      roce_tunnel_hdr_bytes(&t) + 14 + 4 + 20 + 8 + 12 + 16,
+		      ROCE_CAP_F_ENCAP | ROCE_CAP_F_VLAN);
+
+	/* VXLAN over IPv4 with options; inner IPv6 ACK. */
+	roce_frame_default(&s);
+	s.ip_version = 6;
+	s.opcode = 0x11;
+	s.payload_bytes = 0;
+	n = build(&s, in, sizeof(in));
+	memset(&t, 0, sizeof(t));
+	t.kind = ROCE_TUNNEL_VXLAN;
+	t.ip_version = 4;
+	t.ipv4_option_words = 3;
+	m = wrap(&t, in, n, f, sizeof(f));
+	expect_record(&l, "vxlan-ipv4-options-ipv6-rc-ack", f, m,
+		      roce_tunnel_hdr_bytes(&t) + 14 + 40 + 8 + 12 + 4,
+		      ROCE_CAP_F_ENCAP | ROCE_CAP_F_IPV6);
+
+	/*
+	 * The largest headers the program keeps (roce_capture.h): QinQ + IPv4 with 40 bytes of
+	 * options + GRE C/K/S + ERSPAN III with platform (118) around a QinQ + IPv4-with-options
+	 * UD SEND Only with Immediate to QP1 and the first MAD bytes (210): all of
+	 * ROCE_CAP_HDR_SNAPLEN.
+	 */
+	roce_frame_default(&s);
+	s.n_vlan = 2;
+	s.ipv4_option_words = 10;
+	s.opcode = 0x65;
+	s.dest_qp = 1;
+	s.payload_bytes = 256;
+	n = build(&s, in, sizeof(in));
+	memset(&t, 0, sizeof(t));
+	t.kind = ROCE_TUNNEL_ERSPAN3;
+	t.ip_version = 4;
+	t.n_vlan = 2;
+	t.ipv4_option_words = 10;
+	t.gre_csum = t.gre_key = 1;
+	t.erspan3_platform = 1;
+	m = wrap(&t, in, n, f, sizeof(f));
+	expect_record(&l, "erspan3-largest-headers-cm-mad", f, m, ROCE_CAP_HDR_SNAPLEN,
+		      ROCE_CAP_F_ENCAP | ROCE_CAP_F_VLAN);
+	result(roce_tunnel_hdr_bytes(&t) == 118 && roce_frame_bth_end(&s) + 12 + ROCE_CAP_MAD_BYTES == 210,
+	       "erspan3-largest-headers-sizes", "outer %zu inner %zu, want 118 and 210",
+	       roce_tunnel_hdr_bytes(&t), roce_frame_bth_end(&s) + 12 + ROCE_CAP_MAD_BYTES);
+
+	/* Not RoCE inside: UDP to another port, ARP, TCP. */
+	memset(&t, 0, sizeof(t));
+	t.kind = ROCE_TUNNEL_ERSPAN2;
+	t.ip_version = 4;
+	roce_frame_default(&s);
+	s.udp_dport = 4790;
+	n = build(&s, in, sizeof(in));
+	expect_none(&l, "erspan2-inner-udp-other-port", f, wrap(&t, in, n, f, sizeof(f)));
+	roce_frame_default(&s);
+	n = build(&s, in, sizeof(in));
+	in[12] = 0x08;
+	in[13] = 0x06;
+	expect_none(&l, "erspan2-inner-arp", f, wrap(&t, in, n, f, sizeof(f)));
+	n = build(&s, in, sizeof(in));
+	in[14 + 9] = 6;
+	t.kind = ROCE_TUNNEL_VXLAN;
+	expect_none(&l, "vxlan-inner-tcp", f, wrap(&t, in, n, f, sizeof(f)));
+
+	/* Broken or foreign tunnels around a RoCE frame. */
+	n = build(&s, in, sizeof(in));
+	t.vxlan_flags = 0x80; /* I flag clear */
+	expect_none(&l, "vxlan-no-i-flag", f, wrap(&t, in, n, f, sizeof(f)));
+	t.vxlan_flags = 0;
+	t.udp_dport = 4790;
+	expect_none(&l, "vxlan-other-port", f, wrap(&t, in, n, f, sizeof(f)));
+	memset(&t, 0, sizeof(t));
+	t.kind = ROCE_TUNNEL_GRE_TEB;
+	t.ip_version = 4;
+	t.gre_proto = 0x0800; /* IP in GRE: no Ethernet frame follows */
+	expect_none(&l, "gre-other-protocol", f, wrap(&t, in, n, f, sizeof(f)));
+	t.gre_proto = 0;
+	m = wrap(&t, in, n, f, sizeof(f));
+	f[14 + 20 + 1] |= 1; /* GRE version 1 (PPTP) */
+	expect_none(&l, "gre-version-1", f, m);
+	m = wrap(&t, in, n, f, sizeof(f));
+	f[14 + 20] |= 0x40; /* source routing */
+	expect_none(&l, "gre-routing", f, m);
+	t.kind = ROCE_TUNNEL_ERSPAN2;
+	t.erspan_ver = 2;
+	expect_none(&l, "erspan2-wrong-version", f, wrap(&t, in, n, f, sizeof(f)));
+	t.erspan_ver = 0;
+	expect_none(&l, "erspan2-header-cut", f2, wrap(&t, in, n, f2, sizeof(f2)) - n - 4);
+	t.kind = ROCE_TUNNEL_ERSPAN3;
+	t.erspan_ver = 1;
+	expect_none(&l, "erspan3-wrong-version", f, wrap(&t, in, n, f, sizeof(f)));
+
+	/* One tunnel level: ERSPAN II inside VXLAN is not unwrapped. */
+	memset(&t, 0, sizeof(t));
+	t.kind = ROCE_TUNNEL_ERSPAN2;
+	t.ip_version = 4;
+	m = wrap(&t, in, n, f, sizeof(f));
+	t.kind = ROCE_TUNNEL_VXLAN;
+	expect_none(&l, "vxlan-erspan2-two-levels", f2, wrap(&t, f, m, f2, sizeof(f2)));
+
+	/* Inner UDP 4791 with its BTH cut: malformed, like a plain one. */
+	t.kind = ROCE_TUNNEL_ERSPAN2;
+	m = wrap(&t, in, n, f, sizeof(f));
+	expect_none(&l, "erspan2-inner-bth-cut", f, roce_tunnel_hdr_bytes(&t) + 50);
+
+	c = sum_counters(&l, 0);
+	ok = c.seen_pkts == frames_run - run_before && c.roce_pkts == records_expected - kept_before &&
+	     c.captured_pkts == records_expected - kept_before && c.malformed_pkts == 1;
+	result(ok, "tunnel-counters", "seen %llu roce %llu captured %llu malformed %llu (want %u %u %u 1)",
+	       (unsigned long long)c.seen_pkts, (unsigned long long)c.roce_pkts,
+	       (unsigned long long)c.captured_pkts, (unsigned long long)c.malformed_pkts,
+	       frames_run - run_before, records_expected - kept_before, records_expected - kept_before);
+	unload(&l);
+
+	/* --filter host ... looks at the inner addresses (the RoCE endpoints), not the tunnel's. */
+	if (load(&l, 0, "host 198.18.0.2", 0)) {
+		result(0, "tunnel-filter-load", "%s", strerror(errno));
+		return;
+	}
+	roce_frame_default(&s);
+	n = build(&s, in, sizeof(in));
+	m = wrap(&t, in, n, f, sizeof(f));
+	expect_record(&l, "erspan2-filter-inner-host-match", f, m, roce_tunnel_hdr_bytes(&t) + 54,
+		      ROCE_CAP_F_ENCAP);
+	roce_frame_set_ipv4(s.dst_ip, 198, 18, 0, 3);
+	n = build(&s, in, sizeof(in));
+	expect_none(&l, "erspan2-filter-inner-host-mismatch", f, wrap(&t, in, n, f, sizeof(f)));
+	c = sum_counters(&l, 0);
+	result(c.filtered_pkts == 1, "erspan2-filter-counted", "filtered %llu, want 1",
+	       (unsigned long long)c.filtered_pkts);
+	unload(&l);
+}
+
 /* A one-page ring buffer fills up: losses are counted and reported by the next record. */
 static void test_loss(void)
 {
@@ -902,6 +1139,7 @@ int main(int argc, char **argv)
 	test_opcode_table();
 	test_snaplen();
 	test_filters();
+	test_tunnels();
 	test_loss();
 	test_wakeup();
 	test_cpu_merge();
