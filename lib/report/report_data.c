@@ -2,6 +2,7 @@
 #include "lib/report/report_data.h"
 
 #include <assert.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <sqlite3.h>
@@ -305,6 +306,13 @@ static void *next_pair(void *ctx)
 	return append_row((void **)&d->pairs, &d->n_pairs, &d->cap_pairs, sizeof(*d->pairs));
 }
 
+static void *next_host(void *ctx)
+{
+	struct report_data *d = ctx;
+
+	return append_row((void **)&d->hosts, &d->n_hosts, &d->cap_hosts, sizeof(*d->hosts));
+}
+
 /* Single-row queries: every row lands in ctx itself. */
 static void *same_row(void *ctx)
 {
@@ -385,6 +393,20 @@ static const struct column_map pair_columns[] = {
 	COL(COL_DOUBLE, struct report_pair, "p99_us", p99_us),
 };
 
+static const struct column_map host_columns[] = {
+	COL(COL_TEXT, struct report_host, "host", host),
+	COL(COL_INT, struct report_host, "flows", flows),
+	COL(COL_INT, struct report_host, "sent_packets", sent_packets),
+	COL(COL_INT, struct report_host, "received_packets", received_packets),
+	COL(COL_INT, struct report_host, "retransmitted", retransmitted),
+	COL(COL_INT, struct report_host, "naks", naks),
+	COL(COL_INT, struct report_host, "cnps", cnps),
+	COL(COL_INT, struct report_host, "ecn_ce", ecn_ce),
+	COL(COL_INT, struct report_host, "ack_samples", ack_samples),
+	COL(COL_DOUBLE, struct report_host, "p50_us", p50_us),
+	COL(COL_DOUBLE, struct report_host, "p99_us", p99_us),
+};
+
 static const struct column_map totals_columns[] = {
 	COL(COL_INT, struct report_data, "flows", total_flows),
 	COL(COL_INT, struct report_data, "packets", total_packets),
@@ -410,6 +432,113 @@ static const struct column_map version_columns[] = {
 static const struct column_map median_columns[] = {
 	{ "ack_latency_p99_us", COL_DOUBLE, 0, sizeof(double) },
 };
+
+/* The most hosts a report loads: a table and a median, not an inventory. */
+#define REPORT_MAX_HOSTS 100000
+
+static bool is_addr_char(char c)
+{
+	return c && (isxdigit((unsigned char)c) || c == '.' || c == ':');
+}
+
+bool report_names_host(const char *text, const char *host)
+{
+	size_t len = strlen(host);
+
+	if (!len)
+		return false;
+	for (const char *p = strstr(text, host); p; p = strstr(p + 1, host))
+		if ((p == text || !is_addr_char(p[-1])) && !is_addr_char(p[len]))
+			return true;
+	return false;
+}
+
+static int double_order(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median of sorted[0..n) without one element equal to v (v is in it). */
+static double median_without(const double *sorted, size_t n, double v)
+{
+	size_t j = 0, m = n - 1;
+
+	while (j < n && sorted[j] != v)
+		j++;
+	if (!m)
+		return 0;
+#define AT(i) sorted[(i) < j ? (i) : (i) + 1]
+	return m % 2 ? AT(m / 2) : (AT(m / 2 - 1) + AT(m / 2)) / 2;
+#undef AT
+}
+
+static int host_order(const void *a, const void *b)
+{
+	const struct report_host *x = a, *y = b;
+
+	if (x->findings != y->findings)
+		return x->findings > y->findings ? -1 : 1;
+	if (x->p99_us != y->p99_us)
+		return x->p99_us > y->p99_us ? -1 : 1;
+	return strcmp(x->host, y->host);
+}
+
+/*
+ * Per host: packets sent and received, its flows' loss and congestion counts and ACK latency,
+ * its p50 against the median of the other hosts', the findings naming it.
+ */
+static int load_hosts(sqlite3 *db, struct report_data *d, char *err, size_t errlen)
+{
+	struct query_args args = { .n = 1 };
+	double *p50s;
+	size_t n_p50 = 0;
+
+	args.v[0].is_int = true;
+	args.v[0].i = REPORT_MAX_HOSTS;
+	if (query_rows_args(db,
+		 "SELECT host, count(*) AS flows, total(sent) AS sent_packets, total(received) AS received_packets,"
+		 " total(retransmitted_packets) AS retransmitted, total(naks_psn_seq + naks_other + rnr_naks) AS naks,"
+		 " total(cnps) AS cnps, total(ecn_ce) AS ecn_ce, total(ack_samples) AS ack_samples,"
+		 " coalesce(total(CASE WHEN ack_samples > 0 THEN ack_latency_p50_us * ack_samples END)"
+		 "  / nullif(total(ack_samples), 0), 0) AS p50_us,"
+		 " coalesce(max(CASE WHEN ack_samples > 0 THEN ack_latency_p99_us END), 0) AS p99_us"
+		 " FROM (SELECT src_ip AS host, packets AS sent, 0 AS received, * FROM qp"
+		 "  UNION ALL SELECT dst_ip AS host, 0 AS sent, packets AS received, * FROM qp)"
+		 " GROUP BY host ORDER BY host LIMIT ?1",
+		 &args, host_columns, ARRAY_SIZE(host_columns), next_host, d, err, errlen))
+		return -1;
+	p50s = calloc(d->n_hosts ? d->n_hosts : 1, sizeof(*p50s));
+	if (!p50s) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < d->n_hosts; i++) {
+		struct report_host *h = &d->hosts[i];
+
+		for (size_t k = 0; k < d->n_findings; k++)
+			h->findings += report_names_host(d->findings[k].subject, h->host) ||
+				       report_names_host(d->findings[k].direction, h->host);
+		if (h->ack_samples && h->p50_us > 0 && h->p50_us < 1e12)
+			p50s[n_p50++] = h->p50_us;
+	}
+	/* Against the others: the median of every other host's p50, its own left out. */
+	qsort(p50s, n_p50, sizeof(*p50s), double_order);
+	for (size_t i = 0; i < d->n_hosts; i++) {
+		struct report_host *h = &d->hosts[i];
+		double med;
+
+		if (!h->ack_samples || !(h->p50_us > 0 && h->p50_us < 1e12))
+			continue;
+		med = median_without(p50s, n_p50, h->p50_us);
+		if (med > 0)
+			h->p50_vs_others = h->p50_us / med;
+	}
+	free(p50s);
+	qsort(d->hosts, d->n_hosts, sizeof(*d->hosts), host_order);
+	return 0;
+}
 
 int report_data_load(const char *db_path, size_t top_n, unsigned int timeout_s, struct report_data *d,
 		     char *err, size_t errlen)
@@ -509,6 +638,8 @@ int report_data_load(const char *db_path, size_t top_n, unsigned int timeout_s, 
 		 " FROM qp GROUP BY src_ip, dst_ip ORDER BY p99_us DESC NULLS LAST, src_ip, dst_ip LIMIT ?1",
 		 &args, pair_columns, ARRAY_SIZE(pair_columns), next_pair, d, err, errlen))
 		goto cleanup;
+	if (load_hosts(db, d, err, errlen))
+		goto cleanup;
 	rc = 0;
 cleanup:
 	sqlite3_close(db);
@@ -525,6 +656,9 @@ void report_data_free(struct report_data *d)
 	free(d->captures);
 	free(d->flows);
 	free(d->pairs);
+	free(d->hosts);
+	d->hosts = NULL;
+	d->n_hosts = d->cap_hosts = 0;
 	d->findings = NULL;
 	d->captures = NULL;
 	d->flows = NULL;

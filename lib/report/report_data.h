@@ -2,6 +2,7 @@
 #ifndef AGENTXDP_REPORT_DATA_H
 #define AGENTXDP_REPORT_DATA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sqlite3.h>
 #include <stdint.h>
@@ -50,6 +51,19 @@ struct report_pair {
 	double p50_us, p99_us;		/* of the pair's flow p50/p99 (sample-weighted median of p99s) */
 };
 
+/* Per host (an address at either end of a flow), over the flows it sends or receives. */
+struct report_host {
+	char host[64];
+	uint32_t flows;
+	uint64_t sent_packets, received_packets;
+	uint64_t retransmitted, naks, cnps, ecn_ce;	/* over its flows, either direction */
+	uint64_t ack_samples;
+	double p50_us;			/* sample-weighted mean of its flows' p50 */
+	double p99_us;			/* worst p99 of its flows */
+	double p50_vs_others;		/* p50_us / the median of the other hosts' p50 (0: no samples) */
+	uint32_t findings;		/* findings whose subject or direction names it */
+};
+
 struct report_data {
 	char db_path[512];
 	int schema_version;
@@ -64,6 +78,8 @@ struct report_data {
 	uint64_t total_flows;		/* how many the database holds */
 	struct report_pair *pairs;	/* sorted by p99, worst first */
 	size_t n_pairs, cap_pairs;
+	struct report_host *hosts;	/* findings naming it first, then worst p99 */
+	size_t n_hosts, cap_hosts;
 	uint64_t total_packets, total_bytes, total_retransmitted, total_naks, total_rnr,
 		total_timeouts, total_cnps, total_ecn_ce, total_malformed;
 	uint64_t first_ns, last_ns;
@@ -88,5 +104,8 @@ int report_data_load(const char *db_path, size_t top_n, unsigned int timeout_s, 
  */
 int report_db_open(const char *db_path, unsigned int timeout_s, sqlite3 **db, char *err, size_t errlen);
 void report_data_free(struct report_data *d);
+
+/* Whether TEXT names HOST as a whole address ("10.0.0.1" is not in "10.0.0.12-leaf0"). */
+bool report_names_host(const char *text, const char *host);
 
 #endif

@@ -106,6 +106,36 @@ static void verdict_text(struct text_buf *out, const struct report_data *d, bool
 	text_buf_puts(out, ".");
 }
 
+/* "8.4 (1.0x)": a host's p50 and how it compares with the other hosts'. */
+static const char *vs_others(char *buf, size_t len, const struct report_host *h)
+{
+	if (!h->ack_samples)
+		snprintf(buf, len, "-");
+	else if (h->p50_vs_others > 0)
+		snprintf(buf, len, "%.1f (%.1fx)", h->p50_us, h->p50_vs_others);
+	else
+		snprintf(buf, len, "%.1f", h->p50_us);
+	return buf;
+}
+
+/* The per-host table of the text and markdown summary. */
+static void summary_hosts(struct text_buf *out, const struct report_data *d, bool md, size_t top_n)
+{
+	char cell[1][CELL_LEN], p50[64];
+
+	text_buf_puts(out, md ? "\n## Hosts, those named by findings first, then worst p99\n\n| host | flows | sent pkts | received pkts | p50 us (x others) | worst p99 us | retx | NAKs | CNPs | ECN CE | findings |\n|---|---|---|---|---|---|---|---|---|---|---|\n"
+			      : "\nHOSTS (named by findings first, then worst p99; p50 against the median of the other hosts)\n  host              flows      sent  received  p50_us (x others) p99_us   retx   naks   cnps    ecn findings\n");
+	for (size_t i = 0; i < d->n_hosts && i < top_n; i++) {
+		const struct report_host *h = &d->hosts[i];
+		text_buf_printf(out,
+				md ? "| %s | %u | %" PRIu64 " | %" PRIu64 " | %s | %.1f | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %u |\n"
+				   : "  %-16s %6u %9" PRIu64 " %9" PRIu64 " %17s %7.1f %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %8u\n",
+				CELL(0, h->host), h->flows, h->sent_packets, h->received_packets,
+				vs_others(p50, sizeof(p50), h), h->p99_us, h->retransmitted, h->naks, h->cnps, h->ecn_ce,
+				h->findings);
+	}
+}
+
 int report_render_summary(struct text_buf *out, const struct report_data *d, enum report_format fmt,
 			  size_t top_n)
 {
@@ -159,6 +189,7 @@ int report_render_summary(struct text_buf *out, const struct report_data *d, enu
 			d->total_retransmitted, d->total_naks, d->total_rnr, d->total_timeouts,
 			d->total_cnps, d->total_ecn_ce);
 
+	summary_hosts(out, d, md, top_n);
 	text_buf_puts(out, md ? "\n## Host pairs, worst flow p99 ACK latency first\n\n| src | dst | flows | packets | worst flow p50 us | worst flow p99 us | retx | NAKs | CNPs |\n|---|---|---|---|---|---|---|---|---|\n"
 			      : "\nHOST PAIRS (worst flow p99 ACK latency first)\n  src              dst               flows   packets  max_p50_us max_p99_us   retx   naks   cnps\n");
 	for (size_t i = 0; i < d->n_pairs && i < top_n; i++) {
@@ -192,7 +223,7 @@ static const char html_style[] =
 	".bad{background:#fde8e8;border:1px solid #e0a0a0}.ok{background:#e8f6e8;border:1px solid #a0d0a0}"
 	"table{border-collapse:collapse;margin:0.5em 0 1.5em 0;font-size:0.9em}"
 	"th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-	"th{background:#f0f0f0}td.l,th.l{text-align:left}"
+	"th{background:#f0f0f0}td.l,th.l{text-align:left}tr.named td{background:#fde8e8}"
 	"figure{margin:1em 0}figcaption{color:#555;font-size:0.9em}"
 	"img{max-width:100%;border:1px solid #ddd}"
 	"details pre{white-space:pre-wrap;font-size:0.8em;background:#f8f8f8;padding:0.5em}";
@@ -310,6 +341,31 @@ static void html_charts(struct text_buf *out, const struct report_chart *charts,
 	}
 }
 
+/* Per host: packets, flows, latency against the other hosts, loss and marks, findings. */
+static void html_hosts(struct text_buf *out, const struct report_data *d, size_t top_n)
+{
+	char p50[64];
+
+	text_buf_puts(out, "<h2>Hosts, those named by findings first</h2>\n<p>Over the flows each host sends or receives; "
+			   "p50 is the sample-weighted mean of its flows' p50 ACK latency, against the median of the other hosts'.</p>\n"
+			   "<table id=\"hosts\"><tr><th class=\"l\">host</th><th>flows</th><th>packets sent</th><th>packets received</th>"
+			   "<th>p50 &micro;s (x others)</th><th>worst p99 &micro;s</th><th>retransmitted</th><th>NAKs</th><th>CNPs</th>"
+			   "<th>ECN CE</th><th>findings naming it</th></tr>\n");
+	for (size_t i = 0; i < d->n_hosts && i < top_n; i++) {
+		const struct report_host *h = &d->hosts[i];
+		text_buf_printf(out, "<tr%s>", h->findings ? " class=\"named\"" : "");
+		html_td(out, "l", h->host);
+		text_buf_printf(out, "<td>%u</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td>", h->flows, h->sent_packets,
+				h->received_packets);
+		html_td(out, NULL, vs_others(p50, sizeof(p50), h));
+		text_buf_printf(out,
+				"<td>%.1f</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64
+				"</td><td>%u</td></tr>\n",
+				h->p99_us, h->retransmitted, h->naks, h->cnps, h->ecn_ce, h->findings);
+	}
+	text_buf_puts(out, "</table>\n");
+}
+
 static void html_pairs(struct text_buf *out, const struct report_data *d, size_t top_n)
 {
 	text_buf_puts(out, "<h2>Host pairs, worst flow p99 ACK latency first</h2>\n<table id=\"pairs\"><tr><th class=\"l\">src</th>"
@@ -364,6 +420,7 @@ int report_render_html(struct text_buf *out, const struct report_data *d,
 	html_findings(out, d, top_n);
 	html_captures(out, d);
 	html_charts(out, charts, n_charts);
+	html_hosts(out, d, top_n);
 	html_pairs(out, d, top_n);
 	html_flows(out, d, top_n);
 	return out->failed ? -1 : 0;

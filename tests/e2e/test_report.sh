@@ -133,3 +133,22 @@ else
 	grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' "$T/evil/index.html" &&
 		pass "report: escapes trace text in HTML" || fail "report: escape" "escaped text not found"
 fi
+
+# --- issue #21: the tables an SRE reads -------------------------------------------------
+# per_host_table: one row per host of the database, in text, markdown and HTML, with the
+# host a finding names counted (and 198.18.0.1 would not count for 198.18.0.10).
+n_hosts=$(sqlite3 "$T/lossy.db" "select count(*) from (select src_ip from qp union select dst_ip from qp)")
+rows=$(sed -n '/^HOSTS/,/^$/p' "$T/lossy.txt" | grep -cE '^  [0-9a-f.:]+ ')
+[ "$n_hosts" -gt 1 ] && [ "$rows" -eq "$n_hosts" ] && pass "report: per_host_table in text ($rows hosts)" ||
+	fail "report: per_host_table in text" "db has $n_hosts hosts, text shows $rows"
+grep -q '^## Hosts' "$T/lossy.md" && pass "report: per_host_table in markdown" || fail "report: per_host_table in markdown" "no ## Hosts"
+rows=$(sed -n '/<table id="hosts">/,/<\/table>/p' "$T/rep/index.html" | grep -c '^<tr')
+[ "$rows" -eq "$n_hosts" ] && pass "report: per_host_table in HTML" || fail "report: per_host_table in HTML" "$rows rows for $n_hosts hosts"
+host=$(sqlite3 "$T/lossy.db" "select src_ip from qp order by src_ip limit 1")
+cp "$T/lossy.db" "$T/named.db"
+sqlite3 "$T/named.db" "update finding set subject = '$host-leaf0', direction = '' where rank = 1"
+"$R" "$T/named.db" >"$T/named.txt"
+named=$(sed -n '/^HOSTS/,/^$/p' "$T/named.txt" | awk -v h="$host" '$1 == h {print $NF}')
+others=$(sed -n '/^HOSTS/,/^$/p' "$T/named.txt" | awk -v h="$host" '$1 ~ /^[0-9]/ && $1 != h {s += $NF} END {print s + 0}')
+[ "$named" = 1 ] && [ "$others" = 0 ] && pass "report: per_host_table counts the findings naming a host" ||
+	fail "report: per_host_table findings" "$host: '$named', others: $others"
