@@ -313,6 +313,13 @@ static void *next_host(void *ctx)
 	return append_row((void **)&d->hosts, &d->n_hosts, &d->cap_hosts, sizeof(*d->hosts));
 }
 
+static void *next_evidence(void *ctx)
+{
+	struct report_data *d = ctx;
+
+	return append_row((void **)&d->evidence, &d->n_evidence, &d->cap_evidence, sizeof(*d->evidence));
+}
+
 /* Single-row queries: every row lands in ctx itself. */
 static void *same_row(void *ctx)
 {
@@ -405,6 +412,13 @@ static const struct column_map host_columns[] = {
 	COL(COL_INT, struct report_host, "ack_samples", ack_samples),
 	COL(COL_DOUBLE, struct report_host, "p50_us", p50_us),
 	COL(COL_DOUBLE, struct report_host, "p99_us", p99_us),
+};
+
+static const struct column_map evidence_columns[] = {
+	COL(COL_INT, struct report_evidence_item, "rank", rank),
+	COL(COL_INT, struct report_evidence_item, "flow", flow),
+	COL(COL_TEXT, struct report_evidence_item, "key", key),
+	COL(COL_TEXT, struct report_evidence_item, "value", value),
 };
 
 static const struct column_map totals_columns[] = {
@@ -540,6 +554,36 @@ static int load_hosts(sqlite3 *db, struct report_data *d, char *err, size_t errl
 	return 0;
 }
 
+/* The most evidence numbers a report loads over all findings shown. */
+#define REPORT_MAX_EVIDENCE 20000
+
+/*
+ * The evidence of the first TOP_N findings as key/value rows: scalars (nested objects
+ * flattened, "runner_up.subject"), then each entry of "flows". Evidence that is not valid
+ * JSON gives no rows (the page still shows it raw).
+ */
+static int load_evidence(sqlite3 *db, struct report_data *d, size_t top_n, char *err, size_t errlen)
+{
+	struct query_args args = { .n = 2 };
+
+	args.v[0].is_int = args.v[1].is_int = true;
+	args.v[0].i = (sqlite3_int64)top_n;
+	args.v[1].i = REPORT_MAX_EVIDENCE;
+	return query_rows_args(db,
+		"WITH f AS (SELECT rank, evidence FROM finding WHERE json_valid(evidence)"
+		"  AND json_type(evidence) = 'object' ORDER BY rank LIMIT ?1)"
+		" SELECT rank, flow, key, value FROM ("
+		"  SELECT f.rank AS rank, -1 AS flow, replace(substr(t.fullkey, 3), '\"', '') AS key,"
+		"   CAST(t.atom AS TEXT) AS value, 0 AS ord, t.id AS sub FROM f, json_tree(f.evidence) t"
+		"   WHERE t.atom IS NOT NULL AND t.fullkey NOT LIKE '$.flows[%'"
+		"  UNION ALL"
+		"  SELECT f.rank, CAST(e.key AS INTEGER), c.key, CAST(c.atom AS TEXT), 1 + e.key, c.id"
+		"   FROM f, json_each(f.evidence, '$.flows') e, json_each(e.value) c"
+		"   WHERE json_type(f.evidence, '$.flows') = 'array' AND e.type = 'object' AND c.atom IS NOT NULL)"
+		" ORDER BY rank, ord, sub LIMIT ?2",
+		&args, evidence_columns, ARRAY_SIZE(evidence_columns), next_evidence, d, err, errlen);
+}
+
 int report_data_load(const char *db_path, size_t top_n, unsigned int timeout_s, struct report_data *d,
 		     char *err, size_t errlen)
 {
@@ -638,7 +682,7 @@ int report_data_load(const char *db_path, size_t top_n, unsigned int timeout_s, 
 		 " FROM qp GROUP BY src_ip, dst_ip ORDER BY p99_us DESC NULLS LAST, src_ip, dst_ip LIMIT ?1",
 		 &args, pair_columns, ARRAY_SIZE(pair_columns), next_pair, d, err, errlen))
 		goto cleanup;
-	if (load_hosts(db, d, err, errlen))
+	if (load_hosts(db, d, err, errlen) || load_evidence(db, d, top_n, err, errlen))
 		goto cleanup;
 	rc = 0;
 cleanup:
@@ -657,6 +701,9 @@ void report_data_free(struct report_data *d)
 	free(d->flows);
 	free(d->pairs);
 	free(d->hosts);
+	free(d->evidence);
+	d->evidence = NULL;
+	d->n_evidence = d->cap_evidence = 0;
 	d->hosts = NULL;
 	d->n_hosts = d->cap_hosts = 0;
 	d->findings = NULL;

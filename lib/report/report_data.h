@@ -64,6 +64,17 @@ struct report_host {
 	uint32_t findings;		/* findings whose subject or direction names it */
 };
 
+/*
+ * One number of a finding's evidence, read out of its JSON by SQLite: a scalar (flow -1,
+ * key like "rate" or "runner_up.subject") or a field of the FLOW-th entry of its "flows".
+ */
+struct report_evidence_item {
+	int rank;			/* the finding's */
+	int flow;			/* index in "flows", or -1 */
+	char key[64];
+	char value[160];
+};
+
 struct report_data {
 	char db_path[512];
 	int schema_version;
@@ -78,6 +89,8 @@ struct report_data {
 	uint64_t total_flows;		/* how many the database holds */
 	struct report_pair *pairs;	/* sorted by p99, worst first */
 	size_t n_pairs, cap_pairs;
+	struct report_evidence_item *evidence;	/* by rank, then scalars, then flows in order */
+	size_t n_evidence, cap_evidence;
 	struct report_host *hosts;	/* findings naming it first, then worst p99 */
 	size_t n_hosts, cap_hosts;
 	uint64_t total_packets, total_bytes, total_retransmitted, total_naks, total_rnr,

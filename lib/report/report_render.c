@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -261,6 +262,94 @@ static void html_head(struct text_buf *out, const struct report_data *d)
 	text_buf_free(&verdict);
 }
 
+static bool flow_is_listed(const struct report_data *d, const char *id_text)
+{
+	char *end;
+	long long id = strtoll(id_text, &end, 10);
+
+	if (end == id_text || *end)
+		return false;
+	for (size_t i = 0; i < d->n_flows; i++)
+		if (d->flows[i].id == id)
+			return true;
+	return false;
+}
+
+#define EVIDENCE_MAX_COLUMNS 24
+
+/* The flows a finding lists, one row each, the columns the first flow's keys. */
+static void html_evidence_flows(struct text_buf *out, const struct report_data *d, int rank, size_t first,
+				size_t end)
+{
+	const char *cols[EVIDENCE_MAX_COLUMNS];
+	size_t n_cols = 0;
+	int flow = -1;
+
+	for (size_t i = first; i < end && d->evidence[i].flow == d->evidence[first].flow; i++)
+		if (n_cols < EVIDENCE_MAX_COLUMNS)
+			cols[n_cols++] = d->evidence[i].key;
+	text_buf_printf(out, "<table class=\"evidence-flows\" id=\"evidence-%d-flows\"><tr>", rank);
+	for (size_t c = 0; c < n_cols; c++) {
+		text_buf_puts(out, "<th>");
+		html_escape(out, cols[c]);
+		text_buf_puts(out, "</th>");
+	}
+	text_buf_puts(out, "</tr>\n");
+	for (size_t i = first; i < end; i++) {
+		if (d->evidence[i].flow == flow)
+			continue;
+		flow = d->evidence[i].flow;
+		text_buf_puts(out, "<tr>");
+		for (size_t c = 0; c < n_cols; c++) {
+			const char *v = "";
+			for (size_t k = i; k < end && d->evidence[k].flow == flow; k++)
+				if (!strcmp(d->evidence[k].key, cols[c]))
+					v = d->evidence[k].value;
+			text_buf_puts(out, "<td>");
+			if (!strcmp(cols[c], "id") && flow_is_listed(d, v)) {
+				text_buf_puts(out, "<a href=\"#qp-");
+				html_escape(out, v);
+				text_buf_puts(out, "\">");
+				html_escape(out, v);
+				text_buf_puts(out, "</a>");
+			} else {
+				html_escape(out, v);
+			}
+			text_buf_puts(out, "</td>");
+		}
+		text_buf_puts(out, "</tr>\n");
+	}
+	text_buf_puts(out, "</table>\n");
+}
+
+/* A finding's evidence as tables: its numbers, then the flows it lists (linked to the flow table). */
+static void html_evidence(struct text_buf *out, const struct report_data *d, int rank)
+{
+	size_t first = 0, end, flows;
+
+	while (first < d->n_evidence && d->evidence[first].rank != rank)
+		first++;
+	for (end = first; end < d->n_evidence && d->evidence[end].rank == rank;)
+		end++;
+	if (first == end)
+		return;
+	text_buf_printf(out, "<h3 id=\"evidence-%d\">Evidence for finding %d</h3>\n", rank, rank);
+	text_buf_printf(out, "<table class=\"evidence\" id=\"evidence-%d-numbers\"><tr><th class=\"l\">what</th>"
+			     "<th class=\"l\">value</th></tr>\n", rank);
+	for (flows = first; flows < end && d->evidence[flows].flow < 0; flows++) {
+		text_buf_puts(out, "<tr>");
+		html_td(out, "l", d->evidence[flows].key);
+		html_td(out, "l", d->evidence[flows].value);
+		text_buf_puts(out, "</tr>\n");
+	}
+	text_buf_puts(out, "</table>\n");
+	if (flows < end) {
+		text_buf_puts(out, "<p>The flows it lists (<code>id</code> is the flow's qp id; linked when the flow "
+				   "table below shows it):</p>\n");
+		html_evidence_flows(out, d, rank, flows, end);
+	}
+}
+
 /* The findings table and each finding's evidence. */
 static void html_findings(struct text_buf *out, const struct report_data *d, size_t top_n)
 {
@@ -285,7 +374,8 @@ static void html_findings(struct text_buf *out, const struct report_data *d, siz
 	}
 	text_buf_puts(out, "</table>\n");
 	for (size_t i = 0; i < d->n_findings && i < top_n; i++) {
-		text_buf_printf(out, "<details><summary>Evidence for finding %d</summary><pre>",
+		html_evidence(out, d, d->findings[i].rank);
+		text_buf_printf(out, "<details><summary>Evidence for finding %d as stored (JSON)</summary><pre>",
 				d->findings[i].rank);
 		html_escape(out, d->findings[i].evidence);
 		text_buf_puts(out, "</pre></details>\n");
@@ -397,7 +487,7 @@ static void html_flows(struct text_buf *out, const struct report_data *d, size_t
 			   "<th>NAK seq</th><th>RNR</th><th>timeouts</th><th>CNPs</th><th>ECN CE</th></tr>\n");
 	for (size_t i = 0; i < d->n_flows && i < top_n; i++) {
 		const struct report_flow *f = &d->flows[i];
-		text_buf_printf(out, "<tr><td>%" PRId64 "</td>", f->id);
+		text_buf_printf(out, "<tr id=\"qp-%" PRId64 "\"><td>%" PRId64 "</td>", f->id, f->id);
 		html_td(out, "l", f->src);
 		html_td(out, "l", f->dst);
 		text_buf_printf(out, "<td>0x%06x</td><td>%u</td>", f->dst_qpn, f->udp_sport);

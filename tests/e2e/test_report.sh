@@ -152,3 +152,34 @@ named=$(sed -n '/^HOSTS/,/^$/p' "$T/named.txt" | awk -v h="$host" '$1 == h {prin
 others=$(sed -n '/^HOSTS/,/^$/p' "$T/named.txt" | awk -v h="$host" '$1 ~ /^[0-9]/ && $1 != h {s += $NF} END {print s + 0}')
 [ "$named" = 1 ] && [ "$others" = 0 ] && pass "report: per_host_table counts the findings naming a host" ||
 	fail "report: per_host_table findings" "$host: '$named', others: $others"
+
+# evidence_table: each finding's evidence as tables (its numbers, then its flows, linked to
+# the flow table), the stored JSON kept in a <details>.
+ev_flows=$(sqlite3 "$T/lossy.db" "select json_array_length(evidence, '\$.flows') from finding where rank = 1")
+ev_rate=$(sqlite3 "$T/lossy.db" "select json_extract(evidence, '\$.events') from finding where rank = 1")
+rows=$(sed -n '/<table class="evidence-flows" id="evidence-1-flows">/,/<\/table>/p' "$T/rep/index.html" | grep -c '^<tr><td')
+[ "${ev_flows:-0}" -gt 0 ] && [ "$rows" -eq "$ev_flows" ] && pass "report: evidence_table lists the finding's $rows flows" ||
+	fail "report: evidence_table flows" "$rows rows, the evidence lists ${ev_flows:-none}"
+sed -n '/id="evidence-1-numbers"/,/<\/table>/p' "$T/rep/index.html" | grep -q "<td class=\"l\">events</td><td class=\"l\">$ev_rate</td>" &&
+	pass "report: evidence_table shows the finding's numbers" || fail "report: evidence_table numbers" "no events = $ev_rate row"
+links=$(grep -o 'href="#qp-[0-9]*"' "$T/rep/index.html" | sed 's/href="#//; s/"//' | sort -u)
+dangling=0
+for l in $links; do grep -q "id=\"$l\"" "$T/rep/index.html" || dangling=$((dangling + 1)); done
+[ -n "$links" ] && [ $dangling -eq 0 ] && pass "report: evidence_table links reach the flow table" ||
+	fail "report: evidence_table links" "links: $(echo $links | wc -w), dangling $dangling"
+grep -q '<details><summary>Evidence for finding 1 as stored (JSON)' "$T/rep/index.html" &&
+	pass "report: evidence_table keeps the raw JSON" || fail "report: evidence_table raw JSON" "no <details>"
+# Hostile evidence: markup in a key and a value is escaped; evidence that is not JSON still
+# gives a page (raw, in the <details>).
+cp "$T/lossy.db" "$T/evil_ev.db"
+sqlite3 "$T/evil_ev.db" "update finding set evidence = '{\"<b>k</b>\":\"<script>x</script>\",\"flows\":[{\"id\":\"1<i>\"}]}' where rank = 1;
+  insert into finding (rank, level, kind, subject_kind, subject, direction, severity, severity_text, confidence, flows_hurt, evidence)
+  values (99, 'notice', 'slow', 'link', 'x', '', 1, 'x', 0.1, 0, '{not json');"
+"$R" "$T/evil_ev.db" -o "$T/evil_ev" -q --top 1000 2>"$T/err"
+rc=$?
+if [ $rc -ne 0 ] || grep -qE '<script>x|<b>k|1<i>' "$T/evil_ev/index.html"; then
+	fail "report: evidence_table escapes hostile evidence" "rc=$rc $(cat "$T/err")"
+else
+	grep -q '&lt;b&gt;k&lt;/b&gt;' "$T/evil_ev/index.html" && grep -q '{not json' "$T/evil_ev/index.html" &&
+		pass "report: evidence_table escapes hostile evidence" || fail "report: evidence_table hostile" "escaped key or raw text missing"
+fi
