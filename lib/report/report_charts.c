@@ -94,31 +94,57 @@ static const char *q(const char *s, char *buf, size_t len)
 	return gnuplot_quote(s, buf, len);
 }
 
-/* ACK latency CDF for the worst host pairs and the best one, for contrast. */
+/*
+ * Write one CDF series from ST (latency_ns ascending) into NAME: every k-th sample so the
+ * file stays small and the curve exact in shape. Returns the samples read, -1 on error.
+ */
+static int64_t write_cdf(struct chart_ctx *c, sqlite3_stmt *st, const char *name)
+{
+	int64_t total = 0, step, i = 0;
+	FILE *dat = open_in(c, name);
+
+	if (!dat)
+		return -1;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		total++;
+	sqlite3_reset(st);
+	step = total > CDF_MAX_POINTS ? total / CDF_MAX_POINTS : 1;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		i++;
+		if (i % step == 0 || i == total)
+			fprintf(dat, "%.3f %.6f\n", sqlite3_column_int64(st, 0) / 1000.0, (double)i / (double)total);
+	}
+	sqlite3_reset(st);
+	fclose(dat);
+	return total;
+}
+
+/*
+ * The healthy comparison: the samples of the CDF_HEALTHY_FLOWS flows nearest the median
+ * flow p50 among those no finding's evidence lists. Not "the least bad of the worst".
+ */
+#define CDF_HEALTHY_FLOWS 8
+static const char healthy_samples_sql[] =
+	"WITH named AS (SELECT json_extract(e.value, '$.id') AS id FROM finding f,"
+	"  json_each(f.evidence, '$.flows') e WHERE json_valid(f.evidence)"
+	"  AND json_type(f.evidence, '$.flows') = 'array' AND e.type = 'object'),"
+	" med AS (SELECT ack_latency_p50_us AS m FROM qp WHERE ack_samples > 0 ORDER BY ack_latency_p50_us"
+	"  LIMIT 1 OFFSET (SELECT count(*) FROM qp WHERE ack_samples > 0) / 2),"
+	" healthy AS (SELECT qp.id FROM qp, med WHERE qp.ack_samples > 0"
+	"  AND qp.id NOT IN (SELECT id FROM named WHERE id IS NOT NULL)"
+	"  ORDER BY abs(qp.ack_latency_p50_us - med.m), qp.id LIMIT ?1)"
+	" SELECT s.latency_ns FROM latency_sample s WHERE s.kind = 0"
+	" AND s.qp_id IN (SELECT id FROM healthy) ORDER BY s.latency_ns";
+
+/* ACK latency CDF for the worst host pairs and, for contrast, healthy flows. */
 static void chart_latency_cdf(struct chart_ctx *c)
 {
 	const struct report_data *d = c->d;
-	size_t pick[CDF_MAX_PAIRS + 1], n_pick = 0;
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st = NULL, *healthy = NULL;
 	FILE *gp = NULL;
 	char label[160], ql[400];
+	int drawn = 0;
 
-	for (size_t i = 0; i < d->n_pairs && n_pick < CDF_MAX_PAIRS; i++)
-		if (d->pairs[i].ack_samples)
-			pick[n_pick++] = i;
-	/* The healthiest pair with samples (lowest p99), when not already drawn. */
-	for (size_t i = d->n_pairs; i-- > 0;) {
-		if (!d->pairs[i].ack_samples)
-			continue;
-		bool seen = false;
-		for (size_t k = 0; k < n_pick; k++)
-			seen |= pick[k] == i;
-		if (!seen)
-			pick[n_pick++] = i;
-		break;
-	}
-	if (!n_pick)
-		return;
 	if (sqlite3_prepare_v2(c->db,
 			       "SELECT s.latency_ns FROM latency_sample s JOIN qp ON qp.id = s.qp_id"
 			       " WHERE s.kind = 0 AND qp.src_ip = ? AND qp.dst_ip = ? ORDER BY s.latency_ns",
@@ -128,46 +154,39 @@ static void chart_latency_cdf(struct chart_ctx *c)
 	if (!gp)
 		goto cleanup;
 	script_head(c, gp, "latency_cdf", 900, 420);
-	fputs("set title 'ACK latency CDF per host pair'\nset xlabel 'ACK latency (us)'\n"
+	fputs("set title 'ACK latency CDF: worst host pairs and healthy flows'\nset xlabel 'ACK latency (us)'\n"
 	      "set ylabel 'fraction of samples'\nset logscale x\nset yrange [0:1]\nplot ", gp);
-	for (size_t k = 0; k < n_pick; k++) {
-		const struct report_pair *p = &d->pairs[pick[k]];
+	for (size_t i = 0, k = 0; i < d->n_pairs && k < CDF_MAX_PAIRS; i++) {
+		const struct report_pair *p = &d->pairs[i];
 		char name[32];
-		FILE *dat;
-		int64_t total = 0;
 
-		snprintf(name, sizeof(name), "cdf_%zu.dat", k);
-		dat = open_in(c, name);
-		if (!dat)
-			break;
-		/* Count first so every k-th sample is kept: the curve stays exact in shape. */
+		if (!p->ack_samples)
+			continue;
+		snprintf(name, sizeof(name), "cdf_%zu.dat", k++);
 		sqlite3_bind_text(st, 1, p->src, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, p->dst, -1, SQLITE_STATIC);
-		while (sqlite3_step(st) == SQLITE_ROW)
-			total++;
-		sqlite3_reset(st);
-		int64_t step = total > CDF_MAX_POINTS ? total / CDF_MAX_POINTS : 1, i = 0;
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			i++;
-			if (i % step == 0 || i == total)
-				fprintf(dat, "%.3f %.6f\n", sqlite3_column_int64(st, 0) / 1000.0,
-					(double)i / (double)total);
-		}
-		sqlite3_reset(st);
-		fclose(dat);
-		snprintf(label, sizeof(label), "%s -> %s%s", p->src, p->dst,
-			 k == n_pick - 1 && n_pick > 1 && pick[k] == d->n_pairs - 1 ? " (healthiest)" : "");
-		fprintf(gp, "%s'%s' using 1:2 with lines lw 2 title '%s'", k ? ", " : "", name,
+		if (write_cdf(c, st, name) <= 0)
+			continue;
+		snprintf(label, sizeof(label), "%s -> %s", p->src, p->dst);
+		fprintf(gp, "%s'%s' using 1:2 with lines lw 2 title '%s'", drawn++ ? ", " : "", name,
 			q(label, ql, sizeof(ql)));
 	}
+	if (sqlite3_prepare_v2(c->db, healthy_samples_sql, -1, &healthy, NULL) == SQLITE_OK) {
+		sqlite3_bind_int(healthy, 1, CDF_HEALTHY_FLOWS);
+		if (write_cdf(c, healthy, "cdf_healthy.dat") > 0)
+			fprintf(gp, "%s'cdf_healthy.dat' using 1:2 with lines lw 3 dt 2 lc rgb '#2ca02c'"
+				    " title 'healthy: flows nearest the median p50, in no finding'", drawn++ ? ", " : "");
+	}
 	fputs("\n", gp);
-	finish_chart(c, gp, "latency_cdf", "ACK latency CDF per host pair",
-		     "Cumulative distribution of ACK latency (Karn's rule: no sample from a retransmitted PSN) for the host pairs with the worst p99, and the healthiest pair for contrast.",
-		     900, 420);
-	gp = NULL;
-cleanup:
-	if (gp)
+	if (!drawn) {
 		fclose(gp);
+		goto cleanup;
+	}
+	finish_chart(c, gp, "latency_cdf", "ACK latency CDF per host pair",
+		     "Cumulative distribution of ACK latency (Karn's rule: no sample from a retransmitted PSN) for the host pairs with the worst p99; dashed green: healthy flows for contrast (nearest the median p50, listed by no finding).",
+		     900, 420);
+cleanup:
+	sqlite3_finalize(healthy);
 	sqlite3_finalize(st);
 }
 

@@ -183,3 +183,24 @@ else
 	grep -q '&lt;b&gt;k&lt;/b&gt;' "$T/evil_ev/index.html" && grep -q '{not json' "$T/evil_ev/index.html" &&
 		pass "report: evidence_table escapes hostile evidence" || fail "report: evidence_table hostile" "escaped key or raw text missing"
 fi
+
+# cdf_healthy_peers: the CDF's contrast is healthy flows (nearest the median p50, in no
+# finding), so its median sits near the population's median flow p50.
+med_p50=$(sqlite3 "$T/lossy.db" "select ack_latency_p50_us from qp where ack_samples > 0 order by ack_latency_p50_us
+  limit 1 offset (select count(*) from qp where ack_samples > 0) / 2")
+if [ -s "$T/rep/charts/cdf_healthy.dat" ] && grep -q "'cdf_healthy.dat'.*title 'healthy" "$T/rep/charts/latency_cdf.gp"; then
+	h_med=$(awk '$2 >= 0.5 {print $1; exit}' "$T/rep/charts/cdf_healthy.dat")
+	awk -v h="$h_med" -v m="$med_p50" 'BEGIN {exit !(h >= m / 2 && h <= m * 2)}' &&
+		pass "report: cdf_healthy_peers median $h_med us near the flows' median p50 $med_p50 us" ||
+		fail "report: cdf_healthy_peers" "healthy median $h_med us, flows' median p50 $med_p50 us"
+else
+	fail "report: cdf_healthy_peers" "no healthy series in latency_cdf.gp"
+fi
+# charts_not_empty: every data file a chart plots has data.
+empty=""
+for gp in "$T"/rep/charts/*.gp; do
+	for f in $(grep '^plot' "$gp" | grep -o "'[a-z_0-9]*\.dat'" | tr -d "'"); do
+		[ -s "$T/rep/charts/$f" ] || empty="$empty $(basename "$gp"):$f"
+	done
+done
+[ -z "$empty" ] && pass "report: charts_not_empty" || fail "report: charts_not_empty" "empty:$empty"
