@@ -616,8 +616,30 @@ static void run_store(struct analyze_run *r)
 		r->status = 1;
 		r->db_path = NULL;
 	} else if (r->opts->db_path) {
+		size_t alerts = 0, notices = 0;
+
 		pr_info("%s: %ld flows, %" PRIu64 " packets, %zu findings\n", r->opts->db_path, r->n_flows,
 			qp_tracker_totals(r->t)->packets, r->n_findings);
+		/* The verdict itself, not only its count: the alerts, then how many notices. */
+		for (size_t i = 0; i < r->n_findings; i++) {
+			const struct finding *f = &r->findings[i];
+
+			if (f->level != FINDING_ALERT) {
+				notices++;
+			} else if (++alerts <= 5) {
+				pr_info("  alert: %s %s: %s%s%s%s; confidence %.0f%%, %u flows hurt\n",
+					finding_kind_name(f->kind), f->subject, f->severity_text,
+					f->direction[0] ? " (direction " : "", f->direction, f->direction[0] ? ")" : "",
+					f->confidence * 100, f->flows_hurt);
+			}
+		}
+		if (alerts > 5)
+			pr_info("  ... and %zu more alerts\n", alerts - 5);
+		if (!alerts)
+			pr_info("  no slow or lossy link found\n");
+		if (notices)
+			pr_info("  %zu notice%s (what ordinary traffic explains)\n", notices, notices == 1 ? "" : "s");
+		pr_info("  details: agentxdp-report %s\n", r->opts->db_path);
 	}
 }
 

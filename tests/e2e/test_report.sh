@@ -204,3 +204,13 @@ for gp in "$T"/rep/charts/*.gp; do
 	done
 done
 [ -z "$empty" ] && pass "report: charts_not_empty" || fail "report: charts_not_empty" "empty:$empty"
+
+# analyze_o_verdict (issue #21 item 2): after -o, analyze names the verdict, not only a count.
+subj=$(sqlite3 "$T/lossy.db" "select kind || ' ' || subject from finding where level = 'alert' order by rank limit 1")
+grep -qF "alert: $subj:" "$T/lossy.analyze.log" && grep -qF "details: agentxdp-report $T/lossy.db" "$T/lossy.analyze.log" &&
+	pass "report: analyze_o_verdict names the alert ($subj)" || fail "report: analyze_o_verdict" "$(tail -n 3 "$T/lossy.analyze.log")"
+n_alerts=$(sqlite3 "$T/healthy.db" "select count(*) from finding where level = 'alert'")
+if [ "$n_alerts" -eq 0 ]; then
+	grep -q "no slow or lossy link found" "$T/healthy.analyze.log" && pass "report: analyze_o_verdict, healthy" ||
+		fail "report: analyze_o_verdict, healthy" "$(tail -n 3 "$T/healthy.analyze.log")"
+fi
