@@ -30,6 +30,7 @@ static const char usage_text[] =
 	"      --prom FILE        write Prometheus text-format metrics to FILE\n"
 	"      --topology FILE    links.csv: link name, endpoint A, endpoint B\n"
 	"      --paths FILE       paths.csv: src, dst, UDP source port, links in order\n"
+	"                         (further columns, or one field of space-separated names)\n"
 	"  -w, --window DURATION  time window of the per-flow series and of the baselines\n"
 	"                         (default: about a hundredth of the traces' span,\n"
 	"                         100us to 1s, printed; 1s when reading standard input)\n"

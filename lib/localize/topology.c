@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "lib/util/parse_num.h"
+#include "lib/util/util.h"
 
 #define MAX_FIELDS 64	/* a path of up to 61 links */
 
@@ -235,16 +236,24 @@ static int paths_row(struct topology *t, struct csv_row *row, char *why, size_t 
 			 row->fields[2]);
 		return -EINVAL;
 	}
+	/* Links as further columns, or as one field of space-separated names, or both. */
 	for (size_t i = 3; i < row->n_fields; i++) {
-		long idx;
-		if (!row->fields[i][0])
-			continue; /* trailing empty columns of a ragged file */
-		idx = topology_link_by_name(t, row->fields[i]);
-		if (idx < 0) {
-			snprintf(why, why_len, "link '%s' is not in links.csv", row->fields[i]);
-			return -EINVAL;
+		char *save = NULL;
+
+		for (char *name = strtok_r(row->fields[i], " \t", &save); name;
+		     name = strtok_r(NULL, " \t", &save)) {
+			long idx = topology_link_by_name(t, name);
+
+			if (idx < 0) {
+				snprintf(why, why_len, "link '%s' is not in links.csv", name);
+				return -EINVAL;
+			}
+			if (n == ARRAY_SIZE(links)) {
+				snprintf(why, why_len, "more than %zu links in one path", ARRAY_SIZE(links));
+				return -EINVAL;
+			}
+			links[n++] = (uint32_t)idx;
 		}
-		links[n++] = (uint32_t)idx;
 	}
 	if (topology_find_path(t, src, dst, (uint16_t)sport)) {
 		snprintf(why, why_len, "path %s -> %s udp_sport %s is listed twice",
