@@ -1,6 +1,7 @@
 /* main.c: agentxdp-analyze, rebuild every RoCE queue pair's timeline from captures. */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +47,8 @@ static const char usage_text[] =
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
 	"\n"
-	"Durations take a unit: 500us, 10ms, 1s. Exit status: 0 on success, 1 when a trace\n"
+	"Durations need a unit: 500us, 10ms, 1s (a bare number is an error; 0 is 0).\n"
+	"Exit status: 0 on success, 1 when a trace\n"
 	"was unreadable, truncated or corrupt (what was read is still analysed and written),\n"
 	"2 on a usage error, 128+N when signal N (SIGINT, SIGTERM, SIGHUP) stopped reading:\n"
 	"what was read is analysed and written, marked interrupted; a second signal aborts.\n"
@@ -91,6 +93,20 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* A duration option: a unit is required ("-w 10" is not taken as seconds). */
+static int duration_opt(const char *opt, const char *text, uint64_t min_ns, uint64_t max_ns,
+			const char *range, uint64_t *out)
+{
+	double bare;
+	int err = parse_duration_ns(text, DURATION_UNIT_REQUIRED, min_ns, max_ns, out);
+
+	if (!err)
+		return 0;
+	if (!parse_double(text, 0, INFINITY, &bare))
+		return usage_error("invalid %s '%s': a duration needs a unit (%s)", opt, text, range);
+	return usage_error("invalid %s '%s' (%s)", opt, text, range);
+}
+
 int main(int argc, char **argv)
 {
 	struct analyze_opts opts = {
@@ -98,7 +114,7 @@ int main(int argc, char **argv)
 		.max_samples_per_window = 1000,
 	};
 	uint64_t v;
-	int c;
+	int c, rc;
 
 	agentxdp_prog = "agentxdp-analyze";
 	umask(027); /* outputs 0640, folders 0750: traces and counters can be sensitive */
@@ -132,9 +148,9 @@ int main(int argc, char **argv)
 			opts.paths_csv = optarg;
 			break;
 		case 'w':
-			if (parse_duration_ns(optarg, 1000000000ull, 100000ull, 3600000000000ull, &v))
-				return usage_error("invalid --window '%s' (100us to 1h, e.g. 1s or 250ms)",
-						   optarg);
+			if ((rc = duration_opt("--window", optarg, 100000ull, 3600000000000ull,
+					       "100us to 1h, e.g. 1s or 250ms", &v)))
+				return rc;
 			opts.window_ns = v;
 			break;
 		case OPT_PORT:
@@ -150,8 +166,8 @@ int main(int argc, char **argv)
 			opts.max_samples_per_window = (uint32_t)v;
 			break;
 		case OPT_DEDUP:
-			if (parse_duration_ns(optarg, 1, 0, 1000000000ull, &v))
-				return usage_error("invalid --dedup '%s' (0 to 1s, e.g. 500ns)", optarg);
+			if ((rc = duration_opt("--dedup", optarg, 0, 1000000000ull, "0 to 1s, e.g. 500ns", &v)))
+				return rc;
 			opts.dedup_ns = v;
 			break;
 		case 'q':

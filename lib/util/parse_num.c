@@ -60,6 +60,8 @@ static int parse_with_unit(const char *s, const struct unit *units, double defau
 	if (end == s || errno == ERANGE || isnan(v) || isinf(v))
 		return -EINVAL;
 	if (!*end) {
+		if (default_scale == 0 && v != 0)
+			return -EINVAL; /* a unit is required: "10" is not 10 of anything */
 		*out = v * default_scale;
 		return 0;
 	}

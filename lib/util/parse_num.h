@@ -10,7 +10,11 @@
  */
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 int parse_double(const char *s, double min, double max, double *out);
-/* "250us", "1.5ms", "2s", "1m", "100ns"; a bare number uses default_unit_ns. */
+/*
+ * "250us", "1.5ms", "2s", "1m", "100ns"; a bare number uses default_unit_ns, or is -EINVAL
+ * when that is DURATION_UNIT_REQUIRED (a bare 0 is the same in every unit and is accepted).
+ */
+#define DURATION_UNIT_REQUIRED 0
 int parse_duration_ns(const char *s, uint64_t default_unit_ns, uint64_t min_ns, uint64_t max_ns,
 		      uint64_t *out);
 /* "128", "64k", "10M", "1G" (powers of 1024 when the suffix is k/M/G/KiB/MiB/GiB). */

@@ -45,6 +45,21 @@ fi
 "$A" >/dev/null 2>"$dir/err"
 expect_eq "analyze-cli no trace exit status" 2 $?
 
+# Issue #21: a duration without a unit is an error ("-w 10" was taken as 10 seconds although
+# the help says durations need a unit); a bare 0 is the same in every unit.
+for arg in "-w 10" "--window 0.5" "--dedup 500"; do
+	# shellcheck disable=SC2086 # the option and its value are two words
+	"$A" $arg x.pcap >/dev/null 2>"$dir/err"
+	rc=$?
+	if [ $rc -eq 2 ] && [ "$(wc -l <"$dir/err")" -eq 1 ] && grep -q "needs a unit" "$dir/err"; then
+		pass "analyze-cli unit-less duration '$arg'"
+	else
+		fail "analyze-cli unit-less duration '$arg'" "rc=$rc: $(head -n 1 "$dir/err")"
+	fi
+done
+"$A" --dedup 0 "$dir/missing.pcap" >/dev/null 2>"$dir/err"
+expect_eq "analyze-cli --dedup 0 needs no unit (exit 1: the missing trace)" 1 $?
+
 # Unreadable and non-capture files: exit 1, one line naming the file.
 "$A" "$dir/missing.pcap" -o "$dir/m.db" >/dev/null 2>"$dir/err"
 rc=$?
