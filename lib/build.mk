@@ -3,7 +3,8 @@
 #   util/      logging, checked number parsing, text buffers, sorting, robust statistics, util.h,
 #              bpf_util (the BPF tools' capability check and libbpf log callback)
 #   decode/    RoCE v2 frames -> struct roce_pkt (pure, bounds-checked)
-#   trace/     pcap/pcapng reading (with the capture's drop counters) and the pcapng writer
+#   trace/     pcap/pcapng reading (with the capture's drop counters), pcap-filter selection
+#              (libpcap's compiler, per link type) and the pcapng writer
 #   track/     per-QP request/ACK timelines -> struct flow_stats
 #   localize/  topology, signals, the search for the slow or lossy link -> struct finding
 #   store/     the SQLite database of an analysis
@@ -32,7 +33,7 @@ LIB_CORE_SRCS := \
 	lib/nic/nic_rates.c
 
 LIB_IO_SRCS := \
-	lib/trace/trace_reader.c lib/trace/trace_span.c lib/trace/pcapng_writer.c \
+	lib/trace/trace_reader.c lib/trace/trace_span.c lib/trace/trace_filter.c lib/trace/pcapng_writer.c \
 	lib/localize/topology.c \
 	lib/store/store_sqlite.c \
 	lib/export/export_json.c lib/export/export_csv.c lib/export/export_file.c lib/export/otlp_push.c \
