@@ -6,6 +6,20 @@
 #include <stdint.h>
 
 #define MAX_EXTRA_PORTS 8
+#define MAX_QP_SELECT 16
+
+struct trace_filter;
+struct trace_frame;
+struct roce_pkt;
+
+/* --dump's time column, as tcpdump's -t letters count: none, -t, -tt, -ttt, -tttt, -ttttt. */
+enum dump_time {
+	DUMP_TIME_SINCE_FIRST,		/* default and -ttttt: seconds since the first packet shown */
+	DUMP_TIME_NONE,			/* -t */
+	DUMP_TIME_EPOCH,		/* -tt: seconds since the epoch */
+	DUMP_TIME_DELTA,		/* -ttt: since the previous packet shown */
+	DUMP_TIME_DATE,			/* -tttt: local date and time */
+};
 
 struct analyze_opts {
 	const char **traces;		/* input files, "-" for stdin */
@@ -23,7 +37,20 @@ struct analyze_opts {
 	int n_extra_ports;
 	uint32_t max_samples_per_window; /* --sample-rows: latency rows kept per flow/kind/window, 0 = all */
 	uint64_t dedup_ns;		/* --dedup: identical packets this close are mirror copies */
+	struct trace_filter *filter;	/* pcap-filter expression (after -r, or --pcap-filter), NULL none */
+	uint32_t qps[MAX_QP_SELECT];	/* --qp: keep RoCE packets to these destination QPs */
+	int n_qps;
+	uint64_t max_frames;		/* -c: stop after this many selected frames, 0 = all */
+	enum dump_time dump_time;	/* --dump -t... */
 };
+
+/*
+ * The selection -r/--pcap-filter, --qp and -c make, the same in both modes:
+ * analyze_select_link() before decoding (1 keep, 0 leave out, -1 the filter cannot apply to
+ * this frame's link type: the one-line error is printed), analyze_select_qp() after.
+ */
+int analyze_select_link(const struct analyze_opts *opts, const struct trace_frame *f);
+int analyze_select_qp(const struct analyze_opts *opts, int decode_rc, const struct roce_pkt *p);
 
 /* Entry points of the two modes; each returns the process exit status. */
 int dump_traces(const struct analyze_opts *opts);

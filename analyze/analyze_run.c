@@ -22,6 +22,7 @@
 #include "lib/decode/roce_decode.h"
 #include "lib/store/store_sqlite.h"
 #include "lib/localize/topology.h"
+#include "lib/trace/trace_filter.h"
 #include "lib/trace/trace_reader.h"
 #include "lib/trace/trace_span.h"
 #include "lib/util/util.h"
@@ -472,11 +473,37 @@ static int run_start_tracker(struct analyze_run *r)
 	return 0;
 }
 
-/* Every frame of every trace through the decoder into the tracker. */
+int analyze_select_link(const struct analyze_opts *opts, const struct trace_frame *f)
+{
+	int m;
+
+	if (!opts->filter)
+		return 1;
+	m = trace_filter_match(opts->filter, f->linktype, f->data, f->caplen, f->origlen);
+	if (m < 0)
+		pr_err("%s\n", trace_filter_error(opts->filter));
+	return m;
+}
+
+int analyze_select_qp(const struct analyze_opts *opts, int decode_rc, const struct roce_pkt *p)
+{
+	if (!opts->n_qps)
+		return 1;
+	if (decode_rc != ROCE_DECODE_OK)
+		return 0;
+	for (int i = 0; i < opts->n_qps; i++)
+		if (p->dest_qp == opts->qps[i])
+			return 1;
+	return 0;
+}
+
+/* Every frame of every trace (that the filter, --qp and -c select) through the decoder into the tracker. */
 static int run_read_frames(struct analyze_run *r)
 {
+	const struct analyze_opts *opts = r->opts;
 	struct trace_frame frame;
 	struct roce_pkt pkt;
+	uint64_t frames = 0, selected = 0;
 	int rc;
 
 	while ((rc = trace_reader_next(r->tr, &frame)) != 0) {
@@ -488,9 +515,19 @@ static int run_read_frames(struct analyze_run *r)
 			r->status = 1;
 			continue;
 		}
+		frames++;
+		rc = analyze_select_link(opts, &frame);
+		if (rc <= 0) {
+			if (rc < 0)
+				r->status = 1;
+			continue;
+		}
 		cnt = &r->counts[frame.trace_index];
 		rc = roce_decode_frame(&r->dopts, frame.linktype, frame.data, frame.caplen, frame.origlen,
 				       frame.ts_ns, &pkt);
+		if (!analyze_select_qp(opts, rc, &pkt))
+			continue;
+		selected++;
 		if (rc == ROCE_DECODE_OK) {
 			cnt->roce++;
 			if (qp_tracker_add(r->t, &pkt, (uint32_t)frame.trace_index)) {
@@ -510,7 +547,13 @@ static int run_read_frames(struct analyze_run *r)
 		}
 		if (r->st && store_failed(r->st))
 			break;
+		if (opts->max_frames && selected == opts->max_frames)
+			break; /* -c */
 	}
+	if (opts->filter || opts->n_qps)
+		pr_info("%" PRIu64 " of %" PRIu64 " frames selected by%s%s%s\n", selected, frames,
+			opts->filter ? " the filter" : "", opts->filter && opts->n_qps ? " and" : "",
+			opts->n_qps ? " --qp" : "");
 	r->interrupted = stop_signal;
 	if (r->interrupted)
 		pr_err("interrupted by %s after %" PRIu64 " RoCE packets: finishing the analysis of what was read"

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "analyze/analyze_opts.h"
 #include "lib/util/log.h"
@@ -65,16 +66,45 @@ static void print_ext_fields(FILE *out, const struct roce_pkt *p)
 		fputs(" [reserved opcode]", out);
 }
 
-static void print_packet(FILE *out, const struct trace_frame *f, int n_traces, uint64_t t0_ns,
-			 const struct roce_pkt *p)
+/* The time column, as tcpdump's -t letters choose it; prev_ns is the previous packet shown. */
+static void print_time(FILE *out, enum dump_time how, uint64_t ts_ns, uint64_t t0_ns, uint64_t prev_ns)
+{
+	uint64_t t = ts_ns;
+	time_t sec;
+	struct tm tm;
+	char date[32];
+
+	switch (how) {
+	case DUMP_TIME_NONE:
+		return;
+	case DUMP_TIME_DATE:
+		sec = (time_t)(ts_ns / 1000000000u);
+		if (localtime_r(&sec, &tm) && strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", &tm)) {
+			fprintf(out, "%s.%09" PRIu64 " ", date, ts_ns % 1000000000u);
+			return;
+		}
+		break; /* a time localtime cannot show: seconds since the epoch */
+	case DUMP_TIME_DELTA:
+		t = ts_ns >= prev_ns ? ts_ns - prev_ns : 0;
+		break;
+	case DUMP_TIME_SINCE_FIRST:
+		t = ts_ns >= t0_ns ? ts_ns - t0_ns : 0;
+		break;
+	case DUMP_TIME_EPOCH:
+		break;
+	}
+	fprintf(out, "%" PRIu64 ".%09" PRIu64 " ", t / 1000000000u, t % 1000000000u);
+}
+
+static void print_packet(FILE *out, const struct trace_frame *f, const struct analyze_opts *opts,
+			 uint64_t t0_ns, uint64_t prev_ns, const struct roce_pkt *p)
 {
 	char src[64], dst[64];
-	uint64_t rel = f->ts_ns >= t0_ns ? f->ts_ns - t0_ns : 0;
 
-	if (n_traces > 1)
+	if (opts->n_traces > 1)
 		fprintf(out, "%d:", f->trace_index);
-	fprintf(out, "%" PRIu64 " %" PRIu64 ".%09" PRIu64 " ", f->frame_number, rel / 1000000000u,
-		rel % 1000000000u);
+	fprintf(out, "%" PRIu64 " ", f->frame_number);
+	print_time(out, opts->dump_time, f->ts_ns, t0_ns, prev_ns);
 	if (p->roce_version == 0 && !(p->headers & ROCE_H_GRH))
 		fprintf(out, "LID %u -> LID %u IB", p->ib_slid, p->ib_dlid);
 	else
@@ -119,7 +149,7 @@ int dump_traces(const struct analyze_opts *opts)
 	struct trace_frame frame;
 	struct roce_pkt pkt;
 	char err[512];
-	uint64_t t0_ns = 0;
+	uint64_t t0_ns = 0, prev_ns = 0, selected = 0;
 	bool have_t0 = false;
 	int status = 0, rc;
 
@@ -139,15 +169,26 @@ int dump_traces(const struct analyze_opts *opts)
 			status = 1;
 			continue;
 		}
-		if (!have_t0) {
-			t0_ns = frame.ts_ns;
-			have_t0 = true;
+		rc = analyze_select_link(opts, &frame);
+		if (rc <= 0) {
+			if (rc < 0)
+				status = 1;
+			continue;
 		}
 		rc = roce_decode_frame(&dopts, frame.linktype, frame.data, frame.caplen, frame.origlen,
 				       frame.ts_ns, &pkt);
+		if (!analyze_select_qp(opts, rc, &pkt))
+			continue;
+		/* Times count from the first frame selected, as in tcpdump's output of the same. */
+		if (!have_t0) {
+			t0_ns = prev_ns = frame.ts_ns;
+			have_t0 = true;
+		}
+		selected++;
 		if (rc == ROCE_DECODE_OK) {
 			counts.roce++;
-			print_packet(stdout, &frame, opts->n_traces, t0_ns, &pkt);
+			print_packet(stdout, &frame, opts, t0_ns, prev_ns, &pkt);
+			prev_ns = frame.ts_ns;
 		} else if (rc > 0) {
 			counts.other++;
 		} else {
@@ -155,6 +196,8 @@ int dump_traces(const struct analyze_opts *opts)
 			pr_debug("frame %" PRIu64 " of %s: malformed (%s)\n", frame.frame_number,
 				 trace_reader_path(tr, frame.trace_index), roce_decode_status_name(rc));
 		}
+		if (opts->max_frames && selected == opts->max_frames)
+			break; /* -c */
 	}
 	if (fflush(stdout) == EOF) {
 		pr_err("writing the dump: %s\n", strerror(errno));

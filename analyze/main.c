@@ -9,12 +9,14 @@
 #include <sys/stat.h>
 
 #include "analyze/analyze_opts.h"
+#include "lib/trace/trace_filter.h"
 #include "lib/util/log.h"
 #include "lib/util/parse_num.h"
 
 
 static const char usage_text[] =
 	"Usage: agentxdp-analyze [OPTIONS] TRACE...\n"
+	"       agentxdp-analyze [OPTIONS] -r TRACE [-r TRACE]... [FILTER]\n"
 	"\n"
 	"Rebuild every RoCE v2 queue pair's request/ACK timeline from pcap or pcapng\n"
 	"captures (agentxdp-capture's, tcpdump's, Wireshark's, ibdump's), measure latency,\n"
@@ -23,8 +25,20 @@ static const char usage_text[] =
 	"several traces (vantage points of one incident) are merged by time.\n"
 	"\n"
 	"Options:\n"
+	"  -r, --read FILE        read the trace FILE, as tcpdump -r (repeatable); the\n"
+	"                         words after the options are then a FILTER, not traces\n"
+	"      --pcap-filter EXPR only the frames that pcap-filter(7) EXPR selects, as\n"
+	"                         tcpdump would (compiled by libpcap per link type)\n"
+	"      --qp QPN           only RoCE packets to destination QP QPN (0x0011a8 or\n"
+	"                         decimal; repeatable: give both ends for both directions)\n"
+	"  -c, --count N          stop after N frames selected (by FILTER and --qp), as\n"
+	"                         tcpdump -c; the analysis covers those frames\n"
 	"  -o, --output FILE      write the analysis database (SQLite) to FILE\n"
 	"      --dump             print one line per RoCE packet (like tshark's summary)\n"
+	"  -t                     with --dump, the time column as tcpdump's letters: -t\n"
+	"                         none, -tt epoch seconds, -ttt since the previous line,\n"
+	"                         -tttt local date and time, -ttttt (the default) since\n"
+	"                         the first packet shown\n"
 	"      --json             print a JSON summary (flows, totals, findings) on stdout\n"
 	"      --csv DIR          write the main tables as CSV files into DIR\n"
 	"      --report DIR       also write the post-incident report into DIR\n"
@@ -48,15 +62,19 @@ static const char usage_text[] =
 	"  -V, --version          show the version and exit\n"
 	"\n"
 	"Durations need a unit: 500us, 10ms, 1s (a bare number is an error; 0 is 0).\n"
-	"Exit status: 0 on success, 1 when a trace\n"
-	"was unreadable, truncated or corrupt (what was read is still analysed and written),\n"
-	"2 on a usage error, 128+N when signal N (SIGINT, SIGTERM, SIGHUP) stopped reading:\n"
-	"what was read is analysed and written, marked interrupted; a second signal aborts.\n"
+	"Exit status: 0 on success, 1 when a trace was unreadable, truncated or corrupt\n"
+	"(what was read is still analysed and written), 2 on a usage error, 128+N when\n"
+	"signal N (SIGINT, SIGTERM, SIGHUP) stopped reading: what was read is analysed\n"
+	"and written, marked interrupted; a second signal aborts.\n"
 	"\n"
 	"Examples:\n"
 	"  agentxdp-analyze --dump trace.pcapng | head\n"
+	"  agentxdp-analyze --dump -tttt -c 20 -r trace.pcapng 'host 10.0.0.4'\n"
+	"  agentxdp-analyze -r x.pcapng 'host 10.0.0.4 and udp port 4791' -o x.db\n"
+	"  agentxdp-analyze --dump --qp 0x0011a8 trace.pcapng\n"
 	"  agentxdp-analyze trace.pcapng -o incident.db\n"
 	"  agentxdp-analyze leaf1.pcapng leaf2.pcapng -o incident.db --json\n"
+	"  agentxdp-analyze -r leaf1.pcapng -r leaf2.pcapng -o incident.db\n"
 	"  agentxdp-analyze trace.pcap --topology links.csv --paths paths.csv -o out.db\n"
 	"  tcpdump -i eth0 -w - udp port 4791 | agentxdp-analyze - -o live.db\n";
 
@@ -71,9 +89,15 @@ enum {
 	OPT_PORT,
 	OPT_SAMPLE_ROWS,
 	OPT_DEDUP,
+	OPT_PCAP_FILTER,
+	OPT_QP,
 };
 
 static const struct option long_options[] = {
+	{ "read", required_argument, NULL, 'r' },
+	{ "pcap-filter", required_argument, NULL, OPT_PCAP_FILTER },
+	{ "qp", required_argument, NULL, OPT_QP },
+	{ "count", required_argument, NULL, 'c' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "dump", no_argument, NULL, OPT_DUMP },
 	{ "json", no_argument, NULL, OPT_JSON },
@@ -107,20 +131,118 @@ static int duration_opt(const char *opt, const char *text, uint64_t min_ns, uint
 	return usage_error("invalid %s '%s' (%s)", opt, text, range);
 }
 
+/* The command line's frame selection: FILTER words after -r, or --pcap-filter. */
+#define MAX_READS 1024 /* -r options; positional traces have no limit */
+
+struct select_args {
+	const char *reads[MAX_READS];	/* -r FILE... */
+	int n_reads;
+	const char *pcap_filter;	/* --pcap-filter */
+	int tees;			/* how many -t letters */
+};
+
+/* Join the FILTER words as tcpdump does ("host", "10.0.0.4" -> "host 10.0.0.4"). */
+static char *join_words(char **words, int n)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < n; i++)
+		len += strlen(words[i]) + 1;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	s[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, words[i]);
+	}
+	return s;
+}
+
+/* Traces and filter from -r, the words after the options and --pcap-filter; 0 or an exit status. */
+static int finish_selection(struct analyze_opts *opts, struct select_args *sa, int argc, char **argv)
+{
+	char *joined = NULL, err[512];
+	const char *expr = sa->pcap_filter;
+	int rc;
+
+	if (sa->tees) {
+		if (!opts->dump)
+			return usage_error("%s", "-t sets --dump's time column: use it with --dump");
+		if (sa->tees > 5)
+			return usage_error("%s", "-t: at most -ttttt");
+		opts->dump_time = sa->tees == 5 ? DUMP_TIME_SINCE_FIRST : (enum dump_time)sa->tees;
+	}
+	if (sa->n_reads) {
+		opts->traces = sa->reads;
+		opts->n_traces = sa->n_reads;
+		if (optind < argc) {
+			if (expr)
+				return usage_error("%s", "a FILTER after the options and --pcap-filter: give one");
+			joined = join_words(&argv[optind], argc - optind);
+			if (!joined)
+				return usage_error("%s", strerror(ENOMEM));
+			expr = joined;
+		}
+	} else {
+		if (optind >= argc)
+			return usage_error("%s", "no trace given");
+		opts->traces = (const char **)&argv[optind];
+		opts->n_traces = argc - optind;
+	}
+	if (!expr || !*expr) {
+		free(joined);
+		return 0;
+	}
+	rc = trace_filter_new(&opts->filter, expr, err, sizeof(err));
+	free(joined);
+	if (rc)
+		return usage_error("%s", err);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct analyze_opts opts = {
 		.window_ns = 0, /* chosen from the traces' span */
 		.max_samples_per_window = 1000,
 	};
+	static struct select_args sa;
 	uint64_t v;
 	int c, rc;
 
 	agentxdp_prog = "agentxdp-analyze";
 	umask(027); /* outputs 0640, folders 0750: traces and counters can be sensitive */
 	opterr = 0; /* usage_error_getopt() prints the one line */
-	while ((c = getopt_long(argc, argv, ":o:w:qvhV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":r:c:o:tw:qvhV", long_options, NULL)) != -1) {
 		switch (c) {
+		case 'r':
+			if (!*optarg)
+				return usage_error("%s", "empty -r file name");
+			if (sa.n_reads == MAX_READS)
+				return usage_error("too many -r options (at most %d)", MAX_READS);
+			sa.reads[sa.n_reads++] = optarg;
+			break;
+		case OPT_PCAP_FILTER:
+			sa.pcap_filter = optarg;
+			break;
+		case OPT_QP:
+			if (parse_u64(optarg, 0, 0xffffff, &v))
+				return usage_error("invalid --qp '%s' (a 24-bit QP number, e.g. 0x0011a8)", optarg);
+			if (opts.n_qps == MAX_QP_SELECT)
+				return usage_error("too many --qp options (at most %d)", MAX_QP_SELECT);
+			opts.qps[opts.n_qps++] = (uint32_t)v;
+			break;
+		case 'c':
+			if (parse_u64(optarg, 1, UINT64_MAX, &v))
+				return usage_error("invalid --count '%s' (1 or more frames)", optarg);
+			opts.max_frames = v;
+			break;
+		case 't':
+			sa.tees++;
+			break;
 		case 'o':
 			if (!*optarg) /* else "cannot rename .tmp-XXXXXX into place" */
 				return usage_error("%s", "empty --output file name");
@@ -186,13 +308,15 @@ int main(int argc, char **argv)
 			return usage_error_getopt(c, argv);
 		}
 	}
-	if (optind >= argc)
-		return usage_error("%s", "no trace given");
-	opts.traces = (const char **)&argv[optind];
-	opts.n_traces = argc - optind;
+	if ((rc = finish_selection(&opts, &sa, argc, argv)))
+		return rc;
 
-	if (opts.dump)
-		return dump_traces(&opts);
-	analyze_catch_signals();
-	return analyze_traces(&opts);
+	if (opts.dump) {
+		rc = dump_traces(&opts);
+	} else {
+		analyze_catch_signals();
+		rc = analyze_traces(&opts);
+	}
+	trace_filter_free(opts.filter);
+	return rc;
 }
