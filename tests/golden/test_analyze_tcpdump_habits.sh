@@ -76,6 +76,41 @@ else
 	fi
 fi
 
+# A raw-IP trace (link type 101, the synthesizer's frames without their Ethernet header): the
+# filter is compiled for that link type, and one that cannot apply to it is one error, exit 1.
+if command -v tcpdump >/dev/null && command -v python3 >/dev/null &&
+	"$BIN/agentxdp-synth" -q -o "$dir/synp" --duration 1ms --seed 3 --format pcap >/dev/null 2>&1; then
+	python3 - "$dir/synp/trace.pcap" "$dir/raw.pcap" <<'PY'
+import struct, sys
+d = open(sys.argv[1], 'rb').read()
+out = bytearray(d[:20] + struct.pack('<I', 101))
+o = 24
+while o + 16 <= len(d):
+    ts, tf, cl, ol = struct.unpack('<IIII', d[o:o + 16])
+    out += struct.pack('<IIII', ts, tf, cl - 14, ol - 14) + d[o + 30:o + 16 + cl]
+    o += 16 + cl
+open(sys.argv[2], 'wb').write(out)
+PY
+	tcpdump -r "$dir/raw.pcap" -w - src host 198.18.0.10 2>/dev/null | lines - >"$dir/rawtd"
+	lines -r "$dir/raw.pcap" src host 198.18.0.10 >"$dir/rawours"
+	n=$(wc -l <"$dir/rawours")
+	if [ "$n" -gt 0 ] && [ "$n" -lt "$("$A" --dump "$dir/raw.pcap" 2>/dev/null | wc -l)" ] &&
+		cmp -s "$dir/rawtd" "$dir/rawours"; then
+		pass "analyze-habits filter over raw IP = tcpdump's selection ($n packets)"
+	else
+		fail "analyze-habits filter over raw IP" "$n lines vs tcpdump's $(wc -l <"$dir/rawtd")"
+	fi
+	"$A" -q -r "$dir/raw.pcap" ether host 02:00:00:00:00:01 -o "$dir/raw.db" 2>"$dir/err"
+	rc=$?
+	if [ $rc -eq 1 ] && [ "$(wc -l <"$dir/err")" -eq 1 ] && grep -q "cannot apply to link type 12" "$dir/err"; then
+		pass "analyze-habits filter not for the link type ($(cut -c1-80 "$dir/err"))"
+	else
+		fail "analyze-habits filter not for the link type" "rc=$rc: $(head -n 2 "$dir/err")"
+	fi
+else
+	skip analyze-habits-raw-ip "needs tcpdump and python3"
+fi
+
 # A filter libpcap cannot compile, a bad -c or --qp, -t without --dump: exit 2, one line saying so.
 while IFS='|' read -r args why; do
 	args=${args//TRACE/$t}
