@@ -18,21 +18,21 @@
 #define MAX_IFACES PCAPNG_DROPS_MAX_IFACES
 #define HEAD_MAX 28		/* block header + the EPB's fixed fields */
 
-static uint32_t rd32(const uint8_t *q, bool swapped)
+uint32_t pcapng_get32(const uint8_t *q, bool swapped)
 {
 	return swapped ? (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3]
 		       : get_le32(q);
 }
 
-static uint16_t rd16(const uint8_t *q, bool swapped)
+uint16_t pcapng_get16(const uint8_t *q, bool swapped)
 {
 	return swapped ? (uint16_t)(q[0] << 8 | q[1]) : get_le16(q);
 }
 
-static uint64_t rd64(const uint8_t *q, bool swapped)
+uint64_t pcapng_get64(const uint8_t *q, bool swapped)
 {
 	/* A 64-bit option value is in the section's byte order. */
-	uint64_t a = rd32(q, swapped), b = rd32(q + 4, swapped);
+	uint64_t a = pcapng_get32(q, swapped), b = pcapng_get32(q + 4, swapped);
 	return swapped ? a << 32 | b : b << 32 | a;
 }
 
@@ -53,33 +53,46 @@ static void end_section(struct pcapng_drops_walker *w)
  *   |  Option Code  | Option Length |
  *   +---------------+---------------+
  *   /  Value (padded to 32 bits)    /
- * Calls back for the one 64-bit counter code we care about in this block type.
  */
+int pcapng_option_next(const uint8_t *p, size_t len, size_t *off, bool swapped, uint16_t *code,
+		       const uint8_t **val, uint16_t *vlen)
+{
+	size_t padded;
+
+	if (*off > len || len - *off < 4)
+		return 0; /* options may end without opt_endofopt */
+	*code = pcapng_get16(p + *off, swapped);
+	*vlen = pcapng_get16(p + *off + 2, swapped);
+	padded = ((size_t)*vlen + 3) & ~(size_t)3;
+	*off += 4;
+	if (*code == OPT_ENDOFOPT)
+		return 0;
+	if (padded > len - *off)
+		return -1;
+	*val = p + *off;
+	*off += padded;
+	return 1;
+}
+
+/* The one or two 64-bit counter codes we care about in this block type. */
 static int walk_options(const uint8_t *p, size_t len, bool swapped, uint16_t want_a,
 			uint64_t *val_a, bool *has_a, uint16_t want_b, uint64_t *val_b, bool *has_b)
 {
 	size_t off = 0;
+	uint16_t code, olen;
+	const uint8_t *val;
+	int rc;
 
-	while (off + 4 <= len) {
-		uint16_t code = rd16(p + off, swapped);
-		uint16_t olen = rd16(p + off + 2, swapped);
-		size_t padded = ((size_t)olen + 3) & ~(size_t)3;
-
-		off += 4;
-		if (code == OPT_ENDOFOPT)
-			return 0;
-		if (padded > len - off)
-			return -1;
+	while ((rc = pcapng_option_next(p, len, &off, swapped, &code, &val, &olen)) == 1) {
 		if (olen == 8 && code == want_a) {
-			*val_a = rd64(p + off, swapped);
+			*val_a = pcapng_get64(val, swapped);
 			*has_a = true;
 		} else if (olen == 8 && want_b && code == want_b) {
-			*val_b = rd64(p + off, swapped);
+			*val_b = pcapng_get64(val, swapped);
 			*has_b = true;
 		}
-		off += padded;
 	}
-	return 0; /* options may end without opt_endofopt */
+	return rc;
 }
 
 uint64_t pcapng_drops_total(const struct pcapng_drops *d)
@@ -141,7 +154,7 @@ static uint32_t block_header(struct pcapng_drops_walker *w, const uint8_t *h)
 		stop(w, "first block is not a section header");
 		return 0;
 	}
-	total = rd32(h + 4, w->swapped);
+	total = pcapng_get32(h + 4, w->swapped);
 	if (total < 12 || total % 4) {
 		stop(w, "bad block length");
 		return 0;
@@ -152,11 +165,11 @@ static uint32_t block_header(struct pcapng_drops_walker *w, const uint8_t *h)
 /* Where the options of a block start, from its first min(total, HEAD_MAX) bytes; total - 4: none. */
 static uint32_t options_start(const struct pcapng_drops_walker *w, const uint8_t *head, uint32_t total)
 {
-	uint32_t type = rd32(head, w->swapped), body_len = total - 12;
+	uint32_t type = pcapng_get32(head, w->swapped), body_len = total - 12;
 
 	if (type == BT_EPB && body_len >= 20) {
 		/* if_id, ts high, ts low, caplen, origlen, data padded to 4, options */
-		size_t data_len = ((size_t)rd32(head + 20, w->swapped) + 3) & ~(size_t)3;
+		size_t data_len = ((size_t)pcapng_get32(head + 20, w->swapped) + 3) & ~(size_t)3;
 
 		if (data_len <= body_len - 20)
 			return 28 + (uint32_t)data_len;
@@ -177,7 +190,7 @@ static void block_done(struct pcapng_drops_walker *w, const uint8_t *head, uint3
 		stop(w, "trailing block length differs");
 		return;
 	}
-	type = rd32(head, w->swapped);
+	type = pcapng_get32(head, w->swapped);
 	if (type == BT_EPB && opts) {
 		uint64_t drops = 0, unused = 0;
 		bool has = false, unused_has = false;
@@ -190,14 +203,14 @@ static void block_done(struct pcapng_drops_walker *w, const uint8_t *head, uint3
 		}
 	} else if (type == BT_PB && body_len >= 4) {
 		/* obsolete: if_id (2), drops_count (2), ... ; 0xffff = not known */
-		uint16_t drops = rd16(head + 10, w->swapped);
+		uint16_t drops = pcapng_get16(head + 10, w->swapped);
 
 		if (drops != 0xffff) {
 			out->pb_drops_sum += drops;
 			out->has_pb_drops = true;
 		}
 	} else if (type == BT_ISB && body_len >= 12 && opts) {
-		uint32_t if_id = rd32(head + 8, w->swapped);
+		uint32_t if_id = pcapng_get32(head + 8, w->swapped);
 		uint64_t ifdrop = 0, osdrop = 0;
 		bool has_if = false, has_os = false;
 
@@ -253,7 +266,7 @@ static void block_piece(struct pcapng_drops_walker *w, const uint8_t *p, size_t 
 		size_t opts_len = total - 4 - w->opts_start;
 
 		block_done(w, w->head, total, opts_len <= PCAPNG_DROPS_OPTIONS_MAX ? w->opts : NULL, opts_len,
-			   rd32(w->trailer, w->swapped));
+			   pcapng_get32(w->trailer, w->swapped));
 		w->block_pos = 0;
 		w->block_total = 0;
 		w->opts_known = false;
@@ -331,7 +344,7 @@ void pcapng_drops_feed(struct pcapng_drops_walker *w, const uint8_t *p, size_t n
 				/* the usual case: the whole block is here */
 				uint32_t os = options_start(w, p, total);
 
-				block_done(w, p, total, p + os, total - 4 - os, rd32(p + total - 4, w->swapped));
+				block_done(w, p, total, p + os, total - 4 - os, pcapng_get32(p + total - 4, w->swapped));
 				p += total;
 				n -= total;
 				continue;

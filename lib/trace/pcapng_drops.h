@@ -8,6 +8,17 @@
 
 #define PCAPNG_SHB_TYPE 0x0a0d0d0au
 
+/* A value in the section's byte order (swapped: the section was written big-endian). */
+uint16_t pcapng_get16(const uint8_t *q, bool swapped);
+uint32_t pcapng_get32(const uint8_t *q, bool swapped);
+uint64_t pcapng_get64(const uint8_t *q, bool swapped);
+/*
+ * The option at *off in a block's options (p, len), *off moved past it: 1 with its code and
+ * value (*val, *vlen bytes, inside p), 0 at opt_endofopt or the end, -1 when it overruns.
+ */
+int pcapng_option_next(const uint8_t *p, size_t len, size_t *off, bool swapped, uint16_t *code,
+		       const uint8_t **val, uint16_t *vlen);
+
 struct pcapng_drops {
 	uint64_t blocks;		/* blocks walked */
 	uint64_t epb_dropcount_sum;	/* EPB epb_dropcount (drops since the previous packet): summed */
