@@ -1,4 +1,8 @@
-/* trace_reader.c: pcap/pcapng files (or stdin) through libpcap, merged by timestamp, with per-file health. */
+/*
+ * trace_reader.c: pcap/pcapng files (or stdin) through libpcap, merged by timestamp, with
+ * per-file health. A pcapng that libpcap refuses for its mixed link types is read again
+ * with our own block reader (pcapng_frames), each frame with its interface's link type.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <pcap/pcap.h>
@@ -13,7 +17,9 @@
 #include <unistd.h>
 
 #include "lib/trace/pcapng_drops.h"
+#include "lib/trace/pcapng_frames.h"
 #include "lib/trace/trace_reader.h"
+#include "lib/util/util.h"
 
 #define INPUT_BUFFER_BYTES (256 * 1024)
 
@@ -23,11 +29,18 @@ struct trace_input {
 	int linktype;
 	uint64_t frame_number;		/* frames read so far */
 	struct trace_health health;
-	/* The frame waiting in the merge heap (valid until the next pcap_next_ex on this input). */
+	/* The frame waiting in the merge heap (valid until the next read on this input). */
 	bool pending;
 	uint64_t pending_ns;
-	struct pcap_pkthdr *pending_hdr;
+	uint32_t pending_caplen, pending_origlen;
+	int pending_linktype;
 	const u_char *pending_data;
+	/* Our own pcapng reader, once libpcap refused the file for its mixed link types. */
+	FILE *own_fp;			/* NULL: not in use (or ended) */
+	struct pcapng_frames own;
+	uint8_t *block;			/* the block being read */
+	size_t block_cap;
+	uint64_t own_skip;		/* frames libpcap delivered already: read past them */
 	bool error_unreported;		/* reading stopped on an error not yet returned by next() */
 	int fd;				/* what the stream reads, -1 once closed */
 	struct pcapng_drops_walker *drops; /* until the input ended */
@@ -123,6 +136,149 @@ static int frame_time_ns(const struct pcap_pkthdr *hdr, uint64_t *ns)
 	return 0;
 }
 
+/* The frame just read becomes the input's pending one; its health counts it. */
+static void input_take(struct trace_input *in, uint64_t ts, uint32_t caplen, uint32_t origlen, int linktype,
+		       const u_char *data)
+{
+	struct trace_health *h = &in->health;
+
+	if (h->frames == 0)
+		h->first_ns = ts;
+	else if (ts < h->last_ns)
+		h->ts_backwards++;
+	if (h->frames == 0 || ts > h->last_ns)
+		h->last_ns = ts;
+	h->frames++;
+	h->bytes += caplen;
+	in->frame_number++;
+	in->pending = true;
+	in->pending_ns = ts;
+	in->pending_caplen = caplen;
+	in->pending_origlen = origlen;
+	in->pending_linktype = linktype;
+	in->pending_data = data;
+}
+
+/* Reading of this input is over: close what reads it, settle its drop counters. */
+static void input_end(struct trace_input *in)
+{
+	if (in->pcap)
+		pcap_close(in->pcap);
+	in->pcap = NULL;
+	if (in->own_fp)
+		fclose(in->own_fp);
+	in->own_fp = NULL;
+	pcapng_frames_free(&in->own);
+	free(in->block);
+	in->block = NULL;
+	in->block_cap = 0;
+	input_drops_done(in);
+}
+
+/* Reading stopped on an error (reason): interrupted by us, or a truncated or corrupt input. */
+static void input_failed(struct trace_input *in, const char *reason)
+{
+	if (interrupted) {
+		/* Our own read gave up on a signal: the input is not corrupt, it was cut short. */
+		snprintf(in->health.stop_reason, sizeof(in->health.stop_reason), "interrupted");
+		return;
+	}
+	in->health.truncated = 1;
+	if (!in->health.stop_reason[0])
+		snprintf(in->health.stop_reason, sizeof(in->health.stop_reason), "%s", reason);
+	in->error_unreported = true;
+}
+
+static FILE *input_stream(struct trace_input *in);
+
+/*
+ * libpcap 1.10 refuses a pcapng whose interfaces differ in link type or snapshot length
+ * ("an interface has a type 113 different from the type of the first interface").
+ */
+static bool pcap_refused_mixed(pcap_t *pcap)
+{
+	return strstr(pcap_geterr(pcap), "different from the") && strstr(pcap_geterr(pcap), "of the first interface");
+}
+
+/*
+ * Read the file again from its start with our own pcapng reader, past the frames libpcap
+ * delivered, and the drop counters again with it. Needs a file that can be read twice: a
+ * pipe cannot (-1, the reason in stop_reason).
+ */
+static int input_switch_to_own(struct trace_input *in)
+{
+	int fd = dup(in->fd);
+
+	pcap_close(in->pcap); /* closes in->fd */
+	in->pcap = NULL;
+	in->fd = fd;
+	if (fd < 0 || lseek(fd, 0, SEEK_SET) != 0) {
+		snprintf(in->health.stop_reason, sizeof(in->health.stop_reason),
+			 "interfaces of different link types, which libpcap refuses, and %s",
+			 fd < 0 ? strerror(errno) : "this input cannot be read twice (give the file, not a pipe)");
+		return -1;
+	}
+	if (in->drops)
+		pcapng_drops_walker_init(in->drops);
+	in->own_fp = input_stream(in);
+	if (!in->own_fp) {
+		snprintf(in->health.stop_reason, sizeof(in->health.stop_reason), "%s", strerror(errno));
+		return -1;
+	}
+	pcapng_frames_init(&in->own);
+	in->own_skip = in->frame_number;
+	return 0;
+}
+
+/* The next frame of our own pcapng reader: 1, 0 at a clean end, -1 with *reason. */
+static int own_next(struct trace_input *in, struct pcapng_frame *f, const char **reason)
+{
+	for (;;) {
+		uint8_t hdr[12];
+		uint32_t total;
+		size_t got = fread(hdr, 1, sizeof(hdr), in->own_fp);
+		int rc;
+
+		if (got == 0 && feof(in->own_fp))
+			return 0;
+		if (got < sizeof(hdr)) {
+			*reason = ferror(in->own_fp) ? strerror(errno) : "truncated block header";
+			return -1;
+		}
+		if (pcapng_frames_block_length(&in->own, hdr, &total, reason))
+			return -1;
+		if (util_ensure_mem((void **)&in->block, &in->block_cap, 1, total)) {
+			*reason = strerror(ENOMEM);
+			return -1;
+		}
+		memcpy(in->block, hdr, sizeof(hdr));
+		if (fread(in->block + sizeof(hdr), 1, total - sizeof(hdr), in->own_fp) != total - sizeof(hdr)) {
+			*reason = ferror(in->own_fp) ? strerror(errno) : "truncated block";
+			return -1;
+		}
+		rc = pcapng_frames_block(&in->own, in->block, total, f, reason);
+		if (rc)
+			return rc;
+	}
+}
+
+static void input_fetch_own(struct trace_input *in)
+{
+	struct pcapng_frame f;
+	const char *reason = NULL;
+	int rc;
+
+	while ((rc = own_next(in, &f, &reason)) == 1 && in->own_skip > 0)
+		in->own_skip--; /* libpcap delivered this one already */
+	if (rc == 1) {
+		input_take(in, f.ts_ns, f.caplen, f.origlen, f.linktype, f.data);
+		return;
+	}
+	if (rc < 0)
+		input_failed(in, reason);
+	input_end(in);
+}
+
 /* Read the next frame of one input into its pending slot; record how reading stopped. */
 static void input_fetch(struct trace_input *in)
 {
@@ -132,6 +288,10 @@ static void input_fetch(struct trace_input *in)
 	int rc;
 
 	in->pending = false;
+	if (in->own_fp) {
+		input_fetch_own(in);
+		return;
+	}
 	if (!in->pcap)
 		return;
 	rc = pcap_next_ex(in->pcap, &hdr, &data);
@@ -140,37 +300,20 @@ static void input_fetch(struct trace_input *in)
 			 "timestamp %lld s is past the year 2262", (long long)hdr->ts.tv_sec);
 		rc = PCAP_ERROR;
 	} else if (rc == 1) {
-		struct trace_health *h = &in->health;
-
-		if (h->frames == 0)
-			h->first_ns = ts;
-		else if (ts < h->last_ns)
-			h->ts_backwards++;
-		if (h->frames == 0 || ts > h->last_ns)
-			h->last_ns = ts;
-		h->frames++;
-		h->bytes += hdr->caplen;
-		in->frame_number++;
-		in->pending = true;
-		in->pending_ns = ts;
-		in->pending_hdr = hdr;
-		in->pending_data = data;
+		input_take(in, ts, hdr->caplen, hdr->len, in->linktype, data);
 		return;
 	}
-	if (rc == PCAP_ERROR && interrupted) {
-		/* Our own read gave up on a signal: the input is not corrupt, it was cut short. */
-		snprintf(in->health.stop_reason, sizeof(in->health.stop_reason), "interrupted");
-	} else if (rc == PCAP_ERROR) {
-		in->health.truncated = 1;
-		if (!in->health.stop_reason[0])
-			snprintf(in->health.stop_reason, sizeof(in->health.stop_reason), "%s",
-				 pcap_geterr(in->pcap));
-		in->error_unreported = true;
+	if (rc == PCAP_ERROR && !interrupted && pcap_refused_mixed(in->pcap)) {
+		if (input_switch_to_own(in) == 0) {
+			input_fetch_own(in);
+			return;
+		}
+		rc = PCAP_ERROR;
 	}
 	/* PCAP_ERROR_BREAK: the end of the file. Either way this input is finished. */
-	pcap_close(in->pcap);
-	in->pcap = NULL;
-	input_drops_done(in);
+	if (rc == PCAP_ERROR)
+		input_failed(in, in->pcap ? pcap_geterr(in->pcap) : "");
+	input_end(in);
 }
 
 /*
@@ -202,6 +345,21 @@ static int input_stream_close(void *cookie)
 
 	in->fd = -1;
 	return rc;
+}
+
+/* A buffered stream over in->fd through input_stream_read; NULL with errno. */
+static FILE *input_stream(struct trace_input *in)
+{
+	FILE *fp = fopencookie(in, "r", (cookie_io_functions_t){ .read = input_stream_read, .close = input_stream_close });
+
+	if (fp && setvbuf(fp, NULL, _IOFBF, INPUT_BUFFER_BYTES)) {
+		fclose(fp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (fp)
+		__fsetlocking(fp, FSETLOCKING_BYCALLER); /* one thread reads it: no stdio locks */
+	return fp;
 }
 
 /* Open one input, or return -1 with a one-line message. */
@@ -242,14 +400,11 @@ static int input_open(struct trace_input *in, const char *path, char *err, size_
 		return -1;
 	}
 	pcapng_drops_walker_init(in->drops);
-	fp = fopencookie(in, "r", (cookie_io_functions_t){ .read = input_stream_read, .close = input_stream_close });
-	if (!fp || setvbuf(fp, NULL, _IOFBF, INPUT_BUFFER_BYTES)) {
+	fp = input_stream(in);
+	if (!fp) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno ? errno : ENOMEM));
-		if (fp)
-			fclose(fp);
 		return -1;
 	}
-	__fsetlocking(fp, FSETLOCKING_BYCALLER); /* one thread reads it: no stdio locks */
 	if (is_stdin) {
 		/* libpcap 1.10 words an empty standard input differently from run to run
 		 * ("truncated dump file" or "unknown file format"): look for a first byte. */
@@ -332,12 +487,10 @@ static void stop_interrupted(struct trace_reader *tr)
 	for (int i = 0; i < tr->n; i++) {
 		struct trace_input *in = &tr->inputs[i];
 
-		if (!in->pcap)
+		if (!in->pcap && !in->own_fp)
 			continue;
 		snprintf(in->health.stop_reason, sizeof(in->health.stop_reason), "interrupted");
-		pcap_close(in->pcap);
-		in->pcap = NULL;
-		input_drops_done(in);
+		input_end(in);
 	}
 	tr->heap_len = 0;
 }
@@ -370,9 +523,9 @@ int trace_reader_next(struct trace_reader *tr, struct trace_frame *frame)
 	int idx = heap_pop(tr);
 	struct trace_input *in = &tr->inputs[idx];
 	frame->ts_ns = in->pending_ns;
-	frame->caplen = in->pending_hdr->caplen;
-	frame->origlen = in->pending_hdr->len;
-	frame->linktype = in->linktype;
+	frame->caplen = in->pending_caplen;
+	frame->origlen = in->pending_origlen;
+	frame->linktype = in->pending_linktype;
 	frame->trace_index = idx;
 	frame->frame_number = in->frame_number;
 	frame->data = in->pending_data;
@@ -405,9 +558,8 @@ void trace_reader_close(struct trace_reader *tr)
 	if (!tr)
 		return;
 	for (int i = 0; tr->inputs && i < tr->n; i++) {
-		if (tr->inputs[i].pcap)
-			pcap_close(tr->inputs[i].pcap);
-		else if (tr->inputs[i].fd > STDERR_FILENO)
+		input_end(&tr->inputs[i]); /* a stream closes its fd (fd -1) */
+		if (tr->inputs[i].fd > STDERR_FILENO)
 			close(tr->inputs[i].fd);
 		free(tr->inputs[i].drops);
 		free(tr->inputs[i].path);
