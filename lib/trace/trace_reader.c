@@ -22,6 +22,7 @@
 #include "lib/util/util.h"
 
 #define INPUT_BUFFER_BYTES (256 * 1024)
+#define LINKTYPE_RAW 101
 
 struct trace_input {
 	char *path;
@@ -271,7 +272,9 @@ static void input_fetch_own(struct trace_input *in)
 	while ((rc = own_next(in, &f, &reason)) == 1 && in->own_skip > 0)
 		in->own_skip--; /* libpcap delivered this one already */
 	if (rc == 1) {
-		input_take(in, f.ts_ns, f.caplen, f.origlen, f.linktype, f.data);
+		/* Files hold LINKTYPE_* values; libpcap hands out DLT_*: they differ for raw IP. */
+		input_take(in, f.ts_ns, f.caplen, f.origlen, f.linktype == LINKTYPE_RAW ? DLT_RAW : f.linktype,
+			   f.data);
 		return;
 	}
 	if (rc < 0)

@@ -14,6 +14,7 @@
 #include "lib/trace/pcapng_writer.h"
 #include "lib/trace/pcapng_drops.h"
 #include "lib/trace/trace_reader.h"
+#include "lib/util/util.h"
 
 static char tmp_paths[8][64];
 static int n_tmp;
@@ -511,6 +512,173 @@ static void test_project_pcapng_writer(void **state)
 	trace_reader_close(tr);
 }
 
+/* A pcapng built block by block, in either byte order. */
+struct mx_file {
+	uint8_t b[4096];
+	size_t n;
+	bool big;
+};
+
+static void mx_put(struct mx_file *g, uint64_t v, int bytes)
+{
+	for (int i = 0; i < bytes; i++)
+		g->b[g->n++] = (uint8_t)(v >> 8 * (g->big ? bytes - 1 - i : i));
+}
+
+static void mx_block(struct mx_file *g, uint32_t type, const uint8_t *body, size_t len)
+{
+	size_t padded = (len + 3) & ~(size_t)3;
+
+	mx_put(g, type, 4);
+	mx_put(g, 12 + padded, 4);
+	memcpy(g->b + g->n, body, len);
+	memset(g->b + g->n + len, 0, padded - len);
+	g->n += padded;
+	mx_put(g, 12 + padded, 4);
+}
+
+/* The body of a block in the file's byte order: put into a second mx_file, then mx_block. */
+static void mx_shb(struct mx_file *g, bool big)
+{
+	struct mx_file body = { .big = big };
+
+	g->big = big;
+	mx_put(&body, 0x1a2b3c4d, 4);
+	mx_put(&body, 1, 2);
+	mx_put(&body, 0, 2);
+	mx_put(&body, UINT64_MAX, 8);
+	mx_block(g, 0x0a0d0d0a, body.b, body.n);
+}
+
+/* An IDB; tsresol 0xff: none given; tsoffset in seconds. */
+static void mx_idb(struct mx_file *g, uint16_t linktype, uint32_t snaplen, uint8_t tsresol, int64_t tsoffset)
+{
+	struct mx_file body = { .big = g->big };
+
+	mx_put(&body, linktype, 2);
+	mx_put(&body, 0, 2);
+	mx_put(&body, snaplen, 4);
+	if (tsresol != 0xff) {
+		mx_put(&body, 9, 2);
+		mx_put(&body, 1, 2);
+		mx_put(&body, tsresol, 4); /* the value byte first: only in little-endian order */
+		if (g->big)
+			body.b[body.n - 4] = tsresol, body.b[body.n - 1] = 0;
+	}
+	if (tsoffset) {
+		mx_put(&body, 14, 2);
+		mx_put(&body, 8, 2);
+		mx_put(&body, (uint64_t)tsoffset, 8);
+	}
+	mx_put(&body, 0, 4); /* opt_endofopt */
+	mx_block(g, 1, body.b, body.n);
+}
+
+/* type 6 EPB, 2 PB (if_id 16 bits, drops 0xffff), 3 SPB (no time); the frame is len bytes of mark. */
+static void mx_packet(struct mx_file *g, uint32_t type, uint32_t if_id, uint64_t ts, uint8_t mark, uint32_t len)
+{
+	struct mx_file body = { .big = g->big };
+
+	if (type == 3) {
+		mx_put(&body, len + 8, 4); /* original length: the snapshot length cut it */
+	} else {
+		if (type == 2) {
+			mx_put(&body, if_id, 2);
+			mx_put(&body, 0xffff, 2);
+		} else {
+			mx_put(&body, if_id, 4);
+		}
+		mx_put(&body, ts >> 32, 4);
+		mx_put(&body, ts & 0xffffffffu, 4);
+		mx_put(&body, len, 4);
+		mx_put(&body, len, 4);
+	}
+	memset(body.b + body.n, mark, len);
+	body.n += len;
+	mx_block(g, type, body.b, body.n);
+}
+
+static const char *mx_write(const struct mx_file *g)
+{
+	const char *path = tmp_path();
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(g->b, 1, g->n, f), g->n);
+	fclose(f);
+	return path;
+}
+
+/*
+ * mergecap of an Ethernet and a Linux cooked capture: libpcap refuses a pcapng whose
+ * interfaces differ in link type. Two sections (big-endian, then little-endian), per-interface
+ * if_tsresol and if_tsoffset, EPB, obsolete PB and SPB: every frame with its interface's link type.
+ */
+static void test_pcapng_mixed_link_types(void **state)
+{
+	struct mx_file g = { 0 };
+	struct trace_reader *tr;
+	struct trace_frame f;
+	const char *path;
+	char err[256];
+	const struct {
+		int linktype;
+		uint64_t ts_ns;
+		uint8_t mark;
+		uint32_t caplen;
+	} want[] = {
+		{ DLT_EN10MB, 1700000000123456000ull, 0xa1, 60 },	/* us, EPB */
+		{ DLT_LINUX_SLL, 1700000100500000000ull, 0xa2, 62 },	/* 2^-2 s, offset 100 s, EPB */
+		{ DLT_LINUX_SLL, 1700000100750000000ull, 0xa3, 62 },	/* the same, obsolete PB */
+		{ DLT_RAW, 1700000000000000001ull, 0xb1, 32 },		/* second section: ns, LINKTYPE_RAW */
+		{ DLT_EN10MB, 1700000000000000002ull, 0xb2, 60 },
+		{ DLT_RAW, 0, 0xb3, 32 },				/* SPB: no time, 40 bytes cut at 32 */
+	};
+	int n = 0;
+
+	mx_shb(&g, true);
+	mx_idb(&g, DLT_EN10MB, 0, 0xff, 0);
+	mx_idb(&g, DLT_LINUX_SLL, 0, 0x82, 100);
+	mx_packet(&g, 6, 0, 1700000000123456ull, 0xa1, 60);
+	mx_packet(&g, 6, 1, 1700000000ull * 4 + 2, 0xa2, 62);
+	mx_packet(&g, 2, 1, 1700000000ull * 4 + 3, 0xa3, 62);
+	mx_shb(&g, false);
+	mx_idb(&g, 101 /* LINKTYPE_RAW */, 32, 9, 0);
+	mx_idb(&g, DLT_EN10MB, 0, 9, 0);
+	mx_packet(&g, 6, 0, 1700000000000000001ull, 0xb1, 32);
+	mx_packet(&g, 6, 1, 1700000000000000002ull, 0xb2, 60);
+	mx_packet(&g, 3, 0, 0, 0xb3, 32);
+	path = mx_write(&g);
+
+	assert_int_equal(trace_reader_open(&tr, &path, 1, err, sizeof(err)), 0);
+	while (trace_reader_next(tr, &f) == 1) {
+		assert_true(n < (int)ARRAY_SIZE(want));
+		assert_int_equal(f.linktype, want[n].linktype);
+		assert_int_equal(f.ts_ns, want[n].ts_ns);
+		assert_int_equal(f.caplen, want[n].caplen);
+		assert_int_equal(f.frame_number, (uint64_t)n + 1);
+		for (uint32_t i = 0; i < f.caplen; i++)
+			assert_int_equal(f.data[i], want[n].mark);
+		n++;
+	}
+	assert_int_equal(n, ARRAY_SIZE(want));
+	assert_string_equal(trace_reader_error(tr), "");
+	assert_int_equal(trace_reader_health(tr, 0)->truncated, 0);
+	trace_reader_close(tr);
+
+	/* A packet on an interface the section never described: corrupt, the frames before it kept. */
+	g.n -= 12 + 4 + 32;
+	mx_packet(&g, 6, 7, 1700000000000000003ull, 0xb4, 40);
+	path = mx_write(&g);
+	n = 0;
+	assert_int_equal(trace_reader_open(&tr, &path, 1, err, sizeof(err)), 0);
+	while (trace_reader_next(tr, &f) == 1)
+		n++;
+	assert_int_equal(n, 5);
+	assert_non_null(strstr(trace_reader_error(tr), "after 5 frames: packet on an interface not described"));
+	trace_reader_close(tr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -522,6 +690,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_pcapng_walk_malformed, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_drops_stream_pieces, cleanup),
 		cmocka_unit_test_teardown(test_project_pcapng_writer, cleanup),
+		cmocka_unit_test_teardown(test_pcapng_mixed_link_types, cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
