@@ -247,12 +247,26 @@ def pcapng_seeds(frames):
     s["ng-infiniband"] = shb() + idb(247) + epb(frames["ib-local"], ts) + epb(frames["ib-global"], ts + 1)
     s["ng-truncated"] = (shb() + idb() + epb(frames["cm-req"], ts))[:-30]
     s["ng-big-endian"] = block_be_shb()
+    s["ng-mixed-linktypes"] = mixed_linktypes(frames, ts)
     # classic pcap with nanosecond magic, for libpcap's other path
     hdr = struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1)
     rec = b"".join(struct.pack("<IIII", 1, i, len(frames[n]), len(frames[n])) + frames[n]
                    for i, n in enumerate(names[6:12]))
     s["pcap-ns"] = hdr + rec
     return s
+
+
+def mixed_linktypes(frames, ts):
+    """Interfaces of different link types, which libpcap refuses: the trace reader's own pcapng
+    reader (if_tsresol 2^-2 with if_tsoffset, EPB, obsolete PB, SPB, a second interface late)."""
+    idb_sll = block(1, struct.pack("<HHI", 113, 0, 65535) + opt(9, b"\x82") +
+                    opt(14, struct.pack("<q", -5)) + opt(0, b""))
+    quarters = ts // 250000000 + 1
+    pb = block(2, struct.pack("<HHIIII", 1, 0xFFFF, quarters >> 32, quarters & 0xFFFFFFFF,
+                              len(frames["sll"]), len(frames["sll"])) + frames["sll"])
+    spb = block(3, struct.pack("<I", len(frames["rc-ack"])) + frames["rc-ack"])
+    return (shb() + idb() + epb(frames["rc-send-first"], ts) + idb_sll +
+            epb(frames["sll"], ts // 250000000, iface=1) + pb + spb + isb(2, 1))
 
 
 def block_be_shb():
