@@ -262,6 +262,7 @@ struct analyze_run {
 	struct store_capture *caps;	/* per trace */
 	uint64_t malformed_total;
 	uint64_t window_ns;		/* --window, or chosen from the traces' span */
+	char window_note[160];		/* how it was chosen, said once there are flows */
 	const char *db_path;		/* -o, or the database --report/--csv keep */
 	char *report_db;		/* --report without -o: DIR/analysis.db */
 	char *tmp_db;			/* --csv without -o: dropped at the end */
@@ -367,7 +368,8 @@ static int run_choose_window(struct analyze_run *r)
 	for (int i = 0; i < opts->n_traces; i++)
 		if (!strcmp(opts->traces[i], "-")) {
 			r->window_ns = WINDOW_MAX_NS;
-			pr_info("window 1s (standard input cannot be read twice to find its span; --window sets it)\n");
+			snprintf(r->window_note, sizeof(r->window_note),
+				 "window 1s (standard input cannot be read twice to find its span; --window sets it)");
 			return 0;
 		}
 	for (int i = 0; i < opts->n_traces; i++) {
@@ -402,8 +404,9 @@ static int run_choose_window(struct analyze_run *r)
 	else
 		snprintf(text, sizeof(text), "%lluus", (unsigned long long)(r->window_ns / 1000ull));
 	span_s = last > first ? (double)(last - first) / 1e9 : 0;
-	pr_info("window %s (about a hundredth of the traces' %.3g %s; --window sets it)\n", text,
-		span_s >= 1 ? span_s : span_s * 1e3, span_s >= 1 ? "s" : "ms");
+	snprintf(r->window_note, sizeof(r->window_note),
+		 "window %s (about a hundredth of the traces' %.3g %s; --window sets it)", text,
+		 span_s >= 1 ? span_s : span_s * 1e3, span_s >= 1 ? "s" : "ms");
 	return 0;
 }
 
@@ -779,6 +782,10 @@ int analyze_traces(const struct analyze_opts *opts)
 		r.status = rc == -2 ? 2 : 1; /* 2: -o names a file we may not replace */
 		goto cleanup;
 	}
+	/* The window's choice matters only when there is something to cut into windows: a run
+	 * that understood nothing keeps its one-line error. */
+	if (r.window_note[0] && r.n_flows > 0)
+		pr_info("%s\n", r.window_note);
 	run_capture_health(&r);
 	if (run_localize(opts, r.flows, (size_t)r.n_flows, &r.findings, &r.n_findings)) {
 		r.status = 1;
