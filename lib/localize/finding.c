@@ -23,6 +23,8 @@ const char *finding_subject_kind_name(enum finding_subject_kind kind)
 		[SUBJECT_HOST_LINK] = "host_link",
 		[SUBJECT_PATH] = "path",
 		[SUBJECT_HOST] = "host",
+		[SUBJECT_SET] = "set",
+		[SUBJECT_FABRIC] = "fabric",
 	};
 	if ((unsigned)kind < sizeof(names) / sizeof(names[0]) && names[kind])
 		return names[kind];

@@ -20,6 +20,8 @@ enum finding_subject_kind {
 	SUBJECT_HOST_LINK = 1,	/* a host's access link (no topology): subject is the host address */
 	SUBJECT_PATH = 2,	/* a host pair: "a.b.c.d -> e.f.g.h" */
 	SUBJECT_HOST = 3,	/* an end host */
+	SUBJECT_SET = 4,	/* links that explain the evidence equally: "a | b", sorted */
+	SUBJECT_FABRIC = 5,	/* no topology: flows hurt together that share no host */
 };
 
 /*
@@ -38,7 +40,7 @@ struct finding {
 	enum finding_level level;
 	enum finding_kind kind;
 	enum finding_subject_kind subject_kind;
-	char subject[128];		/* link name, host address, or "src -> dst" */
+	char subject[128];		/* link name, host address, "src -> dst", "a | b" */
 	char direction[128];		/* "A -> B" when the evidence is one-directional, else "" */
 	double severity;		/* kind-specific: p99 latency / healthy p99, or loss fraction */
 	char severity_text[200];	/* human form: "p99 ACK latency 5.1x healthy peers" */

@@ -43,6 +43,7 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->rnr_min_naks = 3;
 	cfg->penalty_path = 1.5;
 	cfg->penalty_host = 1.2;
+	cfg->tie_min_ratio = 0.95;
 	cfg->load_notice_ratio = 2;
 	cfg->host_alert_min_ratio = 2;
 	cfg->max_ecmp_paths = 64;
@@ -151,6 +152,23 @@ void loc_classify_level(struct ctx *c, struct candidate *cand)
 		cand->level = FINDING_NOTICE;
 }
 
+static bool cand_names(const struct candidate *x, uint32_t var)
+{
+	if (x->var == var)
+		return true;
+	for (size_t i = 0; i < x->n_set; i++)
+		if (x->set[i] == var)
+			return true;
+	return false;
+}
+
+/* The same subject: the same var, or a set holding the other's var (a second signal may
+ * pick another member of the same tie first). */
+bool loc_same_subject(const struct candidate *x, const struct candidate *y)
+{
+	return cand_names(x, y->var) || cand_names(y, x->var);
+}
+
 int localize(const struct flow_stats *flows, size_t n_flows, const struct topology *topo,
 	     const struct localize_config *cfg, struct finding **out, size_t *n_out)
 {
@@ -207,7 +225,7 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 	for (size_t i = 0; i < n_cands; i++) {
 		size_t j;
 		for (j = 0; j < n_best; j++)
-			if (best[j].var == cands[i].var)
+			if (loc_same_subject(&best[j], &cands[i]))
 				break;
 		if (j == n_best) {
 			best[n_best++] = cands[i];
@@ -234,7 +252,7 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 		struct candidate merged[8];
 		size_t n_merged = 0;
 		for (size_t j = 0; j < n_cands && n_merged < 8; j++)
-			if (cands[j].var == best[i].var)
+			if (loc_same_subject(&cands[j], &best[i]))
 				merged[n_merged++] = cands[j];
 		err = loc_make_finding(&c, &best[i], merged, n_merged, &findings[n_findings]);
 		if (err)

@@ -51,6 +51,8 @@ struct localize_config {
 	/* Preference between explanations that fit equally well (score = fit gain / penalty). */
 	double penalty_path;		/* a host pair instead of a link (1.5) */
 	double penalty_host;		/* responder turnaround instead of a link (1.2) */
+	double tie_min_ratio;		/* links scoring at least this fraction of the best pick's
+					   score are named with it as a set, "a | b" (0.95) */
 
 	/* Alert or notice (enum finding_level): what ordinary traffic does not explain. */
 	double load_notice_ratio;	/* slow or congested: a notice when the subject carries

@@ -127,6 +127,79 @@ static void evidence_flow(struct text_buf *ev, const struct conn *cn, bool first
 			cn->rnr_naks);
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* A set's members' names, sorted, in names[] (pointers into the topology). */
+static size_t set_names(const struct ctx *c, const struct candidate *cand, const char **names)
+{
+	for (size_t i = 0; i < cand->n_set; i++)
+		names[i] = c->topo->links[c->vars[cand->set[i]].link].name;
+	qsort(names, cand->n_set, sizeof(*names), cmp_name);
+	return cand->n_set;
+}
+
+/* "leaf0-spine0 | leaf0-spine1": as many members as fit, the rest counted. */
+static void set_subject(const struct ctx *c, const struct candidate *cand, char *buf, size_t len)
+{
+	const char *names[ARRAY_SIZE(cand->set)];
+	size_t n = set_names(c, cand, names), used = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t need = strlen(names[i]) + (i ? 3 : 0);
+
+		if (used + need + 16 >= len && i + 1 < n) {
+			snprintf(buf + used, len - used, " | %zu more", n - i);
+			return;
+		}
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? " | " : "", names[i]);
+		if (used >= len)
+			return;
+	}
+}
+
+/* What would tell the members of a set apart. */
+static const char *set_split_by(const struct ctx *c)
+{
+	return c->topo->n_paths ? "another vantage" : "--paths or another vantage";
+}
+
+/* The headline of a set says it is one of them and what would tell: cut at a clause. */
+static void set_text(const struct ctx *c, const struct candidate *cand, char *buf, size_t len)
+{
+	char tail[96];
+	size_t room;
+
+	snprintf(tail, sizeof(tail), "; %zu links fit equally, %s would split them", cand->n_set,
+		 set_split_by(c));
+	room = len - 1 - strlen(tail);
+	if (strlen(buf) > room) {
+		buf[room] = 0;
+		char *cut = strrchr(buf, ',');
+		if (cut)
+			*cut = 0;
+	}
+	snprintf(buf + strlen(buf), len - strlen(buf), "%s", tail);
+}
+
+static void evidence_set(const struct ctx *c, const struct candidate *cand, struct text_buf *ev)
+{
+	const char *names[ARRAY_SIZE(cand->set)];
+	size_t n = set_names(c, cand, names);
+
+	text_buf_puts(ev, ",\"subjects\":[");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			text_buf_puts(ev, ",");
+		text_buf_json_string(ev, names[i]);
+	}
+	text_buf_printf(ev, "],\"set_confidence\":%.3f,\"split_by\":", jnum(cand->set_confidence));
+	text_buf_json_string(ev, set_split_by(c));
+}
+
 /*
  * The evidence of a finding as one JSON object: the numbers behind the verdict and the
  * connections it hurts. Names (the runner-up's) go through the one JSON string escaper.
@@ -166,6 +239,8 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 	}
 	text_buf_printf(ev, ",\"onset\":\"%s\"",
 			cand->onset_change_point ? "change_point" : "first_evidence");
+	if (cand->n_set)
+		evidence_set(c, cand, ev);
 	if (cand->alt_subject[0]) {
 		text_buf_puts(ev, ",\"runner_up\":{\"subject\":");
 		text_buf_json_string(ev, cand->alt_subject);
@@ -204,10 +279,16 @@ int loc_make_finding(struct ctx *c, const struct candidate *cand,
 	f->level = cand->level;
 	f->subject_kind = loc_var_subject_kind(v);
 	loc_var_subject(c, v, f->subject, sizeof(f->subject));
+	if (cand->n_set) {
+		f->subject_kind = SUBJECT_SET;
+		set_subject(c, cand, f->subject, sizeof(f->subject));
+	}
 	snprintf(f->direction, sizeof(f->direction), "%s", cand->direction);
 	f->severity = cand->severity;
 	severity_text(cand, f->severity_text, sizeof(f->severity_text));
 	headline_all(cand, merged, n_merged, f->severity_text, sizeof(f->severity_text));
+	if (cand->n_set)
+		set_text(c, cand, f->severity_text, sizeof(f->severity_text));
 	f->confidence = cand->confidence;
 	f->onset_ns = cand->onset_ns;
 	f->flows_hurt = cand->flows_hurt;

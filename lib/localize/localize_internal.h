@@ -113,6 +113,11 @@ struct candidate {
 	bool own_past;			/* SIG_LATENCY judged against hurt flows' own first windows */
 	char alt_subject[128];
 	double alt_score_ratio;
+	/* An ambiguous pick: links that explain the evidence as well as var (tie_min_ratio),
+	 * var among them. n_set 0: var alone. The confidence is shared among them. */
+	uint32_t set[8];
+	size_t n_set;
+	double set_confidence;		/* that one of the set is the culprit */
 	double *resid;			/* the pursuit's residuals when picked (evidence) */
 	double share;			/* this pick's fit gain / the signal's first pick's */
 	double n_eff;			/* sum of squared coefficients of the flows fitted */
@@ -135,8 +140,9 @@ long loc_add_var(struct ctx *c, enum var_kind kind, uint32_t link, const uint8_t
 int loc_build_conns(struct ctx *c);
 int loc_build_incidence(struct ctx *c);
 
-/* localize.c: alert or notice. */
+/* localize.c: alert or notice; do two candidates name the same subject (or set)? */
 void loc_classify_level(struct ctx *c, struct candidate *cand);
+bool loc_same_subject(const struct candidate *x, const struct candidate *y);
 
 /* localize_signals.c: each connection's value of each signal against its baseline. */
 void loc_build_signals(struct ctx *c);

@@ -501,6 +501,55 @@ static long pick_best(const struct ctx *c, enum signal s, const double *resid, d
 	return best;
 }
 
+/* A subject's best score over its variants (0 when it explains none of the residual). */
+static double var_score(const struct ctx *c, const double *num, const double *den, size_t v)
+{
+	double best = 0;
+
+	for (size_t i = v * 3; i < v * 3 + 3; i++)
+		if (den[i] > 0 && num[i] > 0)
+			best = fmax(best, num[i] * num[i] / den[i] / c->vars[v].penalty);
+	return best;
+}
+
+/*
+ * Links that explain the residual about as well as the picked link (ECMP spread without
+ * paths.csv, two links always crossed together): naming one of them would be a coin flip.
+ * They join the pick as a set and are not picked again; the runner-up becomes the best
+ * subject outside the set. Only links: a host link's egress against its only peer's
+ * ingress keeps its documented tie-break (docs/localization.md).
+ */
+static void collect_ties(struct ctx *c, struct candidate *cand, const double *num,
+			 const double *den, bool *picked, double best_score, long *second,
+			 double *second_score)
+{
+	size_t nv = c->n_vars;
+
+	cand->n_set = 0;
+	if (c->vars[cand->var].kind != VAR_LINK)
+		return;
+	cand->set[cand->n_set++] = cand->var;
+	*second = -1;
+	*second_score = 0;
+	for (size_t v = 0; v < nv; v++) {
+		double score;
+
+		if (v == cand->var || picked[v])
+			continue;
+		score = var_score(c, num, den, v);
+		if (c->vars[v].kind == VAR_LINK && score >= c->cfg->tie_min_ratio * best_score &&
+		    cand->n_set < ARRAY_SIZE(cand->set)) {
+			cand->set[cand->n_set++] = (uint32_t)v;
+			picked[v] = true;
+		} else if (score > *second_score) {
+			*second = (long)v;
+			*second_score = score;
+		}
+	}
+	if (cand->n_set < 2)
+		cand->n_set = 0;
+}
+
 int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n_cands,
 	       size_t *cap_cands)
 {
@@ -531,6 +580,7 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 					  .variant = (int)(best % 3) };
 		cand.effect = num[best] / den[best];
 		cand.n_eff = den[best];
+		collect_ties(c, &cand, num, den, picked, best_score, &second, &second_score);
 		cand.specificity = best_score / (best_score + second_score);
 		if (second >= 0) {
 			loc_var_subject(c, &c->vars[second], cand.alt_subject,
@@ -564,7 +614,11 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 		/* What a later pick explains is a remainder: weigh it by its share. */
 		cand.share = best_score / first_score;
 		cand.confidence = cand.strength * cand.specificity * sqrt(cand.share);
-		if (cand.confidence < c->cfg->min_confidence) {
+		/* A set: the evidence says one of them, not which; each gets its share. */
+		cand.set_confidence = cand.confidence;
+		if (cand.n_set)
+			cand.confidence /= (double)cand.n_set;
+		if (cand.set_confidence < c->cfg->min_confidence) {
 			free(cand.resid);
 			continue;
 		}

@@ -119,6 +119,26 @@ else
 	fail localize-ingress-direction "synth or pcapng_inbound.py: $(head -n 1 "$work/ingress.err")"
 fi
 
+# A slow spine cable analyzed with links.csv but no paths.csv (issue #17, item 3): every
+# flow of leaf0 to another leaf is spread over both spine cables of leaf0, which fit the
+# slow flows exactly as well. The finding names the set (sorted, " | "), not one of them
+# by a coin flip, and says what would split them. The set: the leaf's spine cables.
+if run_case tie 31 "link=leaf0-spine1,kind=slow,size=20x,onset=3ms"; then
+	d=$work/tie
+	leaf=$(jq -r '.faults[0].link | split("-")[0]' "$d/truth.json")
+	want=$(awk -F, -v l="$leaf" 'NR > 1 && $2 == l && $3 ~ /^spine/ { print $1 }' "$d/links.csv" |
+		sort | paste -sd '|' | sed 's/|/ | /g')
+	"$ANALYZE" -q "$d/trace.pcapng" --topology "$d/links.csv" --json >"$d/out.json" 2>"$d/err"
+	got=$(jq -r '.findings[0] | "\(.subject_kind):\(.subject)"' "$d/out.json" 2>/dev/null)
+	expect_eq localize-tie-set-no-paths "set:$want" "$got"
+	if jq -e '.findings[0] | (.severity_text | test("--paths")) and
+		(.evidence.subjects | length == 2)' "$d/out.json" >/dev/null 2>&1; then
+		pass localize-tie-set-says-split
+	else
+		fail localize-tie-set-says-split "$(jq -c '.findings[0] | [.severity_text, .evidence.subjects]' "$d/out.json" 2>&1)"
+	fi
+fi
+
 # RNR NAKs (the committed sample, one trace per host): a host finding on the responder.
 rnr=$TOP/samples/rnr-each-host
 if [ -f "$rnr/truth.json" ]; then

@@ -119,6 +119,34 @@ static void test_ecmp_separation(void **state)
 	findings_free(f, n);
 }
 
+/*
+ * Without paths.csv every flow from leaf2 to another leaf is spread half and half over
+ * leaf2-spine0 and leaf2-spine1: the two links fit the slow flows exactly as well. The
+ * finding names both as a set, shares the confidence, and says what would split them.
+ */
+static void test_ecmp_tie_names_set(void **state)
+{
+	struct fx_fault fault = { .kind = FX_SLOW, .extra_us = 10, .both_dirs = true };
+	struct finding *f;
+	size_t n;
+
+	snprintf(fault.link, sizeof(fault.link), "leaf2-spine1");
+	run(&fault, 1, &f, &n);
+	assert_true(n >= 1);
+	assert_string_equal(finding_subject_kind_name(f[0].subject_kind), "set");
+	assert_string_equal(f[0].subject, "leaf2-spine0 | leaf2-spine1");
+	assert_non_null(strstr(f[0].severity_text, "--paths"));
+	assert_non_null(strstr(f[0].evidence, "\"subjects\":[\"leaf2-spine0\",\"leaf2-spine1\"]"));
+	assert_true(f[0].confidence > 0 && f[0].confidence <= 0.5); /* shared by two */
+	findings_free(f, n);
+
+	/* With paths the flows that really cross leaf2-spine1 are known: no set. */
+	run(&fault, 2, &f, &n);
+	assert_true(n >= 1);
+	assert_string_equal(f[0].subject, "leaf2-spine1");
+	findings_free(f, n);
+}
+
 static void test_lossy_link_direction(void **state)
 {
 	struct fx_fault fault = { .kind = FX_LOSSY, .rate = 0.01 };
@@ -690,6 +718,7 @@ int main(void)
 		cmocka_unit_test(test_slow_fabric_link_with_paths),
 		cmocka_unit_test(test_slow_link_ecmp_spread),
 		cmocka_unit_test(test_ecmp_separation),
+		cmocka_unit_test(test_ecmp_tie_names_set),
 		cmocka_unit_test(test_lossy_link_direction),
 		cmocka_unit_test(test_congested_link),
 		cmocka_unit_test(test_congested_level),
