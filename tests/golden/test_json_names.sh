@@ -127,9 +127,11 @@ if doc is not None:
     findings = doc.get('findings') or []
     check('json-names-json-finding', len(findings) > 0, 'no finding')
     top = findings[0] if findings else {}
-    check('json-names-json-subject', top.get('subject') in {shown(l) for l in links},
-          'subject %r' % top.get('subject'))
     ev = top.get('evidence') or {}
+    # A set of links that fit equally names each member in evidence.subjects.
+    members = ev.get('subjects') if top.get('subject_kind') == 'set' else [top.get('subject')]
+    check('json-names-json-subject', bool(members) and
+          all(m in {shown(l) for l in links} for m in members), 'subject %r' % top.get('subject'))
     check('json-names-json-evidence', isinstance(ev, dict) and ev.get('signal') == 'loss',
           'evidence %r' % ev)
     ru = (ev.get('runner_up') or {}).get('subject')
@@ -144,7 +146,11 @@ check('json-names-db-finding', len(rows) > 0, 'no finding row')
 bad = [r[2][:80] for r in rows if as_json(r[2])[0] is None]
 check('json-names-db-evidence-parses', not bad, 'unparsable evidence %r' % bad)
 subj = [r[1] for r in rows if r[0] == b'link']
-check('json-names-db-subject', subj and all(s in links for s in subj), 'subjects %r' % subj)
+# A set's members as its evidence JSON shows them (invalid bytes as U+FFFD).
+members = [m for r in rows if r[0] == b'set' and not bad
+           for m in as_json(r[2])[0].get('subjects', [])]
+check('json-names-db-subject', (subj or members) and all(s in links for s in subj) and
+      all(m in {shown(l) for l in links} for m in members), 'subjects %r %r' % (subj, members))
 ru = [as_json(r[2])[0].get('runner_up', {}).get('subject') for r in rows if not bad]
 check('json-names-db-runner-up', ru and ru[0] in {shown(l) for l in links}, 'runner_up %r' % ru)
 path = db.execute('SELECT path FROM capture').fetchall()
