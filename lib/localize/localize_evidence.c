@@ -200,6 +200,38 @@ static void evidence_set(const struct ctx *c, const struct candidate *cand, stru
 	text_buf_json_string(ev, set_split_by(c));
 }
 
+#define FABRIC_HINT "a topology (--topology links.csv) or --paths would name the link"
+
+/* A fabric finding: every hurt host pair ("a -> b", requester first, up to 32) and what
+ * would name the link. */
+static void evidence_fabric(const struct ctx *c, const bool *hurt, struct text_buf *ev)
+{
+	size_t shown = 0;
+
+	text_buf_puts(ev, ",\"host_pairs\":[");
+	for (size_t k = 0; k < c->n_conns && shown < 32; k++) {
+		const struct conn *cn = &c->conns[k];
+		char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN], pair[2 * INET6_ADDRSTRLEN + 8];
+		bool seen = false;
+
+		if (!hurt[k])
+			continue;
+		for (size_t j = 0; j < k && !seen; j++)
+			seen = hurt[j] && !memcmp(c->conns[j].src, cn->src, 16) &&
+			       !memcmp(c->conns[j].dst, cn->dst, 16);
+		if (seen)
+			continue;
+		addr_str(cn->src, s, sizeof(s));
+		addr_str(cn->dst, d, sizeof(d));
+		snprintf(pair, sizeof(pair), "%s -> %s", s, d);
+		if (shown++)
+			text_buf_puts(ev, ",");
+		text_buf_json_string(ev, pair);
+	}
+	text_buf_puts(ev, "],\"name_it_with\":");
+	text_buf_json_string(ev, FABRIC_HINT);
+}
+
 /*
  * The evidence of a finding as one JSON object: the numbers behind the verdict and the
  * connections it hurts. Names (the runner-up's) go through the one JSON string escaper.
@@ -253,7 +285,9 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 				finding_kind_name(merged[i].kind), merged[i].confidence);
 	text_buf_puts(ev, "],\"flows\":[");
 	/* Recompute which connections this pick hurts, to list them. */
-	if (cand->signal < N_SIGNALS) {
+	if (v->kind == VAR_FABRIC) {
+		loc_fabric_hurt(c, hurt);
+	} else if (cand->signal < N_SIGNALS) {
 		loc_judge(c, &tmp, cand->resid, hurt);
 	} else {
 		for (size_t k = 0; k < c->n_conns; k++)
@@ -262,7 +296,10 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 	for (size_t k = 0; k < c->n_conns && shown < 16; k++)
 		if (hurt[k])
 			evidence_flow(ev, &c->conns[k], shown++ == 0);
-	text_buf_puts(ev, "]}");
+	text_buf_puts(ev, "]");
+	if (v->kind == VAR_FABRIC)
+		evidence_fabric(c, hurt, ev);
+	text_buf_puts(ev, "}");
 }
 
 int loc_make_finding(struct ctx *c, const struct candidate *cand,
@@ -289,6 +326,10 @@ int loc_make_finding(struct ctx *c, const struct candidate *cand,
 	headline_all(cand, merged, n_merged, f->severity_text, sizeof(f->severity_text));
 	if (cand->n_set)
 		set_text(c, cand, f->severity_text, sizeof(f->severity_text));
+	if (v->kind == VAR_FABRIC)
+		snprintf(f->severity_text, sizeof(f->severity_text),
+			 "latency %.3gx healthy peers (+%.1f us median RTT) on flows that share no "
+			 "host; " FABRIC_HINT, cand->severity, cand->effect_us);
 	f->confidence = cand->confidence;
 	f->onset_ns = cand->onset_ns;
 	f->flows_hurt = cand->flows_hurt;

@@ -12,7 +12,8 @@
 
 #include "lib/localize/localize.h"
 
-enum var_kind { VAR_LINK, VAR_HOST_LINK, VAR_PATH, VAR_HOST };
+/* VAR_FABRIC: no topology, flows hurt together that share no host; link = host pairs. */
+enum var_kind { VAR_LINK, VAR_HOST_LINK, VAR_PATH, VAR_HOST, VAR_FABRIC };
 enum signal {
 	SIG_LATENCY,
 	SIG_SHIFT,
@@ -153,6 +154,9 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 	       size_t *cap_cands);
 int loc_rnr_candidates(struct ctx *c, struct candidate **cands, size_t *n_cands,
 		       size_t *cap_cands);
+size_t loc_fabric_hurt(struct ctx *c, bool *hurt);
+int loc_fabric_candidate(struct ctx *c, struct candidate **cands, size_t *n_cands,
+			 size_t *cap_cands);
 
 /* localize_evidence.c: a candidate as a finding, its text and its evidence JSON. */
 const char *loc_signal_name(enum signal s);

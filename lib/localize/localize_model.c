@@ -31,6 +31,9 @@ void loc_var_subject(const struct ctx *c, const struct var *v, char *buf, size_t
 		addr_str(v->b, b, sizeof(b));
 		snprintf(buf, len, "%.60s -> %.60s", a, b);
 		break;
+	case VAR_FABRIC:
+		snprintf(buf, len, "fabric (%u host pairs)", v->link);
+		break;
 	}
 }
 
@@ -43,6 +46,8 @@ enum finding_subject_kind loc_var_subject_kind(const struct var *v)
 		return SUBJECT_HOST_LINK;
 	case VAR_PATH:
 		return SUBJECT_PATH;
+	case VAR_FABRIC:
+		return SUBJECT_FABRIC;
 	default:
 		return SUBJECT_HOST;
 	}

@@ -139,6 +139,29 @@ if run_case tie 31 "link=leaf0-spine1,kind=slow,size=20x,onset=3ms"; then
 	fi
 fi
 
+# The same slow spine cable (+19 us: 20x its 1 us) with no topology at all (issue #17,
+# item 4): the hurt flows share no host, so no host subject explains them. The first
+# finding is a `fabric` alert whose host pairs all cross the faulty cable (truth.json's
+# QP paths), at least three of them, and whose text says a topology would name the link.
+if run_case fabric 31 "link=leaf0-spine1,kind=slow,size=19us,onset=3ms"; then
+	d=$work/fabric
+	"$ANALYZE" -q "$d/trace.pcapng" --json >"$d/out.json" 2>"$d/err"
+	got=$(jq -r '.findings[0] | "\(.subject_kind) \(.level)"' "$d/out.json" 2>/dev/null)
+	expect_eq localize-fabric-no-topology "fabric alert" "$got"
+	bad=$(jq -r --slurpfile t "$d/truth.json" '($t[0].faults[0].link) as $l |
+		[$t[0].qps[] | select((.path + .reverse_path) | index($l)) |
+		 "\(.requester) -> \(.responder)"] as $crossing |
+		.findings[0].evidence.host_pairs // [] |
+		if length < 3 then "only \(length) host pairs" else
+		map(select(. as $p | $crossing | index($p) | not)) | join(", ") end' "$d/out.json")
+	expect_eq localize-fabric-host-pairs-cross-the-link "" "$bad"
+	if jq -e '.findings[0].severity_text | test("topology")' "$d/out.json" >/dev/null 2>&1; then
+		pass localize-fabric-says-topology
+	else
+		fail localize-fabric-says-topology "$(jq -r '.findings[0].severity_text' "$d/out.json" 2>&1)"
+	fi
+fi
+
 # RNR NAKs (the committed sample, one trace per host): a host finding on the responder.
 rnr=$TOP/samples/rnr-each-host
 if [ -f "$rnr/truth.json" ]; then

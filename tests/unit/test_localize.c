@@ -147,6 +147,34 @@ static void test_ecmp_tie_names_set(void **state)
 	findings_free(f, n);
 }
 
+/*
+ * No topology, a slow spine cable: the slow flows belong to every host of leaf1 and many
+ * remote hosts, and each of those hosts has healthy flows too (the other spine). No host
+ * subject explains them: a `fabric` finding names the hurt host pairs (issue #17, item 4).
+ */
+static void test_fabric_fault_without_topology(void **state)
+{
+	struct fx_fault fault = { .kind = FX_SLOW, .extra_us = 10, .both_dirs = true };
+	struct finding *f;
+	size_t n;
+	bool found = false;
+
+	snprintf(fault.link, sizeof(fault.link), "leaf1-spine0");
+	run(&fault, 0, &f, &n);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(finding_subject_kind_name(f[i].subject_kind), "fabric"))
+			continue;
+		found = true;
+		assert_int_equal(f[i].level, FINDING_ALERT);
+		assert_non_null(strstr(f[i].subject, "host pairs"));
+		assert_non_null(strstr(f[i].evidence, "\"host_pairs\":[\""));
+		assert_non_null(strstr(f[i].severity_text, "topology"));
+		assert_true(f[i].flows_hurt >= 4);
+	}
+	assert_true(found);
+	findings_free(f, n);
+}
+
 static void test_lossy_link_direction(void **state)
 {
 	struct fx_fault fault = { .kind = FX_LOSSY, .rate = 0.01 };
@@ -719,6 +747,7 @@ int main(void)
 		cmocka_unit_test(test_slow_link_ecmp_spread),
 		cmocka_unit_test(test_ecmp_separation),
 		cmocka_unit_test(test_ecmp_tie_names_set),
+		cmocka_unit_test(test_fabric_fault_without_topology),
 		cmocka_unit_test(test_lossy_link_direction),
 		cmocka_unit_test(test_congested_link),
 		cmocka_unit_test(test_congested_level),
