@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <stdint.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,12 +237,14 @@ static int paths_row(struct topology *t, struct csv_row *row, char *why, size_t 
 			 row->fields[2]);
 		return -EINVAL;
 	}
-	/* Links as further columns, or as one field of space-separated names, or both. */
+	/* Links as further columns, or as one field of space-separated names, or both. A
+	 * field that is itself a link's name (names may hold spaces or tabs) is that link. */
 	for (size_t i = 3; i < row->n_fields; i++) {
 		char *save = NULL;
+		bool whole = topology_link_by_name(t, row->fields[i]) >= 0;
 
-		for (char *name = strtok_r(row->fields[i], " \t", &save); name;
-		     name = strtok_r(NULL, " \t", &save)) {
+		for (char *name = whole ? row->fields[i] : strtok_r(row->fields[i], " \t", &save); name;
+		     name = whole ? NULL : strtok_r(NULL, " \t", &save)) {
 			long idx = topology_link_by_name(t, name);
 
 			if (idx < 0) {

@@ -79,11 +79,36 @@ static void test_paths_one_field_unknown_link(void **state)
 	topology_free(&t);
 }
 
+/* A link whose own name holds blanks, given whole in a field, is that link, not a list. */
+static void test_paths_link_name_with_blanks(void **state)
+{
+	static const char links[] = "link,a,b\n"
+				    "\"host one\",198.18.0.10,leaf0\n"
+				    "\"up\tzero\",leaf0,spine0\n"
+				    "h2,198.18.0.11,spine0\n";
+	static const char text[] = "src,dst,udp_sport,links...\n"
+				   "198.18.0.10,198.18.0.11,5,\"host one\",\"up\tzero\",h2\n";
+	struct topology t;
+	char err[256];
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(topology_parse_links(&t, links, strlen(links), "links.csv", err, sizeof(err)), 0);
+	if (topology_parse_paths(&t, text, strlen(text), "paths.csv", err, sizeof(err)))
+		print_message("  error: %s\n", err);
+	assert_int_equal(t.n_paths, 1);
+	assert_int_equal(t.paths[0].n_hops, 3);
+	assert_string_equal(t.links[t.paths[0].hops[0].link].name, "host one");
+	assert_string_equal(t.links[t.paths[0].hops[1].link].name, "up\tzero");
+	topology_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_paths_links_as_columns_or_one_field),
 		cmocka_unit_test(test_paths_one_field_unknown_link),
+		cmocka_unit_test(test_paths_link_name_with_blanks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
