@@ -117,29 +117,39 @@ static void capture_flow_counts(const struct flow_stats *flows, size_t n, struct
 	free(resp);
 }
 
-static int run_localize(const struct analyze_opts *opts, const struct flow_stats *flows, size_t n,
+/*
+ * links.csv and paths.csv, read before any trace so that a bad one stops the run with a
+ * usage error (exit 2) before the work, not after it. 0, or 2 when the files are refused.
+ */
+static int load_topology(const struct analyze_opts *opts, struct topology *topo, bool *have)
+{
+	char err[512];
+
+	memset(topo, 0, sizeof(*topo));
+	*have = false;
+	if (!opts->topology_csv) {
+		if (!opts->paths_csv)
+			return 0;
+		pr_err("--paths needs --topology (the links its paths name)\n");
+		return 2;
+	}
+	if (topology_load(topo, opts->topology_csv, opts->paths_csv, err, sizeof(err))) {
+		pr_err("%s\n", err);
+		topology_free(topo);
+		return 2;
+	}
+	*have = true;
+	return 0;
+}
+
+static int run_localize(const struct flow_stats *flows, size_t n, const struct topology *topo,
 			struct finding **findings, size_t *n_findings)
 {
 	struct localize_config cfg;
-	struct topology topo;
-	char err[512];
 	int rc;
 
-	memset(&topo, 0, sizeof(topo));
 	localize_config_default(&cfg);
-	if (opts->topology_csv) {
-		if (topology_load(&topo, opts->topology_csv, opts->paths_csv, err, sizeof(err))) {
-			pr_err("%s\n", err);
-			topology_free(&topo);
-			return -1;
-		}
-	} else if (opts->paths_csv) {
-		pr_err("--paths needs --topology (the links its paths name)\n");
-		return -1;
-	}
-	rc = localize(flows, n, opts->topology_csv ? &topo : NULL, &cfg, findings, n_findings);
-	if (opts->topology_csv)
-		topology_free(&topo);
+	rc = localize(flows, n, topo, &cfg, findings, n_findings);
 	if (rc) {
 		pr_err("localization failed: %s\n", strerror(-rc));
 		return -1;
@@ -261,6 +271,8 @@ struct analyze_run {
 	struct trace_counts *counts;	/* per trace */
 	struct store_capture *caps;	/* per trace */
 	uint64_t malformed_total;
+	struct topology topo;		/* --topology and --paths, read first */
+	bool have_topo;
 	uint64_t window_ns;		/* --window, or chosen from the traces' span */
 	char window_note[160];		/* how it was chosen, said once there are flows */
 	const char *db_path;		/* -o, or the database --report/--csv keep */
@@ -749,6 +761,8 @@ static void run_summary(struct analyze_run *r)
 
 static void run_cleanup(struct analyze_run *r)
 {
+	if (r->have_topo)
+		topology_free(&r->topo);
 	if (r->st)
 		store_abort(r->st);
 	if (r->tmp_db) {
@@ -773,6 +787,10 @@ int analyze_traces(const struct analyze_opts *opts)
 	struct analyze_run r = { .opts = opts, .t_start = now_s() };
 	int rc = 0;
 
+	if ((rc = load_topology(opts, &r.topo, &r.have_topo))) {
+		r.status = rc;
+		goto cleanup;
+	}
 	if (run_open(&r)) {
 		/* Nothing was read: a trace that cannot be opened is the whole answer. */
 		r.status = 1;
@@ -787,7 +805,8 @@ int analyze_traces(const struct analyze_opts *opts)
 	if (r.window_note[0] && r.n_flows > 0)
 		pr_info("%s\n", r.window_note);
 	run_capture_health(&r);
-	if (run_localize(opts, r.flows, (size_t)r.n_flows, &r.findings, &r.n_findings)) {
+	if (run_localize(r.flows, (size_t)r.n_flows, r.have_topo ? &r.topo : NULL, &r.findings,
+			 &r.n_findings)) {
 		r.status = 1;
 		r.n_findings = 0;
 		r.findings = NULL;

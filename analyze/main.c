@@ -255,18 +255,28 @@ int main(int argc, char **argv)
 			opts.json = true;
 			break;
 		case OPT_CSV:
+			if (!*optarg)
+				return usage_error("%s", "empty --csv name");
 			opts.csv_dir = optarg;
 			break;
 		case OPT_REPORT:
+			if (!*optarg)
+				return usage_error("%s", "empty --report name");
 			opts.report_dir = optarg;
 			break;
 		case OPT_PROM:
+			if (!*optarg)
+				return usage_error("%s", "empty --prom name");
 			opts.prom_path = optarg;
 			break;
 		case OPT_TOPOLOGY:
+			if (!*optarg)
+				return usage_error("%s", "empty --topology name");
 			opts.topology_csv = optarg;
 			break;
 		case OPT_PATHS:
+			if (!*optarg)
+				return usage_error("%s", "empty --paths name");
 			opts.paths_csv = optarg;
 			break;
 		case 'w':
