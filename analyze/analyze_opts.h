@@ -27,6 +27,7 @@ struct analyze_opts {
 	const char *db_path;		/* -o out.db */
 	bool dump;			/* --dump: one line per RoCE packet */
 	bool json;			/* --json summary on stdout */
+	bool summary;			/* --summary: the report's text section on stdout */
 	const char *csv_dir;		/* --csv DIR */
 	const char *report_dir;		/* --report DIR */
 	const char *prom_path;		/* --prom FILE */

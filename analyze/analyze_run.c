@@ -19,6 +19,9 @@
 #include "lib/export/prom_text.h"
 #include "lib/track/qp_track.h"
 #include "lib/report/report_write.h"
+#include "lib/util/text_buf.h"
+#include "lib/report/report_render.h"
+#include "lib/report/report_data.h"
 #include "lib/decode/roce_decode.h"
 #include "lib/store/store_sqlite.h"
 #include "lib/localize/topology.h"
@@ -278,6 +281,7 @@ struct analyze_run {
 	const char *db_path;		/* -o, or the database --report/--csv keep */
 	char *report_db;		/* --report without -o: DIR/analysis.db */
 	char *tmp_db;			/* --csv without -o: dropped at the end */
+	char *tmp_dir;			/* --summary alone: a private folder for its database */
 	struct store *st;
 	struct qp_tracker *t;
 	struct agent_latency latency;
@@ -440,6 +444,20 @@ static int run_choose_db(struct analyze_run *r)
 		r->tmp_db = db_in_dir("--csv", opts->csv_dir, name);
 		if (!r->tmp_db)
 			return -1;
+		r->db_path = r->tmp_db;
+	}
+	if (!r->db_path && opts->summary) {
+		/* A private 0700 folder: no name another user could plant a link at. */
+		char tmpl[] = "/tmp/agentxdp-summary-XXXXXX";
+		const char *dir = mkdtemp(tmpl);
+
+		r->tmp_dir = dir ? strdup(dir) : NULL;
+		r->tmp_db = r->tmp_dir ? db_in_dir("--summary", r->tmp_dir, "analysis.db") : NULL;
+		if (!r->tmp_db) {
+			if (!dir)
+				pr_err("--summary: cannot create a temporary folder: %s\n", strerror(errno));
+			return -1;
+		}
 		r->db_path = r->tmp_db;
 	}
 	return 0;
@@ -730,6 +748,33 @@ static void run_file_outputs(struct analyze_run *r)
 	}
 }
 
+/* --summary: what the report's text section says, from the database just written. */
+static void print_report_summary(struct analyze_run *r)
+{
+	struct report_data d;
+	struct text_buf out = { 0 };
+	char err[512];
+
+	if (!r->db_path) {
+		r->status = 1; /* the database could not be written: already said why */
+		return;
+	}
+	if (report_data_load(r->db_path, 10, 120, &d, err, sizeof(err))) {
+		pr_err("--summary: %s\n", err);
+		r->status = 1;
+		return;
+	}
+	if (r->tmp_dir) /* the database goes with the run: say how to keep one */
+		snprintf(d.db_path, sizeof(d.db_path), "none kept (-o FILE keeps it)");
+	if (report_render_summary(&out, &d, REPORT_TEXT, 10) || out.failed ||
+	    fwrite(out.data ? out.data : "", 1, out.len, stdout) != out.len || fflush(stdout)) {
+		pr_err("--summary: writing the summary: %s\n", strerror(errno ? errno : ENOMEM));
+		r->status = 1;
+	}
+	text_buf_free(&out);
+	report_data_free(&d);
+}
+
 /* --json, or the terminal summary when nothing else was asked for. */
 static void run_summary(struct analyze_run *r)
 {
@@ -751,6 +796,8 @@ static void run_summary(struct analyze_run *r)
 			pr_err("writing the JSON summary: %s\n", strerror(errno));
 			r->status = 1;
 		}
+	} else if (opts->summary) {
+		print_report_summary(r);
 	} else if (!opts->db_path && !opts->csv_dir && !opts->report_dir && !opts->prom_path) {
 		if (export_text(stdout, &sum, 10) || fflush(stdout)) {
 			pr_err("writing the summary: %s\n", strerror(errno));
@@ -768,6 +815,10 @@ static void run_cleanup(struct analyze_run *r)
 	if (r->tmp_db) {
 		unlink(r->tmp_db);
 		free(r->tmp_db);
+	}
+	if (r->tmp_dir) {
+		rmdir(r->tmp_dir);
+		free(r->tmp_dir);
 	}
 	findings_free(r->findings, r->n_findings);
 	agent_latency_free(&r->latency);

@@ -40,6 +40,8 @@ static const char usage_text[] =
 	"                         -tttt local date and time, -ttttt (the default) since\n"
 	"                         the first packet shown\n"
 	"      --json             print a JSON summary (flows, totals, findings) on stdout\n"
+	"      --summary          print what agentxdp-report's text says (verdict, capture\n"
+	"                         health, hosts, host pairs, flows) on stdout\n"
 	"      --csv DIR          write the main tables as CSV files into DIR\n"
 	"      --report DIR       also write the post-incident report into DIR\n"
 	"      --prom FILE        write Prometheus text-format metrics to FILE\n"
@@ -81,6 +83,7 @@ static const char usage_text[] =
 enum {
 	OPT_DUMP = 256,
 	OPT_JSON,
+	OPT_SUMMARY,
 	OPT_CSV,
 	OPT_REPORT,
 	OPT_PROM,
@@ -101,6 +104,7 @@ static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "dump", no_argument, NULL, OPT_DUMP },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "summary", no_argument, NULL, OPT_SUMMARY },
 	{ "csv", required_argument, NULL, OPT_CSV },
 	{ "report", required_argument, NULL, OPT_REPORT },
 	{ "prom", required_argument, NULL, OPT_PROM },
@@ -250,6 +254,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_DUMP:
 			opts.dump = true;
+			break;
+		case OPT_SUMMARY:
+			opts.summary = true;
 			break;
 		case OPT_JSON:
 			opts.json = true;
