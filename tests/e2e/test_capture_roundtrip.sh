@@ -103,6 +103,29 @@ else
 	fail capture-s0-keeps-whole-frames "a packet's caplen differs from its origlen under -s 0"
 fi
 
+# A mirror session as a switch delivers it (#18): ERSPAN II around a synthesized incident,
+# replayed over the veth. The program keeps every tunnelled RoCE frame, and the capture
+# analyzes to the same flows as the plain trace of the same seed.
+S_ARGS=(--format pcap --hosts 4 --leaves 2 --spines 2 --duration 2ms --snaplen 160 --seed 9)
+if "$TOP/bin/agentxdp-synth" -q -o "$CAP_TMP/plain/trace.pcap" "${S_ARGS[@]}" &&
+	"$TOP/bin/agentxdp-synth" -q -o "$CAP_TMP/erspan/trace.pcap" "${S_ARGS[@]}" --encap erspan2; then
+	roundtrip capture-erspan2 "$CAP_TMP/erspan/trace.pcap"
+	flows() { "$TOP/bin/agentxdp-analyze" -q "$1" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for f in sorted(d["flows"], key=lambda f: (f["src"], f["dst"], f["dst_qpn"])):
+    print(f["src"], f["dst"], f["dst_qpn"], f["packets"])'; }
+	flows "$CAP_TMP/plain/trace.pcap" >"$CAP_TMP/plain.flows"
+	flows "$CAP_LAST_OUT" >"$CAP_TMP/erspan.flows"
+	if [ -s "$CAP_TMP/plain.flows" ] && cmp -s "$CAP_TMP/plain.flows" "$CAP_TMP/erspan.flows"; then
+		pass "capture-erspan2-same-flows ($(wc -l <"$CAP_TMP/plain.flows") flows as the plain trace)"
+	else
+		fail capture-erspan2-same-flows "$(diff "$CAP_TMP/plain.flows" "$CAP_TMP/erspan.flows" | head -n 3 | tr '\n' ' ')"
+	fi
+else
+	fail capture-erspan2 "agentxdp-synth --encap erspan2 failed"
+fi
+
 # The synthesizer's samples, then public captures, when present.
 for s in "$TOP"/samples/*.pcapng; do
 	[ -f "$s" ] || continue
