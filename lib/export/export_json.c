@@ -1,5 +1,6 @@
 /* export_json.c: the --json summary and the terminal summary of one analysis. */
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 #include <time.h>
 
 #include "lib/export/export.h"
+#include "lib/util/sanitize.h"
 #include "lib/util/util.h"
 
 static void json_num_or_null(FILE *out, const char *key, uint64_t samples, double v)
@@ -161,7 +163,9 @@ static void fmt_time(char *buf, size_t len, uint64_t ns)
 /* The findings of one level: alerts ("Findings"), then notices, each with its numbers. */
 static void print_findings(FILE *out, const struct analysis_summary *sum, enum finding_level level)
 {
-	char t0[64];
+	char t0[64], subject[SANITIZE_BUF_LEN(sizeof(((struct finding *)0)->subject))];
+	char direction[SANITIZE_BUF_LEN(sizeof(((struct finding *)0)->direction))];
+	char severity[SANITIZE_BUF_LEN(sizeof(((struct finding *)0)->severity_text))];
 	size_t shown = 0;
 
 	for (size_t i = 0; i < sum->n_findings; i++) {
@@ -174,10 +178,12 @@ static void print_findings(FILE *out, const struct analysis_summary *sum, enum f
 						       "\nNotices (ordinary traffic explains them; not a fault):\n",
 			      out);
 		fprintf(out, "  %d. %s %s %s", f->rank, finding_kind_name(f->kind),
-			finding_subject_kind_name(f->subject_kind), f->subject);
+			finding_subject_kind_name(f->subject_kind),
+			sanitize_text(f->subject, subject, sizeof(subject)));
 		if (f->direction[0])
-			fprintf(out, " (%s)", f->direction);
-		fprintf(out, ": %s, confidence %.2f, %u flows", f->severity_text, f->confidence, f->flows_hurt);
+			fprintf(out, " (%s)", sanitize_text(f->direction, direction, sizeof(direction)));
+		fprintf(out, ": %s, confidence %.2f, %u flows",
+			sanitize_text(f->severity_text, severity, sizeof(severity)), f->confidence, f->flows_hurt);
 		if (f->onset_ns) {
 			fmt_time(t0, sizeof(t0), f->onset_ns);
 			fprintf(out, ", since %s", t0);
@@ -193,7 +199,7 @@ int export_text(FILE *out, const struct analysis_summary *sum, size_t top_n)
 	const struct qp_tracker_totals *tot = sum->totals;
 	uint64_t retx = 0, naks = 0, naks_other = 0, rnr = 0, timeouts = 0, cnps = 0, ce = 0, with_samples = 0;
 	const struct flow_stats **by_p99;
-	char t0[64], t1[64], src[64], dst[64];
+	char t0[64], t1[64], src[64], dst[64], path[SANITIZE_BUF_LEN(PATH_MAX)];
 	size_t n_top = 0;
 
 	for (size_t i = 0; i < sum->n_flows; i++) {
@@ -226,13 +232,14 @@ int export_text(FILE *out, const struct analysis_summary *sum, size_t top_n)
 	for (size_t i = 0; i < sum->n_captures; i++) {
 		const struct store_capture *c = &sum->captures[i];
 
+		sanitize_text(c->path, path, sizeof(path));
 		if (c->health->has_drop_counters && c->health->capture_dropped)
-			fprintf(out, "capture %s: the capture itself dropped %" PRIu64 " packets\n", c->path,
+			fprintf(out, "capture %s: the capture itself dropped %" PRIu64 " packets\n", path,
 				c->health->capture_dropped);
 		if (c->one_direction)
-			fprintf(out, "capture %s: holds only one direction of its RC traffic\n", c->path);
+			fprintf(out, "capture %s: holds only one direction of its RC traffic\n", path);
 		if (c->malformed_packets)
-			fprintf(out, "capture %s: %" PRIu64 " malformed packets\n", c->path, c->malformed_packets);
+			fprintf(out, "capture %s: %" PRIu64 " malformed packets\n", path, c->malformed_packets);
 	}
 
 	by_p99 = malloc((with_samples ? with_samples : 1) * sizeof(*by_p99));
@@ -263,6 +270,6 @@ int export_text(FILE *out, const struct analysis_summary *sum, size_t top_n)
 	print_findings(out, sum, FINDING_ALERT);
 	print_findings(out, sum, FINDING_NOTICE);
 	if (sum->db_path)
-		fprintf(out, "\nDatabase: %s\n", sum->db_path);
+		fprintf(out, "\nDatabase: %s\n", sanitize_text(sum->db_path, path, sizeof(path)));
 	return ferror(out) ? -1 : 0;
 }
