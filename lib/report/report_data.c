@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/util/sanitize.h"
 #include "lib/util/util.h"
 
 /* Seconds on the monotonic clock. */
@@ -75,10 +76,10 @@ static void neutralize_controls(char *s, bool keep_lines)
 				*s = '?';
 }
 
+/* A text column: the one sanitizer shows its controls as escapes (\x1b, \u202e). */
 static void copy_text(char *dst, size_t len, const unsigned char *src)
 {
-	snprintf(dst, len, "%s", src ? (const char *)src : "");
-	neutralize_controls(dst, false);
+	sanitize_text((const char *)src, dst, len);
 }
 
 static int table_exists(sqlite3 *db, const char *name)

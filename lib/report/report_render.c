@@ -7,6 +7,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/util/sanitize.h"
+
 const char *format_time_ns(uint64_t ns, char *buf, size_t len)
 {
 	time_t secs = (time_t)(ns / 1000000000ull);
@@ -51,8 +53,7 @@ int html_escape(struct text_buf *out, const char *s)
 
 /*
  * Markdown: a backslash before each character CommonMark could read as markup, or as the end
- * of a table cell ('|'). Text from the database (paths, names, findings) goes through here;
- * control characters were already neutralized when it was read.
+ * of a table cell ('|').
  */
 static const char *md_escape(char *buf, size_t len, const char *s)
 {
@@ -67,9 +68,21 @@ static const char *md_escape(char *buf, size_t len, const char *s)
 	return buf;
 }
 
-/* Database text for the summary: escaped for markdown, as is for plain text. */
-#define CELL_LEN 600
-#define CELL(i, text) (md ? md_escape(cell[i], CELL_LEN, (text)) : (text))
+/*
+ * Text from the database or the command line (paths, names, findings) for the summary: made
+ * safe for a terminal by the one sanitizer (controls, C1, bidi overrides and bad UTF-8 become
+ * visible escapes), then escaped for markdown.
+ */
+#define CELL_LEN (2 * SANITIZE_BUF_LEN(512))
+static const char *cell_text(char *buf, size_t len, const char *s, bool md)
+{
+	char safe[SANITIZE_BUF_LEN(512)];
+
+	if (!md)
+		return sanitize_text(s, buf, len);
+	return md_escape(buf, len, sanitize_text(s, safe, sizeof(safe)));
+}
+#define CELL(i, text) cell_text(cell[i], CELL_LEN, (text), md)
 
 static double rate_per_1000(uint64_t events, uint64_t packets)
 {
@@ -141,7 +154,7 @@ int report_render_summary(struct text_buf *out, const struct report_data *d, enu
 			  size_t top_n)
 {
 	bool md = fmt == REPORT_MARKDOWN;
-	char t1[64], t2[64], cell[4][CELL_LEN];
+	char t1[64], t2[64], cell[5][CELL_LEN];
 
 	text_buf_puts(out, md ? "# AgentXDP incident report\n\n" : "AgentXDP incident report\n");
 	text_buf_printf(out, md ? "Database: %s\n\n" : "database: %s\n", CELL(0, d->db_path));
@@ -156,12 +169,13 @@ int report_render_summary(struct text_buf *out, const struct report_data *d, enu
 					      : "\n  rank level  kind       subject                        severity                                  conf  flows\n");
 		if (md)
 			text_buf_printf(out, "| %d | %s | %s | %s | %s | %s | %.2f | %s | %u |\n", f->rank,
-					f->level, CELL(0, f->kind), CELL(1, f->subject), CELL(2, f->direction),
+					CELL(4, f->level), CELL(0, f->kind), CELL(1, f->subject), CELL(2, f->direction),
 					CELL(3, f->severity_text), f->confidence,
 					format_time_ns(f->onset_ns, t1, sizeof(t1)), f->flows_hurt);
 		else
-			text_buf_printf(out, "  %4d %-6s %-10s %-30s %-41s %4.2f %6u\n", f->rank, f->level,
-					f->kind, f->subject, f->severity_text, f->confidence, f->flows_hurt);
+			text_buf_printf(out, "  %4d %-6s %-10s %-30s %-41s %4.2f %6u\n", f->rank, CELL(4, f->level),
+					CELL(0, f->kind), CELL(1, f->subject), CELL(3, f->severity_text), f->confidence,
+					f->flows_hurt);
 	}
 
 	text_buf_puts(out, md ? "\n## Capture health\n\n" : "\nCAPTURE HEALTH\n");

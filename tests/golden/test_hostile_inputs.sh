@@ -141,4 +141,62 @@ else
 	fail hostile-mixed-link-types-pipe-clear-error "exit $rc: $(head -n 3 "$work/err" | tr '\n' ' ')"
 fi
 
+# Terminal escapes in names (issue #22 item 10): a links.csv link name holding ESC[31m, a C1
+# CSI (U+009B), a right-to-left override (U+202E) and a lone 0x9b byte, and trace files named
+# with ESC sequences. The analyzer's summary and the report's text and markdown must show them
+# as escapes (\x1b, \u009b, \u202e, \x9b), never as the raw bytes a terminal would obey.
+ESC_DIR=$work/esc
+if "$BIN/agentxdp-synth" -q -o "$ESC_DIR" --hosts 8 --duration 10ms --seed 7 \
+	--fault 'link=leaf0-spine1,kind=slow,size=20us,onset=3ms' 2>"$work/err"; then
+	python3 - "$ESC_DIR" <<'PY'
+import os, shutil, struct, sys
+d = sys.argv[1].encode()
+bad = b"\x1b[31mevil\xc2\x9bspine\xe2\x80\xaeraw\x9bx"
+for f in (b"links.csv", b"paths.csv"):
+    text = open(d + b"/" + f, "rb").read().replace(b"leaf0-spine1", bad)
+    open(d + b"/esc-" + f, "wb").write(text)
+shutil.move(d + b"/trace.pcapng", d + b"/\x1b]0;pwned\x07trace.pcapng")
+# One frame to RoCE's UDP port with a cut BTH: a malformed packet, so the summary names the file.
+frame = bytes.fromhex("0200000000020200000000010800450000200000000040110000c612000ac612000bc35012b7000c000000010203")
+with open(d + b"/\x1b[31mbad.pcap", "wb") as f:
+    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+    f.write(struct.pack("<IIII", 1767225600, 0, len(frame), len(frame)) + frame)
+PY
+	esc_args=("$ESC_DIR"/*trace.pcapng "$ESC_DIR"/*bad.pcap --topology "$ESC_DIR/esc-links.csv"
+		--paths "$ESC_DIR/esc-paths.csv" -q)
+	"$ANALYZE" "${esc_args[@]}" >"$work/esc-summary.txt" 2>"$work/err"
+	rc_summary=$?
+	"$ANALYZE" "${esc_args[@]}" -o "$work/esc.db" 2>>"$work/err"
+	rc_db=$?
+	"$BIN/agentxdp-report" "$work/esc.db" --format text >"$work/esc-report.txt" 2>>"$work/err"
+	rc_text=$?
+	"$BIN/agentxdp-report" "$work/esc.db" --format markdown >"$work/esc-report.md" 2>>"$work/err"
+	rc_md=$?
+	for out in summary.txt report.txt report.md; do
+		name=hostile-terminal-escapes-${out%.*}-${out#*.}
+		msg=$(python3 - "$work/esc-$out" <<'PY'
+import re, sys
+path = sys.argv[1]
+raw = open(path, "rb").read()
+bad = [n for n, b in (("ESC", b"\x1b"), ("BEL", b"\x07"), ("0x9b (C1 CSI or lone byte)", b"\x9b"),
+                      ("U+202E", b"\xe2\x80\xae")) if b in raw]
+text = raw.decode("utf-8", "replace")
+if path.endswith(".md"):
+    text = re.sub(r"\\(.)", r"\1", text)  # undo the markdown escaping, which runs after
+want = [r"\x1b[31mevil\u009bspine\u202eraw\x9bx", "198.18.0.12-leaf0",
+        r"\x1b]0;pwned\x07trace.pcapng" if "report" in path else r"\x1b[31mbad.pcap"]
+missing = [w for w in want if w not in text]
+print("raw " + ", ".join(bad) if bad else "missing " + ", ".join(missing) if missing else "")
+PY
+)
+		if [ $rc_summary -eq 0 ] && [ $rc_db -eq 0 ] && [ $rc_text -eq 0 ] && [ $rc_md -eq 0 ] && [ -z "$msg" ]; then
+			pass "$name"
+		else
+			fail "$name" "exits $rc_summary $rc_db $rc_text $rc_md; $msg: $(head -n 1 "$work/err" | cat -v)"
+		fi
+	done
+else
+	fail hostile-terminal-escapes "agentxdp-synth failed: $(tail -n 1 "$work/err")"
+fi
+
 [ $T_FAILED -eq 0 ]
