@@ -28,6 +28,7 @@
 #include "lib/trace/trace_filter.h"
 #include "lib/trace/trace_reader.h"
 #include "lib/trace/trace_span.h"
+#include "lib/util/sanitize.h"
 #include "lib/util/util.h"
 
 
@@ -644,6 +645,7 @@ static void run_capture_health(struct analyze_run *r)
 	for (int i = 0; i < r->n_traces; i++) {
 		const struct trace_health *h = trace_reader_health(r->tr, i);
 		struct store_capture *cap = &r->caps[i];
+		char path[SANITIZE_BUF_LEN(256)];
 
 		cap->path = trace_reader_path(r->tr, i);
 		cap->health = h;
@@ -653,17 +655,21 @@ static void run_capture_health(struct analyze_run *r)
 			cap->malformed_packets += r->counts[i].malformed[m];
 		r->malformed_total += cap->malformed_packets;
 		if (h->has_drop_counters && h->capture_dropped)
-			pr_warn("%s: the capture itself dropped %" PRIu64 " packets\n", cap->path, h->capture_dropped);
+			pr_warn("%s: the capture itself dropped %" PRIu64 " packets\n",
+				sanitize_text(cap->path, path, sizeof(path)), h->capture_dropped);
 		if (cap->malformed_packets && !link_not_understood(&r->counts[i], h->frames))
-			pr_warn("%s: %" PRIu64 " malformed packets (see the malformed table)\n", cap->path,
-				cap->malformed_packets);
+			pr_warn("%s: %" PRIu64 " malformed packets (see the malformed table)\n",
+				sanitize_text(cap->path, path, sizeof(path)), cap->malformed_packets);
 	}
 	run_nothing_understood(r);
 	capture_flow_counts(r->flows, (size_t)r->n_flows, r->caps, r->n_traces);
-	for (int i = 0; i < r->n_traces; i++)
+	for (int i = 0; i < r->n_traces; i++) {
+		char path[SANITIZE_BUF_LEN(256)];
+
 		if (r->caps[i].one_direction)
 			pr_warn("%s: holds only one direction of its RC traffic (requests or responses)\n",
-				r->caps[i].path);
+				sanitize_text(r->caps[i].path, path, sizeof(path)));
+	}
 }
 
 /* The database: run metadata, captures, malformed counts, flows, findings; one commit. */
@@ -692,9 +698,13 @@ static void run_store(struct analyze_run *r)
 		r->status = 1;
 		r->db_path = NULL;
 	} else if (r->opts->db_path) {
+		/* Names from the input (links.csv, file names) may hold terminal escapes. */
+		char db[SANITIZE_BUF_LEN(256)], subj[SANITIZE_BUF_LEN(128)], dir[SANITIZE_BUF_LEN(128)];
+		char sev[SANITIZE_BUF_LEN(200)];
 		size_t alerts = 0, notices = 0;
 
-		pr_info("%s: %ld flows, %" PRIu64 " packets, %zu findings\n", r->opts->db_path, r->n_flows,
+		sanitize_text(r->opts->db_path, db, sizeof(db));
+		pr_info("%s: %ld flows, %" PRIu64 " packets, %zu findings\n", db, r->n_flows,
 			qp_tracker_totals(r->t)->packets, r->n_findings);
 		/* The verdict itself, not only its count: the alerts, then how many notices. */
 		for (size_t i = 0; i < r->n_findings; i++) {
@@ -704,8 +714,10 @@ static void run_store(struct analyze_run *r)
 				notices++;
 			} else if (++alerts <= 5) {
 				pr_info("  alert: %s %s: %s%s%s%s; confidence %.0f%%, %u flows hurt\n",
-					finding_kind_name(f->kind), f->subject, f->severity_text,
-					f->direction[0] ? " (direction " : "", f->direction, f->direction[0] ? ")" : "",
+					finding_kind_name(f->kind), sanitize_text(f->subject, subj, sizeof(subj)),
+					sanitize_text(f->severity_text, sev, sizeof(sev)),
+					f->direction[0] ? " (direction " : "",
+					sanitize_text(f->direction, dir, sizeof(dir)), f->direction[0] ? ")" : "",
 					f->confidence * 100, f->flows_hurt);
 			}
 		}
@@ -715,7 +727,7 @@ static void run_store(struct analyze_run *r)
 			pr_info("  no slow or lossy link found\n");
 		if (notices)
 			pr_info("  %zu notice%s (what ordinary traffic explains)\n", notices, notices == 1 ? "" : "s");
-		pr_info("  details: agentxdp-report %s\n", r->opts->db_path);
+		pr_info("  details: agentxdp-report %s\n", db);
 	}
 }
 

@@ -195,6 +195,17 @@ PY
 			fail "$name" "exits $rc_summary $rc_db $rc_text $rc_md; $msg: $(head -n 1 "$work/err" | cat -v)"
 		fi
 	done
+	# What -o prints on stderr (the count, the alerts, the report command, file warnings).
+	"$ANALYZE" "${esc_args[@]:0:${#esc_args[@]}-1}" -o "$work/esc2.db" 2>"$work/esc-stderr.txt" >/dev/null
+	raw=$(python3 -c '
+import sys
+raw = open(sys.argv[1], "rb").read()
+print(" ".join(n for n, b in (("ESC", b"\x1b"), ("BEL", b"\x07"), ("0x9b", b"\x9b"), ("U+202E", b"\xe2\x80\xae")) if b in raw))' "$work/esc-stderr.txt")
+	if [ -z "$raw" ] && grep -q 'alert: .*\\x1b\[31mevil' "$work/esc-stderr.txt"; then
+		pass hostile-terminal-escapes-analyze-stderr
+	else
+		fail hostile-terminal-escapes-analyze-stderr "raw: ${raw:-none}; $(grep -c alert "$work/esc-stderr.txt") alert lines"
+	fi
 else
 	fail hostile-terminal-escapes "agentxdp-synth failed: $(tail -n 1 "$work/err")"
 fi
