@@ -53,8 +53,7 @@ int pcapng_frames_block_length(struct pcapng_frames *s, const uint8_t hdr[12], u
 	return 0;
 }
 
-/* if_tsresol: 10^-v s, or 2^-(v & 0x7f) s when the high bit is set. 0: not representable. */
-static uint64_t tsresol_units(uint8_t v)
+uint64_t pcapng_tsresol_units(uint8_t v)
 {
 	uint64_t u = 1;
 
@@ -93,7 +92,7 @@ static int idb(struct pcapng_frames *s, const uint8_t *body, size_t len, const c
 	ifc.snaplen = pcapng_get32(body + 4, s->swapped);
 	while ((rc = pcapng_option_next(body, len, &off, s->swapped, &code, &val, &vlen)) == 1) {
 		if (code == OPT_IF_TSRESOL && vlen >= 1) {
-			ifc.units_per_s = tsresol_units(val[0]);
+			ifc.units_per_s = pcapng_tsresol_units(val[0]);
 		} else if (code == OPT_IF_TSOFFSET && vlen == 8) {
 			ifc.tsoffset_s = (int64_t)pcapng_get64(val, s->swapped);
 		}

@@ -53,4 +53,7 @@ int pcapng_frames_block_length(struct pcapng_frames *s, const uint8_t hdr[12], u
 int pcapng_frames_block(struct pcapng_frames *s, const uint8_t *blk, size_t len, struct pcapng_frame *f,
 			const char **reason);
 
+/* if_tsresol: 10^-v s, or 2^-(v & 0x7f) s when the high bit is set. 0: not representable. */
+uint64_t pcapng_tsresol_units(uint8_t v);
+
 #endif

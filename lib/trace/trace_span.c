@@ -7,6 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lib/trace/pcapng_drops.h"
+#include "lib/trace/pcapng_frames.h"
+
 #define PCAPNG_SHB 0x0A0D0D0Au
 #define PCAPNG_IDB 0x00000001u
 #define PCAPNG_PB 0x00000002u	/* obsolete Packet Block */
@@ -23,10 +26,7 @@ struct span_file {
 
 static uint32_t get32(const struct span_file *sf, const uint8_t *p)
 {
-	uint32_t v;
-
-	memcpy(&v, p, 4);
-	return sf->swap ? __builtin_bswap32(v) : v;
+	return pcapng_get32(p, sf->swap);
 }
 
 static int read_at(const struct span_file *sf, uint64_t off, void *buf, size_t len)
@@ -36,40 +36,16 @@ static int read_at(const struct span_file *sf, uint64_t off, void *buf, size_t l
 	return 0;
 }
 
-/* if_tsresol: 10^-v, or 2^-(v & 0x7f) when the high bit is set (pcapng spec, IDB options). */
-static uint64_t tsresol_units(uint8_t v)
-{
-	uint64_t u = 1;
-
-	if (v & 0x80)
-		return (v & 0x7f) < 64 ? 1ull << (v & 0x7f) : 0;
-	for (uint8_t i = 0; i < v; i++) {
-		if (u > UINT64_MAX / 10)
-			return 0;
-		u *= 10;
-	}
-	return u;
-}
-
 /* The resolution an IDB's options declare (10^6 by default). 0: unusable. */
 static uint64_t idb_units(const struct span_file *sf, const uint8_t *body, uint32_t len)
 {
-	uint32_t off = 8; /* link type, reserved, snaplen */
+	size_t off = 8; /* link type, reserved, snaplen */
+	const uint8_t *val;
+	uint16_t code, vlen;
 
-	while (off + 4 <= len) {
-		uint16_t code, olen;
-		uint16_t c16, l16;
-
-		memcpy(&c16, body + off, 2);
-		memcpy(&l16, body + off + 2, 2);
-		code = sf->swap ? __builtin_bswap16(c16) : c16;
-		olen = sf->swap ? __builtin_bswap16(l16) : l16;
-		if (code == 0)
-			break;
-		if (code == PCAPNG_OPT_TSRESOL && olen >= 1 && off + 5 <= len)
-			return tsresol_units(body[off + 4]);
-		off += 4 + ((olen + 3u) & ~3u);
-	}
+	while (len > 8 && pcapng_option_next(body, len, &off, sf->swap, &code, &val, &vlen) > 0)
+		if (code == PCAPNG_OPT_TSRESOL && vlen >= 1)
+			return pcapng_tsresol_units(val[0]);
 	return 1000000;
 }
 
