@@ -207,6 +207,14 @@ static int finish_selection(struct analyze_opts *opts, struct select_args *sa, i
 	return 0;
 }
 
+/* A file or folder option: an empty name is a usage error before any work. */
+#define PATH_OPT(dst, what)                                                   \
+	do {                                                                  \
+		if (!*optarg)                                                 \
+			return usage_error("%s", "empty " what " name");      \
+		(dst) = optarg;                                               \
+	} while (0)
+
 int main(int argc, char **argv)
 {
 	struct analyze_opts opts = {
@@ -247,10 +255,8 @@ int main(int argc, char **argv)
 		case 't':
 			sa.tees++;
 			break;
-		case 'o':
-			if (!*optarg) /* else "cannot rename .tmp-XXXXXX into place" */
-				return usage_error("%s", "empty --output file name");
-			opts.db_path = optarg;
+		case 'o': /* empty: else "cannot rename .tmp-XXXXXX into place" */
+			PATH_OPT(opts.db_path, "--output file");
 			break;
 		case OPT_DUMP:
 			opts.dump = true;
@@ -262,29 +268,19 @@ int main(int argc, char **argv)
 			opts.json = true;
 			break;
 		case OPT_CSV:
-			if (!*optarg)
-				return usage_error("%s", "empty --csv name");
-			opts.csv_dir = optarg;
+			PATH_OPT(opts.csv_dir, "--csv");
 			break;
 		case OPT_REPORT:
-			if (!*optarg)
-				return usage_error("%s", "empty --report name");
-			opts.report_dir = optarg;
+			PATH_OPT(opts.report_dir, "--report");
 			break;
 		case OPT_PROM:
-			if (!*optarg)
-				return usage_error("%s", "empty --prom name");
-			opts.prom_path = optarg;
+			PATH_OPT(opts.prom_path, "--prom");
 			break;
 		case OPT_TOPOLOGY:
-			if (!*optarg)
-				return usage_error("%s", "empty --topology name");
-			opts.topology_csv = optarg;
+			PATH_OPT(opts.topology_csv, "--topology");
 			break;
 		case OPT_PATHS:
-			if (!*optarg)
-				return usage_error("%s", "empty --paths name");
-			opts.paths_csv = optarg;
+			PATH_OPT(opts.paths_csv, "--paths");
 			break;
 		case 'w':
 			if ((rc = duration_opt("--window", optarg, 100000ull, 3600000000000ull,
