@@ -90,16 +90,13 @@ static int var_tier(const struct ctx *c, const struct var *v)
 	return c->topo->nodes[l->a].is_host || c->topo->nodes[l->b].is_host ? 1 : 2;
 }
 
-/* Packets through the subject against the median of its peers: subjects of its kind and tier. */
-static double load_ratio(const struct ctx *c, uint32_t var)
+/* Packets through each subject: the connections crossing it, weighted by how surely. */
+static double *subject_loads(const struct ctx *c)
 {
 	double *load = calloc(c->n_vars ? c->n_vars : 1, sizeof(*load));
-	double *same = calloc(c->n_vars ? c->n_vars : 1, sizeof(*same));
-	double ratio = 0, median;
-	size_t n_same = 0;
 
-	if (!load || !same)
-		goto out;
+	if (!load)
+		return NULL;
 	for (size_t k = 0; k < c->n_conns; k++) {
 		const struct conn *cn = &c->conns[k];
 		for (size_t i = 0; i < cn->inc_len; i++) {
@@ -107,34 +104,38 @@ static double load_ratio(const struct ctx *c, uint32_t var)
 			load[e->var] += cn->packets * (e->fwd > 0 ? e->fwd : e->rtt);
 		}
 	}
+	return load;
+}
+
+/* The subject's load against the median of its peers: subjects of its kind and tier. */
+static double load_ratio(const struct ctx *c, const double *load, double *scratch, uint32_t var)
+{
+	double median;
+	size_t n_same = 0;
+
 	for (size_t v = 0; v < c->n_vars; v++)
 		if (c->vars[v].kind == c->vars[var].kind && load[v] > 0 &&
 		    var_tier(c, &c->vars[v]) == var_tier(c, &c->vars[var]))
-			same[n_same++] = load[v];
-	if (n_same) {
-		median = rs_median(same, n_same);
-		ratio = median > 0 ? load[var] / median : 0;
-	}
-out:
-	free(load);
-	free(same);
-	return ratio;
+			scratch[n_same++] = load[v];
+	if (!n_same)
+		return 0;
+	median = rs_median(scratch, n_same);
+	return median > 0 ? load[var] / median : 0;
 }
 
 /*
- * Alert or notice: an alert is what ordinary traffic does not explain. ECN marking at a
- * rate busy healthy links reach is congestion, and a responder's turnaround under 2x its
- * peers' is a busy host; loss, RNR and latency excess stay alerts (a slow link's excess
- * can be small against a whole round trip: a 2x serializer adds little at light load).
- * The subject's load against its kind's median goes into the evidence.
+ * Alert or notice: an alert is what ordinary traffic does not explain. A slow or congested
+ * subject carrying at least load_notice_ratio times its peers' load queues because of it,
+ * and a responder's turnaround under 2x its peers' is a busy host; loss, RNR and the rest
+ * stay alerts. load holds subject_loads(); scratch has room for n_vars values.
  */
-void loc_classify_level(struct ctx *c, struct candidate *cand)
+void loc_classify_level(struct ctx *c, struct candidate *cand, const double *load, double *scratch)
 {
 	const struct localize_config *cfg = c->cfg;
 
 	cand->level = FINDING_ALERT;
 	cand->notice_why = NULL;
-	cand->load_ratio = load_ratio(c, cand->var);
+	cand->load_ratio = load_ratio(c, load, scratch, cand->var);
 	switch (cand->kind) {
 	case FINDING_CONGESTED:
 	case FINDING_SLOW:
@@ -178,6 +179,7 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 	size_t n_cands = 0, cap_cands = 0, n_best = 0;
 	struct finding *findings = NULL;
 	size_t n_findings = 0;
+	double *load = NULL, *load_scratch = NULL;
 	int err;
 
 	if (!out || !n_out || (n_flows && !flows))
@@ -239,8 +241,15 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 			best[j].confidence = conf;
 		}
 	}
+	/* The loads once for every candidate; a failed allocation is an error, not "no load". */
+	load = subject_loads(&c);
+	load_scratch = malloc((c.n_vars ? c.n_vars : 1) * sizeof(*load_scratch));
+	if (!load || !load_scratch) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
 	for (size_t i = 0; i < n_best; i++)
-		loc_classify_level(&c, &best[i]);
+		loc_classify_level(&c, &best[i], load, load_scratch);
 	if (n_best)
 		qsort(best, n_best, sizeof(*best), cmp_candidate);
 	if (n_best > cfg->max_findings)
@@ -267,6 +276,8 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 	findings = NULL;
 	err = 0;
 cleanup:
+	free(load);
+	free(load_scratch);
 	findings_free(findings, n_findings);
 	for (size_t i = 0; i < n_cands; i++)
 		free(cands[i].resid);

@@ -142,7 +142,7 @@ int loc_build_conns(struct ctx *c);
 int loc_build_incidence(struct ctx *c);
 
 /* localize.c: alert or notice; do two candidates name the same subject (or set)? */
-void loc_classify_level(struct ctx *c, struct candidate *cand);
+void loc_classify_level(struct ctx *c, struct candidate *cand, const double *load, double *scratch);
 bool loc_same_subject(const struct candidate *x, const struct candidate *y);
 
 /* localize_signals.c: each connection's value of each signal against its baseline. */
