@@ -170,6 +170,20 @@ bool loc_same_subject(const struct candidate *x, const struct candidate *y)
 	return cand_names(x, y->var) || cand_names(y, x->var);
 }
 
+/* Every candidate's level, from the loads summed once; out of memory is an error, not "no load". */
+static int classify_levels(struct ctx *c, struct candidate *cands, size_t n)
+{
+	double *load = subject_loads(c);
+	double *scratch = malloc((c->n_vars ? c->n_vars : 1) * sizeof(*scratch));
+	int err = load && scratch ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < n; i++)
+		loc_classify_level(c, &cands[i], load, scratch);
+	free(load);
+	free(scratch);
+	return err;
+}
+
 int localize(const struct flow_stats *flows, size_t n_flows, const struct topology *topo,
 	     const struct localize_config *cfg, struct finding **out, size_t *n_out)
 {
@@ -179,7 +193,6 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 	size_t n_cands = 0, cap_cands = 0, n_best = 0;
 	struct finding *findings = NULL;
 	size_t n_findings = 0;
-	double *load = NULL, *load_scratch = NULL;
 	int err;
 
 	if (!out || !n_out || (n_flows && !flows))
@@ -241,15 +254,9 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 			best[j].confidence = conf;
 		}
 	}
-	/* The loads once for every candidate; a failed allocation is an error, not "no load". */
-	load = subject_loads(&c);
-	load_scratch = malloc((c.n_vars ? c.n_vars : 1) * sizeof(*load_scratch));
-	if (!load || !load_scratch) {
-		err = -ENOMEM;
+	err = classify_levels(&c, best, n_best);
+	if (err)
 		goto cleanup;
-	}
-	for (size_t i = 0; i < n_best; i++)
-		loc_classify_level(&c, &best[i], load, load_scratch);
 	if (n_best)
 		qsort(best, n_best, sizeof(*best), cmp_candidate);
 	if (n_best > cfg->max_findings)
@@ -276,8 +283,6 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 	findings = NULL;
 	err = 0;
 cleanup:
-	free(load);
-	free(load_scratch);
 	findings_free(findings, n_findings);
 	for (size_t i = 0; i < n_cands; i++)
 		free(cands[i].resid);
