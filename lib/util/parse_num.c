@@ -11,12 +11,16 @@ int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
+	int base;
 
 	if (!s || !*s || !isdigit((unsigned char)s[0]))
 		return -EINVAL;
+	/* Hex with 0x, else decimal: a QPN typed as 0011a8's decimal twin "004520" is 4520,
+	 * not octal (strtoull's base 0 would read a leading zero as octal). */
+	base = (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) ? 16 : 10;
 	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (*end)
+	v = strtoull(s, &end, base);
+	if (*end || end == s)
 		return -EINVAL;
 	if (errno == ERANGE || v < min || v > max)
 		return -ERANGE;

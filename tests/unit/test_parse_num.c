@@ -16,6 +16,12 @@ static void test_u64(void **state)
 	assert_int_equal(parse_u64("0x10", 0, 100, &v), 0);
 	assert_int_equal(v, 16);
 	assert_int_equal(parse_u64("101", 0, 100, &v), -ERANGE);
+	/* A leading zero is decimal, not octal. */
+	assert_int_equal(parse_u64("010", 0, 100, &v), 0);
+	assert_int_equal(v, 10);
+	assert_int_equal(parse_u64("09", 0, 100, &v), 0);
+	assert_int_equal(v, 9);
+	assert_int_equal(parse_u64("0x", 0, 100, &v), -EINVAL);
 	assert_int_equal(parse_u64("-1", 0, 100, &v), -EINVAL);
 	assert_int_equal(parse_u64("", 0, 100, &v), -EINVAL);
 	assert_int_equal(parse_u64("12abc", 0, 100, &v), -EINVAL);
