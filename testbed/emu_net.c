@@ -206,12 +206,25 @@ static int ctl_recv_line(struct emu_session *s, char *out, size_t outlen, int ti
 	}
 }
 
-/* Non-blocking check for FIN (or EOF) from the peer during the test. */
+/*
+ * Non-blocking check for FIN (or EOF) from the peer during the test. Lines are parsed
+ * before each read: a peer that sends FIN and closes at once delivers both in one pass,
+ * and the EOF after its FIN is a clean end, not a lost peer.
+ */
 void ctl_poll_fin(struct emu_session *s)
 {
 	char line[256];
 
 	while (!s->peer_fin) {
+		if (memchr(s->ctl_buf, '\n', s->ctl_len)) {
+			if (ctl_recv_line(s, line, sizeof(line), 0) < 0)
+				break;
+			if (strncmp(line, "FIN", 3) == 0)
+				s->peer_fin = true;
+			continue;
+		}
+		if (s->ctl_len == sizeof(s->ctl_buf))
+			s->ctl_len = 0;	/* a line longer than the buffer: not ours, drop it */
 		ssize_t got = recv(s->ctl_fd, s->ctl_buf + s->ctl_len, sizeof(s->ctl_buf) - s->ctl_len,
 				   MSG_DONTWAIT);
 		if (got == 0) {
@@ -221,12 +234,6 @@ void ctl_poll_fin(struct emu_session *s)
 		if (got < 0)
 			break;
 		s->ctl_len += (size_t)got;
-	}
-	while (!s->peer_fin && memchr(s->ctl_buf, '\n', s->ctl_len)) {
-		if (ctl_recv_line(s, line, sizeof(line), 0) < 0)
-			break;
-		if (strncmp(line, "FIN", 3) == 0)
-			s->peer_fin = true;
 	}
 }
 
