@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "lib/util/log.h"
+#include "lib/util/parse_num.h"
 
 int agentxdp_log_level = LOG_INFO;
 const char *agentxdp_prog = "agentxdp";
@@ -50,4 +51,13 @@ int usage_error_getopt(int getopt_rc, char *const argv[])
 	if (optopt > ' ' && optopt < 127)
 		return usage_error("unknown option '-%c'", optopt);
 	return usage_error("unknown option '%s'", arg);
+}
+
+int usage_error_duration(const char *opt, const char *text, const char *range)
+{
+	double bare;
+
+	if (!parse_double(text, 0, 1e300, &bare))
+		return usage_error("invalid %s '%s': a duration needs a unit (%s)", opt, text, range);
+	return usage_error("invalid %s '%s' (%s)", opt, text, range);
 }

@@ -37,4 +37,10 @@ __attribute__((format(printf, 1, 2))) int usage_error(const char *fmt, ...);
  */
 int usage_error_getopt(int getopt_rc, char *const argv[]);
 
+/*
+ * usage_error_duration: the one line for a duration option parse_duration_ns() refused;
+ * a bare number gets "a duration needs a unit", so "-w 10" never reads as seconds.
+ */
+int usage_error_duration(const char *opt, const char *text, const char *range);
+
 #endif
