@@ -34,6 +34,8 @@ static const char usage_text[] =
 	"  -c, --count N          stop after N frames selected (by FILTER and --qp), as\n"
 	"                         tcpdump -c; the analysis covers those frames\n"
 	"  -o, --output FILE      write the analysis database (SQLite) to FILE\n"
+	"  -w FILE                the same as -o (-w writes a file in every tool; the\n"
+	"                         window is --window)\n"
 	"      --dump             print one line per RoCE packet (like tshark's summary)\n"
 	"  -t                     with --dump, the time column as tcpdump's letters: -t\n"
 	"                         none, -tt epoch seconds, -ttt since the previous line,\n"
@@ -48,7 +50,7 @@ static const char usage_text[] =
 	"      --topology FILE    links.csv: link name, endpoint A, endpoint B\n"
 	"      --paths FILE       paths.csv: src, dst, UDP source port, links in order\n"
 	"                         (further columns, or one field of space-separated names)\n"
-	"  -w, --window DURATION  time window of the per-flow series and of the baselines\n"
+	"      --window DURATION  time window of the per-flow series and of the baselines\n"
 	"                         (default: about a hundredth of the traces' span,\n"
 	"                         100us to 1s, printed; 1s when reading standard input)\n"
 	"      --sample-rows N    keep at most N latency sample rows per flow, kind and\n"
@@ -64,6 +66,7 @@ static const char usage_text[] =
 	"  -V, --version          show the version and exit\n"
 	"\n"
 	"Durations need a unit: 500us, 10ms, 1s (a bare number is an error; 0 is 0).\n"
+	"-w is no longer the window: -w 1ms is refused, use --window 1ms.\n"
 	"Exit status: 0 on success, 1 when a trace was unreadable, truncated or corrupt\n"
 	"(what was read is still analysed and written), 2 on a usage error, 128+N when\n"
 	"signal N (SIGINT, SIGTERM, SIGHUP) stopped reading: what was read is analysed\n"
@@ -94,6 +97,7 @@ enum {
 	OPT_DEDUP,
 	OPT_PCAP_FILTER,
 	OPT_QP,
+	OPT_WINDOW,
 };
 
 static const struct option long_options[] = {
@@ -110,7 +114,7 @@ static const struct option long_options[] = {
 	{ "prom", required_argument, NULL, OPT_PROM },
 	{ "topology", required_argument, NULL, OPT_TOPOLOGY },
 	{ "paths", required_argument, NULL, OPT_PATHS },
-	{ "window", required_argument, NULL, 'w' },
+	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "port", required_argument, NULL, OPT_PORT },
 	{ "sample-rows", required_argument, NULL, OPT_SAMPLE_ROWS },
 	{ "dedup", required_argument, NULL, OPT_DEDUP },
@@ -121,18 +125,32 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* A duration option: a unit is required ("-w 10" is not taken as seconds). */
+/* A duration option: a unit is required ("--window 10" is not taken as seconds). */
 static int duration_opt(const char *opt, const char *text, uint64_t min_ns, uint64_t max_ns,
 			const char *range, uint64_t *out)
 {
-	double bare;
-	int err = parse_duration_ns(text, DURATION_UNIT_REQUIRED, min_ns, max_ns, out);
-
-	if (!err)
+	if (!parse_duration_ns(text, DURATION_UNIT_REQUIRED, min_ns, max_ns, out))
 		return 0;
-	if (!parse_double(text, 0, INFINITY, &bare))
-		return usage_error("invalid %s '%s': a duration needs a unit (%s)", opt, text, range);
-	return usage_error("invalid %s '%s' (%s)", opt, text, range);
+	return usage_error_duration(opt, text, range);
+}
+
+/*
+ * -w FILE writes the database, as -w writes a file in every tool. It was the window: a
+ * value that reads as a duration (or a bare number of seconds) is that old habit, refused
+ * before any file is created.
+ */
+static int write_opt(const char *text, const char **w_path)
+{
+	uint64_t ns;
+
+	if (!parse_duration_ns(text, DURATION_UNIT_REQUIRED, 0, UINT64_MAX, &ns))
+		return usage_error("-w writes the database now: for the window use --window %s", text);
+	if (!parse_duration_ns(text, 1000000000ull, 0, UINT64_MAX, &ns))
+		return usage_error("-w writes the database now: for the window use --window %ss", text);
+	if (!*text)
+		return usage_error("%s", "empty -w file name");
+	*w_path = text;
+	return 0;
 }
 
 /* The command line's frame selection: FILTER words after -r, or --pcap-filter. */
@@ -143,7 +161,19 @@ struct select_args {
 	int n_reads;
 	const char *pcap_filter;	/* --pcap-filter */
 	int tees;			/* how many -t letters */
+	const char *w_path;		/* -w FILE, the same as -o */
 };
+
+/* -r FILE, repeatable. */
+static int read_opt(struct select_args *sa, const char *text)
+{
+	if (!*text)
+		return usage_error("%s", "empty -r file name");
+	if (sa->n_reads == MAX_READS)
+		return usage_error("too many -r options (at most %d)", MAX_READS);
+	sa->reads[sa->n_reads++] = text;
+	return 0;
+}
 
 /* Join the FILTER words as tcpdump does ("host", "10.0.0.4" -> "host 10.0.0.4"). */
 static char *join_words(char **words, int n)
@@ -172,6 +202,10 @@ static int finish_selection(struct analyze_opts *opts, struct select_args *sa, i
 	const char *expr = sa->pcap_filter;
 	int rc;
 
+	if (sa->w_path && opts->db_path && strcmp(sa->w_path, opts->db_path))
+		return usage_error("-w %s and -o %s: one database at a time", sa->w_path, opts->db_path);
+	if (sa->w_path)
+		opts->db_path = sa->w_path;
 	if (sa->tees) {
 		if (!opts->dump)
 			return usage_error("%s", "-t sets --dump's time column: use it with --dump");
@@ -231,11 +265,8 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":r:c:o:tw:qvhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'r':
-			if (!*optarg)
-				return usage_error("%s", "empty -r file name");
-			if (sa.n_reads == MAX_READS)
-				return usage_error("too many -r options (at most %d)", MAX_READS);
-			sa.reads[sa.n_reads++] = optarg;
+			if ((rc = read_opt(&sa, optarg)))
+				return rc;
 			break;
 		case OPT_PCAP_FILTER:
 			sa.pcap_filter = optarg;
@@ -257,6 +288,10 @@ int main(int argc, char **argv)
 			break;
 		case 'o': /* empty: else "cannot rename .tmp-XXXXXX into place" */
 			PATH_OPT(opts.db_path, "--output file");
+			break;
+		case 'w':
+			if ((rc = write_opt(optarg, &sa.w_path)))
+				return rc;
 			break;
 		case OPT_DUMP:
 			opts.dump = true;
@@ -282,7 +317,7 @@ int main(int argc, char **argv)
 		case OPT_PATHS:
 			PATH_OPT(opts.paths_csv, "--paths");
 			break;
-		case 'w':
+		case OPT_WINDOW:
 			if ((rc = duration_opt("--window", optarg, 100000ull, 3600000000000ull,
 					       "100us to 1h, e.g. 1s or 250ms", &v)))
 				return rc;

@@ -100,7 +100,7 @@ if [ $ANALYZER = 1 ]; then
 	wait $tpid
 	"$TB" impair --clear >/dev/null 2>&1
 	caps_of "$OUT/onset"
-	"$BIN/agentxdp-analyze" -q -w 250ms "${CAPS[@]}" -o "$OUT/onset/out.db" >"$OUT/onset/analyze.out" 2>&1
+	"$BIN/agentxdp-analyze" -q --window 250ms "${CAPS[@]}" -o "$OUT/onset/out.db" >"$OUT/onset/analyze.out" 2>&1
 	arc=$?
 	nf=$(sqlite3 "$OUT/onset/out.db" "SELECT count(*) FROM finding" 2>/dev/null)
 	if [ $arc -ge 128 ]; then

@@ -45,9 +45,9 @@ fi
 "$A" >/dev/null 2>"$dir/err"
 expect_eq "analyze-cli no trace exit status" 2 $?
 
-# Issue #21: a duration without a unit is an error ("-w 10" was taken as 10 seconds although
+# Issue #21: a duration without a unit is an error ("-w 10", now --window 10, was taken as 10 seconds although
 # the help says durations need a unit); a bare 0 is the same in every unit.
-for arg in "-w 10" "--window 0.5" "--dedup 500"; do
+for arg in "--window 10" "--window 0.5" "--dedup 500"; do
 	# shellcheck disable=SC2086 # the option and its value are two words
 	"$A" $arg x.pcap >/dev/null 2>"$dir/err"
 	rc=$?

@@ -53,11 +53,11 @@ else
 	# ...and the same analysis, also with -c (tcpdump -c: the first N frames selected).
 	if command -v jq >/dev/null; then
 		sum() { jq -c '[.totals.packets, (.flows | length), ([.flows[].packets] | add)]' "$1"; }
-		tcpdump -r "$t" -w - "$FILTER" 2>/dev/null | "$A" -q -w 1ms --json - >"$dir/td.json"
-		"$A" -q -w 1ms --json -r "$t" "$FILTER" >"$dir/ours.json"
-		tcpdump -r "$t" -c 300 -w - "$FILTER" 2>/dev/null | "$A" -q -w 1ms --json - >"$dir/tdc.json"
+		tcpdump -r "$t" -w - "$FILTER" 2>/dev/null | "$A" -q --window 1ms --json - >"$dir/td.json"
+		"$A" -q --window 1ms --json -r "$t" "$FILTER" >"$dir/ours.json"
+		tcpdump -r "$t" -c 300 -w - "$FILTER" 2>/dev/null | "$A" -q --window 1ms --json - >"$dir/tdc.json"
 		# shellcheck disable=SC2086 # FILTER as separate words, joined as tcpdump joins them
-		"$A" -q -w 1ms --json -c 300 -r "$t" $FILTER >"$dir/oursc.json"
+		"$A" -q --window 1ms --json -c 300 -r "$t" $FILTER >"$dir/oursc.json"
 		if [ "$(sum "$dir/td.json")" = "$(sum "$dir/ours.json")" ] &&
 			[ "$(sum "$dir/tdc.json")" = "$(sum "$dir/oursc.json")" ] &&
 			[ "$(jq .totals.packets "$dir/oursc.json")" = 300 ]; then
@@ -142,7 +142,7 @@ else
 	fail "analyze-habits --qp $qp" "$nqp lines, $(grep -c " QP=$qp " "$dir/pos") in the whole dump"
 fi
 if command -v jq >/dev/null; then
-	"$A" -q -w 1ms --json --qp "$qp" "$t" >"$dir/qp.json" 2>/dev/null
+	"$A" -q --window 1ms --json --qp "$qp" "$t" >"$dir/qp.json" 2>/dev/null
 	want=$((16#${qp#0x}))
 	if [ "$(jq "[.flows[] | select(.dst_qpn != $want)] | length" "$dir/qp.json")" = 0 ] &&
 		[ "$(jq '.flows | length' "$dir/qp.json")" -gt 0 ]; then

@@ -30,7 +30,7 @@ grep -q 'standard input cannot be read twice' "$T/stdin.err" && pass "default-wi
 	{ fail default-window "synth failed"; exit 0; }
 "$A" "$T/long.pcap" -o "$T/long.db" 2>/dev/null
 expect_eq "default-window: a 200 ms pcap gets 2ms windows" 2000000 "$(window_of "$T/long.db")"
-"$A" -w 10us "$T/short/trace.pcapng" >/dev/null 2>"$T/bad.err"
+"$A" --window 10us "$T/short/trace.pcapng" >/dev/null 2>"$T/bad.err"
 rc=$?
 [ $rc -eq 2 ] && grep -q "100us to 1h" "$T/bad.err" && pass "default-window: --window below 100us is a usage error" ||
 	fail "default-window: --window below 100us" "exit $rc: $(cat "$T/bad.err")"
