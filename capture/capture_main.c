@@ -41,11 +41,12 @@ static const char usage_text[] =
 	"  -i, --interface IFACE   capture on IFACE (repeat for up to 8 interfaces, one file)\n"
 	"  -w, --write FILE        write pcapng to FILE ('-' for standard output)\n"
 	"  -c, --count N           stop after N packets\n"
-	"  -d, --duration SECONDS  stop after this long (units allowed: 500ms, 30s, 5m)\n"
+	"      --duration DURATION stop after this long (500ms, 30s, 5m)\n"
 	"  -C, --file-size MB      start a new file when the current one exceeds MB million\n"
 	"                          bytes: FILE, FILE1, FILE2, ... (as tcpdump)\n"
-	"  -G, --rotate SECONDS    start a new file every SECONDS; FILE is an strftime(3)\n"
-	"                          pattern (e.g. roce-%%H%%M%%S.pcapng); a repeated name gets\n"
+	"  -G, --rotate SECONDS    start a new file every SECONDS (as tcpdump -G: a bare\n"
+	"                          number is seconds; 5m also works); FILE is an strftime(3)\n"
+	"                          pattern (e.g. roce-%H%M%S.pcapng); a repeated name gets\n"
 	"                          a number appended\n"
 	"  -U, --packet-buffered   write each packet to the file at once (as tcpdump -U);\n"
 	"                          by default packets reach the file within a second\n"
@@ -93,9 +94,12 @@ static const char usage_text[] =
 	"the packets not written as isb_osdrop, and the message says how many it holds),\n"
 	"2 on a usage error.\n"
 	"\n"
+	"Durations need a unit (500ms, 30s, 5m); only -G takes a bare number of seconds.\n"
+	"-d is no longer the duration: use --duration (one meaning per letter, docs/flags.md).\n"
+	"\n"
 	"Examples:\n"
 	"  agentxdp-capture -i eth0 -w roce.pcapng\n"
-	"  agentxdp-capture -i eth0 -i eth1 -w both.pcapng -d 30s\n"
+	"  agentxdp-capture -i eth0 -i eth1 -w both.pcapng --duration 30s\n"
 	"  agentxdp-capture -i eth0 -w - --filter 'host 198.18.0.1 and qpn 0x12' | tshark -r -\n"
 	"  agentxdp-capture -i eth0 -w roce.pcapng -C 100 -c 1000000 -s 128\n"
 	"  agentxdp-capture -i eth0 -w 'roce-%Y%m%d-%H%M%S.pcapng' -G 60 --mode generic\n"
@@ -116,13 +120,14 @@ enum {
 	OPT_MAX_FLOWS,
 	OPT_MAX_PAIRS,
 	OPT_TOP_QPS,
+	OPT_DURATION,
 };
 
 static const struct option long_options[] = {
 	{ "interface", required_argument, NULL, 'i' },
 	{ "write", required_argument, NULL, 'w' },
 	{ "count", required_argument, NULL, 'c' },
-	{ "duration", required_argument, NULL, 'd' },
+	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "file-size", required_argument, NULL, 'C' },
 	{ "rotate", required_argument, NULL, 'G' },
 	{ "snaplen", required_argument, NULL, 's' },
@@ -152,7 +157,7 @@ struct capture_opts {
 	struct capture_config cfg;
 	const char *out_pattern;	/* -w */
 	uint64_t max_pkts;		/* -c, 0 = no limit */
-	uint64_t duration_ns;		/* -d, 0 = no limit */
+	uint64_t duration_ns;		/* --duration, 0 = no limit */
 	uint64_t rotate_bytes;		/* -C, 0 = never */
 	uint64_t rotate_ns;		/* -G, 0 = never */
 	bool packet_buffered;		/* -U: each packet written at once */
@@ -197,14 +202,16 @@ static void on_stop_signal(int sig)
 }
 
 /*
- * The numeric options: each goes through one checked parser (a duration when unit_ns is
- * set, bare numbers in that unit) with its bounds, and lands times scale in its field.
+ * The numeric options: each goes through one checked parser with its bounds, and lands
+ * times scale in its field. A duration needs a unit, except -G's bare seconds (tcpdump's).
  */
+enum num_kind { NUM_PLAIN, NUM_DURATION, NUM_SECONDS };
+
 struct num_option {
 	int key;			/* getopt_long's return */
 	const char *name;		/* as the usage error names it */
 	uint64_t min, max;
-	uint64_t unit_ns;		/* a duration; 0: a plain number */
+	enum num_kind kind;
 	uint64_t scale;			/* the field holds value * scale */
 	size_t off, width;		/* the field in struct capture_opts */
 	bool agent_tuning;		/* needs --analyze */
@@ -216,22 +223,25 @@ struct num_option {
 #define NS_PER_DAY (86400 * NS_PER_S)
 
 static const struct num_option num_options[] = {
-	{ 'c', "-c", 1, UINT64_MAX, 0, 1, OPT_FIELD(max_pkts), false, "(a packet count >= 1)" },
-	{ 'd', "-d", 1000000ull, 366 * NS_PER_DAY, NS_PER_S, 1, OPT_FIELD(duration_ns), false,
-	  "(1ms to 366 days, e.g. 30 or 30s or 500ms)" },
-	{ 'C', "-C", 1, 1000000, 0, 1000000ull, OPT_FIELD(rotate_bytes), false, "(1 to 1000000 MB)" },
-	{ 'G', "-G", NS_PER_S, 366 * NS_PER_DAY, NS_PER_S, 1, OPT_FIELD(rotate_ns), false,
-	  "(1s to 366 days)" },
-	{ 'B', "-B", 4, 1048576, 0, 1024, OPT_FIELD(cfg.ring_bytes), false, "(4 to 1048576 KiB)" },
-	{ OPT_INTERVAL, "--interval", 100000000ull, 3600 * NS_PER_S, NS_PER_S, 1,
-	  OPT_FIELD(agent_interval_ns), false, "(100ms to 1h, e.g. 1s)" },
-	{ OPT_FORGET, "--forget", NS_PER_S, 30 * NS_PER_DAY, NS_PER_S, 1, OPT_FIELD(agent.forget_ns),
-	  true, "(1s to 30d, e.g. 10m)" },
-	{ OPT_MAX_FLOWS, "--max-flows", 1000, 100000000, 0, 1, OPT_FIELD(agent.max_flows), true,
-	  "(1000 to 100000000)" },
-	{ OPT_MAX_PAIRS, "--max-pairs", 1, 100000, 0, 1, OPT_FIELD(agent.max_pairs), true,
-	  "(1 to 100000)" },
-	{ OPT_TOP_QPS, "--top-qps", 1, 100000, 0, 1, OPT_FIELD(agent.top_qps), true, "(1 to 100000)" },
+	{ 'c', "-c", 1, UINT64_MAX, NUM_PLAIN, 1, OPT_FIELD(max_pkts), false, "a packet count >= 1" },
+	{ OPT_DURATION, "--duration", 1000000ull, 366 * NS_PER_DAY, NUM_DURATION, 1,
+	  OPT_FIELD(duration_ns), false, "1ms to 366 days, e.g. 30s or 500ms" },
+	{ 'C', "-C", 1, 1000000, NUM_PLAIN, 1000000ull, OPT_FIELD(rotate_bytes), false,
+	  "1 to 1000000 MB" },
+	{ 'G', "-G", NS_PER_S, 366 * NS_PER_DAY, NUM_SECONDS, 1, OPT_FIELD(rotate_ns), false,
+	  "1s to 366 days" },
+	{ 'B', "-B", 4, 1048576, NUM_PLAIN, 1024, OPT_FIELD(cfg.ring_bytes), false,
+	  "4 to 1048576 KiB" },
+	{ OPT_INTERVAL, "--interval", 100000000ull, 3600 * NS_PER_S, NUM_DURATION, 1,
+	  OPT_FIELD(agent_interval_ns), false, "100ms to 1h, e.g. 1s" },
+	{ OPT_FORGET, "--forget", NS_PER_S, 30 * NS_PER_DAY, NUM_DURATION, 1,
+	  OPT_FIELD(agent.forget_ns), true, "1s to 30d, e.g. 10m" },
+	{ OPT_MAX_FLOWS, "--max-flows", 1000, 100000000, NUM_PLAIN, 1, OPT_FIELD(agent.max_flows),
+	  true, "1000 to 100000000" },
+	{ OPT_MAX_PAIRS, "--max-pairs", 1, 100000, NUM_PLAIN, 1, OPT_FIELD(agent.max_pairs), true,
+	  "1 to 100000" },
+	{ OPT_TOP_QPS, "--top-qps", 1, 100000, NUM_PLAIN, 1, OPT_FIELD(agent.top_qps), true,
+	  "1 to 100000" },
 };
 
 static const struct num_option *find_num_option(int key)
@@ -248,12 +258,17 @@ static int set_num_option(struct capture_opts *o, const struct num_option *n, co
 	uint64_t v;
 	int err;
 
-	if (n->unit_ns)
-		err = parse_duration_ns(text, n->unit_ns, n->min, n->max, &v);
-	else
-		err = parse_u64(text, n->min, n->max, &v);
-	if (err)
-		return usage_error("invalid %s '%s' %s", n->name, text, n->range);
+	if (n->kind == NUM_DURATION) {
+		if (parse_duration_ns(text, DURATION_UNIT_REQUIRED, n->min, n->max, &v))
+			return usage_error_duration(n->name, text, n->range);
+	} else {
+		if (n->kind == NUM_SECONDS)
+			err = parse_duration_ns(text, NS_PER_S, n->min, n->max, &v);
+		else
+			err = parse_u64(text, n->min, n->max, &v);
+		if (err)
+			return usage_error("invalid %s '%s' (%s)", n->name, text, n->range);
+	}
 	v *= n->scale; /* no overflow: every scaled option's max times its scale fits */
 	if (n->width == sizeof(uint32_t)) {
 		uint32_t v32 = (uint32_t)v;
@@ -284,6 +299,8 @@ static int parse_options(int argc, char **argv, struct capture_opts *o)
 			continue;
 		}
 		switch (c) {
+		case 'd': /* was the duration; one meaning per letter (docs/flags.md) */
+			return usage_error("-d is no longer the duration: use --duration %s", optarg);
 		case 'i':
 			if (o->cfg.n_ifaces == ROCE_CAP_MAX_IFACES)
 				return usage_error("too many -i options (at most %d)", ROCE_CAP_MAX_IFACES);
@@ -700,7 +717,7 @@ static int capture_loop(struct capture_run *run)
 			last_status_ns = now;
 		}
 	}
-	/* Stopped by a signal or -d: take what is already in the ring (up to -c). */
+	/* Stopped by a signal or --duration: take what is already in the ring (up to -c). */
 	if (!run->done)
 		capture_session_drain(run->session);
 	if (run->agent)

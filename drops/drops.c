@@ -54,8 +54,8 @@ static const char usage_text[] =
 	"                         --proto, --port or --all: RoCE packets to or from IP)\n"
 	"\n"
 	"Run and output:\n"
-	"  -t, --duration TIME    count for TIME, print the table and exit (one-shot mode)\n"
-	"  -d, --interval TIME    also print the table every TIME (counts since the start)\n"
+	"      --duration TIME    count for TIME, print the table and exit (one-shot mode)\n"
+	"      --interval TIME    also print the table every TIME (counts since the start)\n"
 	"  -j, --json             JSON lines instead of the table: one object per\n"
 	"                         (function, reason) per print; no line means no drop\n"
 	"      --db FILE          also add the counts to the SQLite database FILE (tables\n"
@@ -66,18 +66,19 @@ static const char usage_text[] =
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
 	"\n"
-	"TIME is a number of seconds or takes a unit: 500ms, 3s, 2m. Without --duration\n"
+	"TIME needs a unit: 500ms, 3s, 2m (a bare number is an error). -t and -d are no\n"
+	"longer the duration and the interval: use --duration and --interval. Without --duration\n"
 	"the count runs until Ctrl-C. Needs root (CAP_BPF and CAP_PERFMON, or\n"
 	"CAP_SYS_ADMIN) and a kernel with BTF (/sys/kernel/btf/vmlinux).\n"
 	"Exit status: 0 on success, 1 when the kernel side could not be set up or the\n"
 	"database not written, 2 on a usage error.\n"
 	"\n"
 	"Examples:\n"
-	"  agentxdp-drops --duration 3\n"
-	"  agentxdp-drops --duration 3 --json\n"
-	"  agentxdp-drops --interval 1\n"
-	"  agentxdp-drops --addr 198.18.0.2 --duration 10 --db incident.db\n"
-	"  agentxdp-drops --all --proto tcp --port 22 --duration 5\n"
+	"  agentxdp-drops --duration 3s\n"
+	"  agentxdp-drops --duration 3s --json\n"
+	"  agentxdp-drops --interval 1s\n"
+	"  agentxdp-drops --addr 198.18.0.2 --duration 10s --db incident.db\n"
+	"  agentxdp-drops --all --proto tcp --port 22 --duration 5s\n"
 	"  agentxdp-drops --all --duration 2s\n";
 
 struct drops_opts {
@@ -242,15 +243,15 @@ static int parse_addr(const char *s, uint8_t out[16])
 	return inet_pton(AF_INET6, s, out) == 1 ? 0 : -EINVAL;
 }
 
-enum { OPT_DB = 256, OPT_LIST_REASONS };
+enum { OPT_DB = 256, OPT_LIST_REASONS, OPT_DURATION, OPT_INTERVAL };
 
 static const struct option long_options[] = {
 	{ "all", no_argument, NULL, 'a' },
 	{ "proto", required_argument, NULL, 'p' },
 	{ "port", required_argument, NULL, 'P' },
 	{ "addr", required_argument, NULL, 'A' },
-	{ "duration", required_argument, NULL, 't' },
-	{ "interval", required_argument, NULL, 'd' },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "json", no_argument, NULL, 'j' },
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "list-reasons", no_argument, NULL, OPT_LIST_REASONS },
@@ -294,19 +295,21 @@ static int parse_args(int argc, char **argv, struct drops_opts *o)
 						   optarg);
 			o->addr_set = true;
 			break;
-		case 't':
-			if (parse_duration_ns(optarg, NS_PER_S, 1000000ull, 366 * 86400 * NS_PER_S,
-					      &o->duration_ns))
-				return usage_error("invalid --duration '%s' (1ms to 366 days, e.g. 3 "
-						   "or 500ms)",
-						   optarg);
-			break;
+		case 't': /* one meaning per letter: -t is a time format (docs/flags.md) */
+			return usage_error("-t is no longer the duration: use --duration %s", optarg);
 		case 'd':
-			if (parse_duration_ns(optarg, NS_PER_S, 10000000ull, 86400 * NS_PER_S,
-					      &o->interval_ns))
-				return usage_error("invalid --interval '%s' (10ms to 1 day, e.g. 1 or "
-						   "500ms)",
-						   optarg);
+			return usage_error("-d is no longer the interval: use --interval %s", optarg);
+		case OPT_DURATION:
+			if (parse_duration_ns(optarg, DURATION_UNIT_REQUIRED, 1000000ull,
+					      366 * 86400 * NS_PER_S, &o->duration_ns))
+				return usage_error_duration("--duration", optarg,
+							    "1ms to 366 days, e.g. 3s or 500ms");
+			break;
+		case OPT_INTERVAL:
+			if (parse_duration_ns(optarg, DURATION_UNIT_REQUIRED, 10000000ull,
+					      86400 * NS_PER_S, &o->interval_ns))
+				return usage_error_duration("--interval", optarg,
+							    "10ms to 1 day, e.g. 1s or 500ms");
 			break;
 		case 'j':
 			o->json = true;

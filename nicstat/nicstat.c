@@ -40,7 +40,8 @@ static const char usage_text[] =
 	"counters see what host-side capture cannot. Unknown counters are passed through.\n"
 	"\n"
 	"Options:\n"
-	"  -i, --interval DURATION  time between reads (default 1s; 10ms to 1h)\n"
+	"      --interval DURATION  time between reads (default 1s; 10ms to 1h; a unit is\n"
+	"                           needed: 500ms, 10s)\n"
 	"  -c, --count N            stop after N reads (default: until interrupted)\n"
 	"      --sysfs DIR          sysfs root to read (default /sys)\n"
 	"  -a, --all                print every counter, not only those that moved\n"
@@ -61,16 +62,17 @@ static const char usage_text[] =
 	"  -h, --help               show this help and exit\n"
 	"  -V, --version            show the version and exit\n"
 	"\n"
+	"-i is no longer the interval: use --interval (-i is an interface in every tool).\n"
 	"Metric names and labels: docs/metrics.md. Exit status: 0 on success (also when the\n"
 	"host has no RDMA device, unless --require), 1 on a runtime error, 2 on a usage error.\n"
 	"\n"
 	"Examples:\n"
 	"  agentxdp-nicstat                            # every second, the counters that moved\n"
 	"  agentxdp-nicstat -c 1 -a                    # every counter once\n"
-	"  agentxdp-nicstat -i 10s -c 6 --json | jq 'select(.type==\"finding\")'\n"
+	"  agentxdp-nicstat --interval 10s -c 6 --json | jq 'select(.type==\"finding\")'\n"
 	"  agentxdp-nicstat --textfile /var/lib/prometheus/node-exporter -q\n"
-	"  agentxdp-nicstat -i 15s --otlp http://collector:4318\n"
-	"  agentxdp-nicstat -i 1s --db incident.db     # beside agentxdp-analyze's tables\n"
+	"  agentxdp-nicstat --interval 15s --otlp http://collector:4318\n"
+	"  agentxdp-nicstat --interval 1s --db incident.db # beside agentxdp-analyze's tables\n"
 	"  agentxdp-nicstat --sysfs /tmp/sysfs-copy -c 2\n";
 
 enum {
@@ -83,10 +85,11 @@ enum {
 	OPT_FACTOR,
 	OPT_MIN_RATE,
 	OPT_REQUIRE,
+	OPT_INTERVAL,
 };
 
 static const struct option long_options[] = {
-	{ "interval", required_argument, NULL, 'i' },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
 	{ "count", required_argument, NULL, 'c' },
 	{ "sysfs", required_argument, NULL, OPT_SYSFS },
 	{ "all", no_argument, NULL, 'a' },
@@ -502,9 +505,11 @@ int main(int argc, char **argv)
 	opterr = 0;	/* our own one-line messages below */
 	while ((c = getopt_long(argc, argv, ":i:c:aqvhV", long_options, NULL)) != -1) {
 		switch (c) {
-		case 'i':
-			if (parse_duration_ns(optarg, 1000000000ull, 10000000ull, 3600000000000ull, &v))
-				return usage_error("invalid --interval '%s' (10ms to 1h, e.g. 1s or 500ms)", optarg);
+		case 'i': /* one meaning per letter: -i is an interface (docs/flags.md) */
+			return usage_error("-i is no longer the interval: use --interval %s", optarg);
+		case OPT_INTERVAL:
+			if (parse_duration_ns(optarg, DURATION_UNIT_REQUIRED, 10000000ull, 3600000000000ull, &v))
+				return usage_error_duration("--interval", optarg, "10ms to 1h, e.g. 1s or 500ms");
 			opts.interval_ns = v;
 			break;
 		case 'c':

@@ -660,7 +660,7 @@ run_traffic_emu() {
 	echo "$spid" >"$STATE/pids/server"
 	# In the background and waited for, so SIGINT/SIGTERM stop it at once (stop_bg, by pid):
 	# bash runs a trap only after the foreground command ends.
-	on_exec a "$BIN/agentxdp-roce-emu" -b "$IP_A" -c "$IP_B" -m "$mode" -t "$op" -D "$secs" -q "$qps" -s "$size" \
+	on_exec a "$BIN/agentxdp-roce-emu" -b "$IP_A" -c "$IP_B" -m "$mode" -t "$op" -D "${secs}s" -q "$qps" -s "$size" \
 		"${extra[@]}" --quiet >"$STATE/client.out" 2>"$STATE/client.err" &
 	echo "$!" >"$STATE/pids/client"
 	wait "$!"
@@ -770,9 +770,9 @@ capture_start() {
 	mkdir -p "$dir" "$STATE/pids"
 	if [ -x "$BIN/agentxdp-capture" ]; then
 		CAP_TOOL=agentxdp-capture
-		on_exec b "$BIN/agentxdp-capture" -q -i "$DEV_B" -w "$dir/b.pcapng" -d "$secs" 2>"$dir/capture-b.err" &
+		on_exec b "$BIN/agentxdp-capture" -q -i "$DEV_B" -w "$dir/b.pcapng" --duration "${secs}s" 2>"$dir/capture-b.err" &
 		CAP_PIDS+=($!)
-		on_exec a "$BIN/agentxdp-capture" -q -i "$DEV_A" -w "$dir/a.pcapng" -d "$secs" 2>"$dir/capture-a.err" &
+		on_exec a "$BIN/agentxdp-capture" -q -i "$DEV_A" -w "$dir/a.pcapng" --duration "${secs}s" 2>"$dir/capture-a.err" &
 		CAP_PIDS+=($!)
 		CAP_FILES=("$dir/b.pcapng" "$dir/a.pcapng")
 	else
@@ -869,7 +869,7 @@ cmd_verify() {
 	mkdir -p "$dir" "$STATE/pids"
 	if [ -x "$BIN/agentxdp-drops" ]; then
 		# Runs until SIGINT after the test (then prints its table); attached once it says so.
-		"$BIN/agentxdp-drops" --addr "$IP_A" --duration 300 >"$dir/drops.txt" 2>"$dir/drops.err" &
+		"$BIN/agentxdp-drops" --addr "$IP_A" --duration 300s >"$dir/drops.txt" 2>"$dir/drops.err" &
 		drops_pid=$!
 		echo "$drops_pid" >"$STATE/pids/drops"
 		for _ in $(seq 50); do

@@ -87,7 +87,7 @@ else
 fi
 
 # -G 1 with an strftime name: a new complete file every second.
-ip netns exec "$CAP_NS_RX" "$CAP_BIN" -q -i axcap-b -w "$CAP_TMP/g-%H%M%S.pcapng" -G 1 -d 2500ms 2>"$CAP_TMP/g.log"
+ip netns exec "$CAP_NS_RX" "$CAP_BIN" -q -i axcap-b -w "$CAP_TMP/g-%H%M%S.pcapng" -G 1 --duration 2500ms 2>"$CAP_TMP/g.log"
 gfiles=$(ls "$CAP_TMP"/g-*.pcapng 2>/dev/null | wc -l)
 ok=1
 for f in "$CAP_TMP"/g-*.pcapng; do $CAP_BLOCKS --blocks "$f" | grep -q "^isb 0" || ok=0; done
@@ -98,7 +98,7 @@ for f in "$CAP_TMP"/g-*.pcapng; do $CAP_BLOCKS --blocks "$f" | grep -q "^isb 0" 
 mkdir -p "$CAP_TMP/full"
 cat >"$CAP_TMP/full.sh" <<EOS
 mount -t tmpfs -o size=256k axcap-full "$CAP_TMP/full" || exit 99
-ip netns exec "$CAP_NS_RX" "$CAP_BIN" -i axcap-b -w "$CAP_TMP/full/f.pcapng" -s 0 -d 5 2>"$CAP_TMP/full.log" &
+ip netns exec "$CAP_NS_RX" "$CAP_BIN" -i axcap-b -w "$CAP_TMP/full/f.pcapng" -s 0 --duration 5s 2>"$CAP_TMP/full.log" &
 pid=\$!
 for i in \$(seq 1 100); do ip -n "$CAP_NS_RX" link show dev axcap-b | grep -q prog/xdp && break; sleep 0.05; done
 ip netns exec "$CAP_NS_TX" tcpreplay -q -i axcap-a --topspeed "$CAP_TMP/big.pcap" >/dev/null 2>&1
@@ -154,7 +154,7 @@ for part in open("/sys/devices/system/cpu/possible").read().strip().split(","):
     a, _, b = part.partition("-"); n += int(b or a) - int(a) + 1
 print(n)')
 if [ "$n_possible" -ge 2 ]; then
-	ip netns exec "$CAP_NS_RX" "$CAP_BIN" -q -i axcap-b -B 4 -w "$CAP_TMP/tiny.pcapng" -d 1 2>"$CAP_TMP/tiny.err"
+	ip netns exec "$CAP_NS_RX" "$CAP_BIN" -q -i axcap-b -B 4 -w "$CAP_TMP/tiny.pcapng" --duration 1s 2>"$CAP_TMP/tiny.err"
 	rc=$?
 	if [ $rc -eq 1 ] && [ "$(wc -l <"$CAP_TMP/tiny.err")" = 1 ] &&
 		grep -q "too small for $n_possible CPUs.*raise -B" "$CAP_TMP/tiny.err"; then
@@ -181,8 +181,8 @@ n=0
 while IFS= read -r line; do
 	n=$((n + 1))
 	cmd=$(echo "$line" | sed -e "s|agentxdp-capture|$CAP_BIN|" -e 's/eth0/axcap-b/; s/eth1/axcap-b2/' \
-		-e 's/ |/ -d 1 |/')
-	echo "$cmd" | grep -q ' | ' || cmd="$cmd -d 1"
+		-e 's/ |/ --duration 1s |/')
+	echo "$cmd" | grep -q ' | ' || cmd="$cmd --duration 1s"
 	(cd "$CAP_TMP/ex" && ip netns exec "$CAP_NS_RX" bash -o pipefail -c "$cmd" >"$CAP_TMP/ex.out" 2>&1)
 	rc=$?
 	if [ $rc -eq 0 ]; then pass "capture-help-example-$n"; else

@@ -109,7 +109,7 @@ done
 dummy="$TOP/build/tests-bpf/xdp_dummy.bpf.o"
 if ip -n "$CAP_NS_RX" link set dev axcap-b xdpgeneric obj "$dummy" sec xdp 2>"$CAP_TMP/ip.err"; then
 	id=$(xdp_id axcap-b)
-	ip netns exec "$CAP_NS_RX" "$CAP_BIN" -i axcap-b -w "$CAP_TMP/refused.pcapng" -d 1 2>"$CAP_TMP/refused.log"
+	ip netns exec "$CAP_NS_RX" "$CAP_BIN" -i axcap-b -w "$CAP_TMP/refused.pcapng" --duration 1s 2>"$CAP_TMP/refused.log"
 	rc=$?
 	expect_eq capture-refuses-foreign-xdp-exit-1 1 "$rc"
 	if grep -q "axcap-b already runs XDP program id $id 'xdp_dummy' (generic mode); not replacing it" "$CAP_TMP/refused.log" &&
@@ -136,7 +136,7 @@ cap_start "$CAP_TMP/first.log" -i axcap-b -w "$CAP_TMP/first.pcapng"
 first=$CAP_PID
 if cap_wait_xdp axcap-b; then
 	id=$(xdp_id axcap-b)
-	ip netns exec "$CAP_NS_RX" "$CAP_BIN" -i axcap-b -w "$CAP_TMP/second.pcapng" -d 1 2>"$CAP_TMP/second.log"
+	ip netns exec "$CAP_NS_RX" "$CAP_BIN" -i axcap-b -w "$CAP_TMP/second.pcapng" --duration 1s 2>"$CAP_TMP/second.log"
 	expect_eq capture-second-refused-exit-1 1 "$?"
 	grep -q "already runs XDP program id $id 'roce_capture'" "$CAP_TMP/second.log" &&
 		pass capture-second-refused-message || fail capture-second-refused-message "$(cat "$CAP_TMP/second.log")"
@@ -155,7 +155,7 @@ fi
 cap_start "$CAP_TMP/held.log" -i axcap-b -w "$CAP_TMP/held.pcapng"
 held=$CAP_PID
 if cap_wait_xdp axcap-b; then
-	ip netns exec "$CAP_NS_RX" "$CAP_BIN" -i axcap-b -w "$CAP_TMP/second2.pcapng" -d 1 2>"$CAP_TMP/second2.log"
+	ip netns exec "$CAP_NS_RX" "$CAP_BIN" -i axcap-b -w "$CAP_TMP/second2.pcapng" --duration 1s 2>"$CAP_TMP/second2.log"
 	link=$(sed -n "s/.*it is held by bpf_link id \([0-9]*\): stop the process that owns it ('bpftool link show id \1' names it) or run 'bpftool link detach id \1')$/\1/p" \
 		"$CAP_TMP/second2.log")
 	if [ -z "$link" ]; then

@@ -44,7 +44,7 @@ usage_error drops-usage-addr --addr 198.18.0.300
 usage_error drops-usage-duration --duration 3parsecs
 usage_error drops-usage-interval --interval 1ms
 usage_error drops-usage-icmp-port --proto icmp --port 1
-usage_error drops-usage-extra-arg --duration 1 eth0
+usage_error drops-usage-extra-arg --duration 1s eth0
 usage_error drops-usage-unknown --bogus
 
 if ! need_root; then
@@ -69,7 +69,7 @@ done < <(sed -n '/^Examples:/,$p' "$WORK/help" | sed -n 's/^  \(agentxdp-drops .
 [ $n -ge 3 ] && pass drops-help-examples-found || fail drops-help-examples-found "only $n"
 
 # Without privileges: one clear line, exit 1, before touching the kernel.
-setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$TOOL" --duration 1 \
+setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$TOOL" --duration 1s \
 	>"$WORK/out" 2>"$WORK/err"
 rc=$?
 if [ $rc -eq 1 ] && [ "$(wc -l <"$WORK/err")" -eq 1 ] && grep -q 'CAP_BPF' "$WORK/err"; then
@@ -79,7 +79,7 @@ else
 fi
 
 # A database that cannot be opened: one line, exit 1.
-"$TOOL" --duration 1 --db "$WORK/no/such/dir/x.db" >"$WORK/out" 2>"$WORK/err"
+"$TOOL" --duration 1s --db "$WORK/no/such/dir/x.db" >"$WORK/out" 2>"$WORK/err"
 rc=$?
 if [ $rc -eq 1 ] && grep -q 'database .*x.db' "$WORK/err" && [ "$(grep -vc 'counting kfree_skb' "$WORK/err")" -eq 1 ]; then
 	pass drops-db-unwritable

@@ -216,7 +216,7 @@ start_drops v4 --addr "$B4" --json --interval 300ms &&
 	start_drops tcp --proto tcp --addr "$B4" --json &&
 	start_drops icmp --proto icmp --addr "$B4" --json &&
 	start_drops db --proto udp --port "$OTHER_PORT" --addr "$B4" --db "$WORK/drops.db" &&
-	start_drops oneshot --addr "$B4" --duration 5 || ok=0
+	start_drops oneshot --addr "$B4" --duration 5s || ok=0
 touch "$WORK/go" # the sender was waiting for this; it sends at once
 wait "$SENDER_PID" || ok=0
 read -r sent4 sent6 sent_other <"$WORK/sent"

@@ -79,7 +79,7 @@ SYS="$T/sys"
 fx_root "$SYS"
 fx_mlx5 "$SYS" mlx5_0 eth2
 mkdir "$T/tf"
-"$BIN/agentxdp-nicstat" --sysfs "$SYS" -c 2 -i 20ms --textfile "$T/tf" --prom "$T/nic.prom" \
+"$BIN/agentxdp-nicstat" --sysfs "$SYS" -c 2 --interval 20ms --textfile "$T/tf" --prom "$T/nic.prom" \
 	--db "$T/nic.db" -q >/dev/null 2>"$T/nic.err"
 expect_eq modes-nicstat-exit 0 $?
 mode_ok modes-nicstat-textfile "$T/tf/agentxdp_nicstat.prom"
@@ -106,16 +106,16 @@ if ! need_root || ! ip netns add "$NS" 2>/dev/null; then
 	exit "$T_FAILED"
 fi
 ip -n "$NS" link set lo up
-ip netns exec "$NS" "$BIN/agentxdp-capture" -q -i lo -w "$T/rot.pcapng" -G 1 -d 2500ms >/dev/null 2>"$T/cap.err"
+ip netns exec "$NS" "$BIN/agentxdp-capture" -q -i lo -w "$T/rot.pcapng" -G 1 --duration 2500ms >/dev/null 2>"$T/cap.err"
 expect_eq modes-capture-exit 0 $?
 mode_ok modes-capture-file "$T/rot.pcapng"
 mode_ok modes-capture-rotation-file "$T/rot.pcapng1"
 mkdir "$T/ctf"
 ip netns exec "$NS" "$BIN/agentxdp-capture" -q -i lo --analyze --metrics off --textfile "$T/ctf" \
-	-d 600ms --interval 200ms >/dev/null 2>"$T/ctf.err"
+	--duration 600ms --interval 200ms >/dev/null 2>"$T/ctf.err"
 expect_eq modes-capture-textfile-exit 0 $?
 mode_ok modes-capture-textfile "$T/ctf/agentxdp.prom"
-"$BIN/agentxdp-drops" -q -t 300ms --db "$T/drops.db" >/dev/null 2>"$T/drops.err"
+"$BIN/agentxdp-drops" -q --duration 300ms --db "$T/drops.db" >/dev/null 2>"$T/drops.err"
 expect_eq modes-drops-exit 0 $?
 mode_ok modes-drops-db "$T/drops.db"
 exit "$T_FAILED"

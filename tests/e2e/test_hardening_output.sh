@@ -115,7 +115,7 @@ mkdir -p "$T/sys/class"
 python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute("create table users (name text)"); db.commit()' "$T/v-nic.db"
 cp -p "$T/v-nic.db" "$T/v-nic.before"
 ln -s "$T/v-nic.db" "$T/nic-link.db"
-"$BIN/agentxdp-nicstat" --sysfs "$T/sys" -c 1 -i 10ms --db "$T/nic-link.db" >/dev/null 2>"$T/nic.err"
+"$BIN/agentxdp-nicstat" --sysfs "$T/sys" -c 1 --interval 10ms --db "$T/nic-link.db" >/dev/null 2>"$T/nic.err"
 rc=$?
 if [ $rc -ne 0 ] && cmp -s "$T/v-nic.db" "$T/v-nic.before" && grep -q 'symbolic link' "$T/nic.err"; then
 	pass output-symlink-nicstat-db

@@ -105,7 +105,7 @@ else
 	fail security-capture-privileges-first "exit $rc, file $([ -e "$T/unpriv/c.pcapng" ] && echo created || echo absent): $(head -n 2 "$T/cap.err" | tr '\n' ' ')"
 fi
 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-	"$BIN/agentxdp-drops" -t 1 --db "$T/unpriv/d.db" >/dev/null 2>"$T/drops.err"
+	"$BIN/agentxdp-drops" --duration 1s --db "$T/unpriv/d.db" >/dev/null 2>"$T/drops.err"
 rc=$?
 if [ $rc -eq 1 ] && [ "$(wc -l <"$T/drops.err")" -eq 1 ] && [ ! -e "$T/unpriv/d.db" ]; then
 	pass security-drops-privileges-first
@@ -121,7 +121,7 @@ fi
 ip -n "$NS" link set lo up
 # listening ARGS...: the TCP listeners of agentxdp-capture --analyze ARGS in our namespace.
 listening() {
-	ip netns exec "$NS" "$BIN/agentxdp-capture" -q -i lo --analyze -d 3 "$@" >/dev/null 2>"$T/m.err" &
+	ip netns exec "$NS" "$BIN/agentxdp-capture" -q -i lo --analyze --duration 3s "$@" >/dev/null 2>"$T/m.err" &
 	CAP_PID=$!
 	local out=""
 	for _ in $(seq 1 50); do

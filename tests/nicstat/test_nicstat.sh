@@ -104,15 +104,15 @@ usage_case() { # NAME EXPECTED-SUBSTRING ARGS...
 		fail "usage-$name" "rc=$rc: $(head -1 "$T/usage.err")"
 	fi
 }
-usage_case interval-zero "invalid --interval '0'" -i 0
-usage_case interval-unit "invalid --interval '5parsecs'" -i 5parsecs
+usage_case interval-zero "invalid --interval '0'" --interval 0
+usage_case interval-unit "invalid --interval '5parsecs'" --interval 5parsecs
 usage_case count-text "invalid --count 'abc'" -c abc
 usage_case count-zero "invalid --count '0'" -c 0
 usage_case factor "invalid --factor '0.5'" --factor 0.5
 usage_case min-rate "invalid --min-rate '-1'" --min-rate -1
 usage_case otlp-url "invalid --otlp 'collector:4318'" --otlp collector:4318
 usage_case unknown-option "unknown option '--bogus'" --bogus
-usage_case missing-value "option '-i' needs a value" -i
+usage_case missing-value "option '-c' needs a value" -c
 usage_case extra-argument "unexpected argument 'eth0'" eth0
 "$NICSTAT" --sysfs "$SYS" -c 1 --textfile "$T/no-such-dir" 2>"$T/tf.err"
 expect_eq textfile-not-a-dir 1 $?
@@ -156,7 +156,7 @@ while read -r line; do
 done <"$T/examples.txt"
 
 # --- Prometheus exposition: promtool (lint included), values, textfile atomic ---
-"$NICSTAT" --sysfs "$SYS" -c 2 -i 20ms --prom "$T/nic.prom" --textfile "$T" -q >/dev/null
+"$NICSTAT" --sysfs "$SYS" -c 2 --interval 20ms --prom "$T/nic.prom" --textfile "$T" -q >/dev/null
 expect_eq prom-exit-0 0 $?
 if command -v promtool >/dev/null; then
 	check promtool-check-metrics promtool check metrics <"$T/nic.prom"
@@ -172,7 +172,7 @@ check textfile-same-content cmp -s "$T/nic.prom" "$T/agentxdp_nicstat.prom"
 expect_eq textfile-no-temp-left "" "$(ls "$T" | grep '\.tmp\.' || true)"
 
 # --- SQLite: table nic_counter, one row per counter per read, NULL rate on the first ---
-"$NICSTAT" --sysfs "$SYS" -c 3 -i 20ms --db "$T/nic.db" -q >/dev/null
+"$NICSTAT" --sysfs "$SYS" -c 3 --interval 20ms --db "$T/nic.db" -q >/dev/null
 expect_eq db-exit-0 0 $?
 expect_eq db-rows $((want * 3)) "$(sqlite3 "$T/nic.db" 'SELECT count(*) FROM nic_counter')"
 expect_eq db-first-read-null-rate "$want" "$(sqlite3 "$T/nic.db" 'SELECT count(*) FROM nic_counter WHERE rate_per_s IS NULL')"

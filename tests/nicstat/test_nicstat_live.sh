@@ -31,7 +31,7 @@ fx_set "$SYS" mlx5_1 1 hw_counters roce_adp_retrans 18446744073709551000
 for i in 0 1 2 3; do fx_set "$SYS" mlx5_$i 1 hw_counters local_ack_timeout_err 10; done
 
 # Three reads, 1 s apart; the fixture changes right after reads 1 and 2.
-"$NICSTAT" --sysfs "$SYS" -c 3 -i 1s --json >"$T/out.json" 2>"$T/err.txt" &
+"$NICSTAT" --sysfs "$SYS" -c 3 --interval 1s --json >"$T/out.json" 2>"$T/err.txt" &
 pid=$!
 if ! wait_reads "$T/out.json" 1; then
 	fail live-first-read "no read summary within 10 s: $(head -2 "$T/err.txt")"

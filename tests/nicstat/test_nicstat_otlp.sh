@@ -33,14 +33,14 @@ if ! start_receiver 1 503; then
 	fail otlp-receiver-start "python receiver did not start"
 	exit 1
 fi
-"$NICSTAT" --sysfs "$SYS" -c 2 -i 300ms --otlp "http://127.0.0.1:$(cat "$T/port")" >/dev/null 2>"$T/err"
+"$NICSTAT" --sysfs "$SYS" -c 2 --interval 300ms --otlp "http://127.0.0.1:$(cat "$T/port")" >/dev/null 2>"$T/err"
 expect_eq otlp-exit-0 0 $?
 stop_receiver
 python3 "$HERE/check_otlp_body.py" "$T/log"
 
 # A collector that refuses (400) is not retried; the tool still ends cleanly and says so.
 start_receiver 100 400
-"$NICSTAT" --sysfs "$SYS" -c 2 -i 100ms --otlp "http://127.0.0.1:$(cat "$T/port")/v1/metrics" >/dev/null 2>"$T/err"
+"$NICSTAT" --sysfs "$SYS" -c 2 --interval 100ms --otlp "http://127.0.0.1:$(cat "$T/port")/v1/metrics" >/dev/null 2>"$T/err"
 expect_eq otlp-refused-exit-0 0 $?
 expect_eq otlp-refused-not-retried 2 "$(wc -l <"$T/log")"
 check otlp-refused-warned grep -q 'answered HTTP 400' "$T/err"
@@ -48,7 +48,7 @@ expect_eq otlp-refused-warned-once 1 "$(grep -c 'answered HTTP 400' "$T/err")"
 stop_receiver
 
 # No collector at all: reads go on, the exit is clean, failures are reported.
-"$NICSTAT" --sysfs "$SYS" -c 2 -i 100ms --json --otlp http://127.0.0.1:9 >"$T/out" 2>"$T/err"
+"$NICSTAT" --sysfs "$SYS" -c 2 --interval 100ms --json --otlp http://127.0.0.1:9 >"$T/out" 2>"$T/err"
 expect_eq otlp-unreachable-exit-0 0 $?
 expect_eq otlp-unreachable-reads-go-on 2 "$(grep -c '"type":"read"' "$T/out")"
 check otlp-unreachable-warned grep -q 'unreachable' "$T/err"
