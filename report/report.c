@@ -17,6 +17,8 @@
 #include "lib/util/text_buf.h"
 
 
+#define NS_PER_S 1000000000ull
+
 static const char usage_text[] =
 	"Usage: agentxdp-report [OPTIONS] DATABASE\n"
 	"\n"
@@ -31,9 +33,11 @@ static const char usage_text[] =
 	"  -f, --format FORMAT    what to print on standard output: text (default), markdown, html\n"
 	"      --png              draw charts as PNG instead of SVG\n"
 	"  -n, --top N            rows per table and flows per chart (default 10, 1 to 1000)\n"
-	"      --query-timeout S  stop any database query after S seconds (default 120, 1 to 86400):\n"
+	"      --query-timeout DURATION  stop any database query after DURATION (default\n"
+	"                         120s, 1s to 1d, a unit is needed; whole seconds, rounded up):\n"
 	"                         the database is input, a hostile one must not hang the report\n"
 	"  -q, --quiet            print nothing on standard output (with -o)\n"
+	"  -v, --verbose          more detail on standard error\n"
 	"  -h, --help             show this help and exit\n"
 	"  -V, --version          show the version and exit\n"
 	"\n"
@@ -51,7 +55,8 @@ static const char usage_text[] =
 static const struct option long_options[] = {
 	{ "output", required_argument, NULL, 'o' }, { "format", required_argument, NULL, 'f' },
 	{ "png", no_argument, NULL, 'P' },	    { "top", required_argument, NULL, 'n' },
-	{ "quiet", no_argument, NULL, 'q' },	    { "help", no_argument, NULL, 'h' },
+	{ "quiet", no_argument, NULL, 'q' },	    { "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },	    { "query-timeout", required_argument, NULL, 'T' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -72,12 +77,13 @@ int main(int argc, char **argv)
 	struct report_data d;
 	struct text_buf out = { 0 };
 	char err[1024];
+	uint64_t ns;
 	int c, rc = 1;
 
 	agentxdp_prog = "agentxdp-report";
 	umask(027); /* report files 0640, folders 0750: traces can be sensitive */
 	opterr = 0; /* usage_error_getopt() prints the one line */
-	while ((c = getopt_long(argc, argv, ":o:f:n:qhV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:f:n:qvhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o.out_dir = optarg;
@@ -100,11 +106,15 @@ int main(int argc, char **argv)
 				return usage_error("invalid --top '%s' (1 to 1000)", optarg);
 			break;
 		case 'T':
-			if (parse_u64(optarg, 1, 86400, &o.query_timeout_s))
-				return usage_error("invalid --query-timeout '%s' (1 to 86400 seconds)", optarg);
+			if (parse_duration_ns(optarg, DURATION_UNIT_REQUIRED, NS_PER_S, 86400 * NS_PER_S, &ns))
+				return usage_error_duration("--query-timeout", optarg, "1s to 1d, e.g. 30s");
+			o.query_timeout_s = (ns + NS_PER_S - 1) / NS_PER_S;
 			break;
 		case 'q':
 			o.quiet = true;
+			break;
+		case 'v':
+			agentxdp_log_level++;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -130,6 +140,8 @@ int main(int argc, char **argv)
 		pr_err("%s\n", err);
 		return 1;
 	}
+	pr_debug("%s: %llu flows (%zu loaded), %zu findings, %zu captures\n", o.db_path,
+		 (unsigned long long)d.total_flows, d.n_flows, d.n_findings, d.n_captures);
 	if (o.out_dir) {
 		struct report_write_opts wo = { .png = o.png, .top_n = o.top_n,
 						.query_timeout_s = (unsigned int)o.query_timeout_s };

@@ -27,7 +27,7 @@ sql "$T/loop.db" 'ALTER TABLE qp RENAME TO qp_rows;
 	CREATE VIEW qp AS WITH RECURSIVE forever(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM forever)
 	SELECT q.* FROM forever, qp_rows q;'
 start=$(date +%s)
-timeout 30 "$REP" --query-timeout 2 "$T/loop.db" >/dev/null 2>"$T/loop.err"
+timeout 30 "$REP" --query-timeout 2s "$T/loop.db" >/dev/null 2>"$T/loop.err"
 rc=$?
 took=$(($(date +%s) - start))
 if [ $rc -eq 1 ] && [ $took -le 10 ] && [ "$(wc -l <"$T/loop.err")" -eq 1 ] && grep -q 'time limit' "$T/loop.err"; then
@@ -36,10 +36,10 @@ else
 	fail report-sql-recursive-view-time-limit "exit $rc after ${took}s: $(head -n 1 "$T/loop.err")"
 fi
 # The same through -o (the charts open the database again) and through analyze --report.
-timeout 30 "$REP" -q --query-timeout 2 "$T/loop.db" -o "$T/rep" >/dev/null 2>"$T/loop2.err"
+timeout 30 "$REP" -q --query-timeout 2s "$T/loop.db" -o "$T/rep" >/dev/null 2>"$T/loop2.err"
 rc=$?
 [ $rc -eq 1 ] && pass report-sql-recursive-view-report-folder ||
 	fail report-sql-recursive-view-report-folder "exit $rc: $(head -n 1 "$T/loop2.err")"
-"$REP" --query-timeout 0 "$T/a.db" >/dev/null 2>"$T/err"
+"$REP" --query-timeout 0s "$T/a.db" >/dev/null 2>"$T/err"
 expect_eq report-sql-query-timeout-zero-is-usage-error 2 $?
 exit "$T_FAILED"
