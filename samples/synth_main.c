@@ -62,7 +62,8 @@ static const char help_tail[] =
 	"  ACK latency is the full round trip (lost responses are absent). host=IP: that\n"
 	"  host's port, both directions. each-host: one file per host, trace-IP.pcapng.\n"
 	"\n"
-	"Times take a unit (100ns, 20us, 1.5ms, 2s); sizes k/M/G (1024-based); fractions\n"
+	"Times need a unit (100ns, 20us, 1.5ms, 2s; a bare number is an error, 0 is 0);\n"
+	"--start-time is epoch seconds, not a duration. Sizes k/M/G (1024-based); fractions\n"
 	"1% or 0.01. Exit status: 0 success, 1 failure (message on stderr), 2 usage error.\n"
 	"\n"
 	"EXAMPLES\n"
@@ -125,7 +126,10 @@ static int parse_ip(const char *s, uint8_t out[16])
 
 static int parse_time(const char *what, const char *s, uint64_t *out)
 {
-	int rc = parse_duration_ns(s, NS_PER_S, 0, 3600 * NS_PER_S, out);
+	double bare;
+	int rc = parse_duration_ns(s, DURATION_UNIT_REQUIRED, 0, 3600 * NS_PER_S, out);
+	if (rc && !parse_double(s, 0, 1e300, &bare))
+		return usage_error("%s: '%s': a time needs a unit (like 500us, 2ms, 1.5s)", what, s);
 	if (rc)
 		return usage_error("%s: '%s' is not a time (like 500us, 2ms, 1.5s)", what, s);
 	return 0;
@@ -225,7 +229,8 @@ static int parse_fault(struct synth_opts *o, const char *arg)
 			snprintf(num, sizeof(num), "%.*s", (int)(sl - 1), fp.size);
 			if (parse_double(num, 1.0, 1000000.0, &f->rate_divisor))
 				return usage_error("--fault: size='%s': a slowdown is 1x..1000000x", fp.size);
-		} else if (parse_duration_ns(fp.size, 1, 1, 10 * NS_PER_S, &f->extra_latency_ns)) {
+		} else if (parse_duration_ns(fp.size, DURATION_UNIT_REQUIRED, 1, 10 * NS_PER_S,
+					     &f->extra_latency_ns)) {
 			return usage_error("--fault: size='%s': slow takes a latency (20us) or a "
 					   "slowdown (4x)", fp.size);
 		}
@@ -236,11 +241,11 @@ static int parse_fault(struct synth_opts *o, const char *arg)
 			return usage_error("--fault: size='%s': give a rate like 1%% or 0.01", fp.size);
 		break;
 	case LF_FLAP:
-		if (parse_duration_ns(fp.size, 1, 1, 10 * NS_PER_S, &f->down_ns))
+		if (parse_duration_ns(fp.size, DURATION_UNIT_REQUIRED, 1, 10 * NS_PER_S, &f->down_ns))
 			return usage_error("--fault: size='%s': flap takes the down time, like 200us",
 					   fp.size);
 		f->period_ns = f->down_ns * 10;
-		if (fp.period[0] && (parse_duration_ns(fp.period, 1, f->down_ns + 1, 100 * NS_PER_S,
+		if (fp.period[0] && (parse_duration_ns(fp.period, DURATION_UNIT_REQUIRED, f->down_ns + 1, 100 * NS_PER_S,
 						       &f->period_ns)))
 			return usage_error("--fault: period='%s' must be a time longer than size",
 					   fp.period);
@@ -310,7 +315,7 @@ static int parse_host_fault(struct synth_opts *o, const char *arg)
 	if (!hp.size[0])
 		snprintf(hp.size, sizeof(hp.size), "%s", defaults[hp.f->kind]);
 	snprintf(hp.f->size_text, sizeof(hp.f->size_text), "%s", hp.size);
-	if (parse_duration_ns(hp.size, 1, 100, 10 * NS_PER_S, &hp.f->size_ns))
+	if (parse_duration_ns(hp.size, DURATION_UNIT_REQUIRED, 100, 10 * NS_PER_S, &hp.f->size_ns))
 		return usage_error("--host-fault: size='%s' must be a time of at least 100ns", hp.size);
 	if (hp.f->end_ns && hp.f->end_ns <= hp.f->onset_ns)
 		return usage_error("--host-fault: end must come after onset");
