@@ -31,6 +31,11 @@ static const char usage_text[] =
 	"sides meet first over TCP (--port) to exchange QP numbers and PSNs; the client's\n"
 	"options decide the test. It is not an RDMA stack: no memory is read or written.\n"
 	"\n"
+	"The short options are perftest's letters on purpose (ib_write_bw and friends), so a\n"
+	"perftest command line carries over: -q is queue pairs, -c connects, -t is the\n"
+	"operation, -D the duration, unlike the other agentxdp tools (docs/flags.md).\n"
+	"Unlike perftest, a duration needs a unit: -D 5s, not -D 5.\n"
+	"\n"
 	"Options:\n"
 	"  -b, --bind ADDR        local IPv4 or IPv6 address (required)\n"
 	"      --server           wait for a client; with --once, serve one test and exit\n"
@@ -40,7 +45,8 @@ static const char usage_text[] =
 	"  -t, --op OP            write, read or send (default write)\n"
 	"  -m, --mode MODE        bw (keep --tx-depth operations in flight) or lat (one at\n"
 	"                         a time per QP: ping-pong latency); default bw\n"
-	"  -D, --duration SECS    post operations for this long (default 5s; e.g. 2s, 500ms)\n"
+	"  -D, --duration TIME    post operations for this long (default 5s; e.g. 2s,\n"
+	"                         500ms; a bare number is an error)\n"
 	"  -n, --iters N          post N operations per QP instead of a duration\n"
 	"  -q, --qps N            queue pairs per direction (1-32, default 1)\n"
 	"  -s, --size BYTES       message size (1 to 1M, default 65536; 4k, 64k accepted)\n"
@@ -67,7 +73,7 @@ static const char usage_text[] =
 	"\n"
 	"Examples:\n"
 	"  ip netns exec axtb-b agentxdp-roce-emu --server --once -b 198.18.0.2 &\n"
-	"  ip netns exec axtb-a agentxdp-roce-emu -b 198.18.0.1 -c 198.18.0.2 -t write -D 5 -q 2\n"
+	"  ip netns exec axtb-a agentxdp-roce-emu -b 198.18.0.1 -c 198.18.0.2 -t write -D 5s -q 2\n"
 	"  agentxdp-roce-emu -b 198.18.0.1 -c 198.18.0.2 -m lat -s 64 -n 10000\n"
 	"  agentxdp-roce-emu -b fd99::1 -c fd99::2 -t read --bidir -D 2s\n";
 
@@ -292,7 +298,8 @@ static int opt_mode(struct emu_config *c, const char *arg)
 
 static int opt_duration(struct emu_config *c, const char *arg)
 {
-	return parse_duration_ns(arg, 1000000000ull, 1000000ull, 86400000000000ull, &c->duration_ns);
+	return parse_duration_ns(arg, DURATION_UNIT_REQUIRED, 1000000ull, 86400000000000ull,
+				 &c->duration_ns);
 }
 
 static int opt_size(struct emu_config *c, const char *arg)
@@ -317,7 +324,8 @@ static int opt_mtu(struct emu_config *c, const char *arg)
 
 static int opt_timeout(struct emu_config *c, const char *arg)
 {
-	return parse_duration_ns(arg, 1000000ull, 100000ull, 60000000000ull, &c->timeout_ns);
+	return parse_duration_ns(arg, DURATION_UNIT_REQUIRED, 100000ull, 60000000000ull,
+				 &c->timeout_ns);
 }
 
 static int opt_line_rate(struct emu_config *c, const char *arg)
@@ -360,14 +368,14 @@ static const struct emu_opt emu_opts[] = {
 	{ "port", 1, 'p', NUM(OT_U16, ctl_port, 1, 65535, NULL) },
 	{ "op", 1, 't', FN(opt_op, "write, read or send") },
 	{ "mode", 1, 'm', FN(opt_mode, "bw or lat") },
-	{ "duration", 1, 'D', FN(opt_duration, "1ms to 1 day, e.g. 5 or 500ms") },
+	{ "duration", 1, 'D', FN(opt_duration, "1ms to 1 day with a unit, e.g. 5s or 500ms") },
 	{ "iters", 1, 'n', NUM(OT_U64, iters, 1, 1000000000000ull, "1 or more") },
 	{ "qps", 1, 'q', NUM(OT_U32, qps, 1, EMU_MAX_QPS / 2, NULL) },
 	{ "size", 1, 's', FN(opt_size, "1 to 1M bytes") },
 	{ "mtu", 1, OPT_MTU, FN(opt_mtu, "256, 512, 1024, 2048 or 4096") },
 	{ "tx-depth", 1, OPT_DEPTH, NUM(OT_U32, depth, 1, EMU_MAX_DEPTH, NULL) },
 	{ "bidir", 0, OPT_BIDIR, VAL(OT_TRUE, bidir) },
-	{ "timeout", 1, OPT_TIMEOUT, FN(opt_timeout, "100us to 60s, e.g. 16ms") },
+	{ "timeout", 1, OPT_TIMEOUT, FN(opt_timeout, "100us to 60s with a unit, e.g. 16ms") },
 	{ "retry-cnt", 1, OPT_RETRY, NUM(OT_U32, retry_cnt, 0, 7, NULL) },
 	{ "dscp", 1, OPT_DSCP, NUM(OT_U8, dscp, 0, 63, NULL) },
 	{ "no-ecn", 0, OPT_NO_ECN, VAL(OT_FALSE, ecn) },
