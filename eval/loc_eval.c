@@ -43,9 +43,10 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: agentxdp-loc-eval [--seeds N] [--hosts N] [--leaves N] [--spines N]\n"
-		"                         [--qps-per-host N] [--duration SECONDS] [--window DURATION]\n"
+		"                         [--qps-per-host N] [--duration DURATION] [--window DURATION]\n"
 		"                         [--bench] [--verbose]\n"
 		"Localization accuracy over seeded leaf-spine fabrics with one faulty link.\n"
+		"Durations need a unit (300ms, 1s), as in every agentxdp tool.\n"
 		"  --bench     print rows for make bench (| figure | measured | target | command |)\n"
 		"  --verbose   list every miss and false positive on stderr\n"
 		"\n"
@@ -126,7 +127,6 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 	};
 	struct sim_config *base = &o->base;
 	uint64_t v;
-	double dv;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "s:vh", opts, NULL)) != -1) {
@@ -144,13 +144,13 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 			*(c == 'H' ? &base->hosts : c == 'L' ? &base->leaves : c == 'S' ? &base->spines :
 								       &base->qps_per_host) = (int)v;
 			break;
-		case 'd':
-			if (parse_double(optarg, 0.01, 60, &dv))
+		case 'd': /* long form only, like --window: one meaning per letter (docs/flags.md) */
+			if (parse_duration_ns(optarg, DURATION_UNIT_REQUIRED, 10000000ull, 60000000000ull, &v))
 				goto bad;
-			base->duration_s = dv;
+			base->duration_s = (double)v / 1e9;
 			break;
 		case 'w':
-			if (parse_duration_ns(optarg, 1000000, 100000, 10000000000ull, &v))
+			if (parse_duration_ns(optarg, DURATION_UNIT_REQUIRED, 100000, 10000000000ull, &v))
 				goto bad;
 			base->window_ns = v;
 			break;
@@ -174,7 +174,7 @@ static int parse_args(int argc, char **argv, struct eval_opts *o)
 	}
 	return -1;
 bad:
-	fprintf(stderr, "agentxdp-loc-eval: bad value '%s' for an option\n", optarg);
+	fprintf(stderr, "agentxdp-loc-eval: bad value '%s' for an option (durations need a unit)\n", optarg);
 	return 2;
 }
 
