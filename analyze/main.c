@@ -142,6 +142,7 @@ static int duration_opt(const char *opt, const char *text, uint64_t min_ns, uint
 static int write_opt(const char *text, const char **w_path)
 {
 	uint64_t ns;
+	size_t len;
 
 	if (!parse_duration_ns(text, DURATION_UNIT_REQUIRED, 0, UINT64_MAX, &ns))
 		return usage_error("-w writes the database now: for the window use --window %s", text);
@@ -149,6 +150,11 @@ static int write_opt(const char *text, const char **w_path)
 		return usage_error("-w writes the database now: for the window use --window %ss", text);
 	if (!*text)
 		return usage_error("%s", "empty -w file name");
+	/* tcpdump's "-r in.pcap -w out.pcap" habit: the file would be a database, not a trace. */
+	len = strlen(text);
+	if ((len > 5 && !strcmp(text + len - 5, ".pcap")) || (len > 7 && !strcmp(text + len - 7, ".pcapng")))
+		return usage_error("-w %s: -w writes the analysis database (SQLite), not a trace; "
+				   "name it .db", text);
 	*w_path = text;
 	return 0;
 }

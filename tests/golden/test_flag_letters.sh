@@ -49,6 +49,7 @@ usage flags-old-drops-t "use --duration 3s" drops -t 3s
 usage flags-old-drops-d "use --interval 1s" drops -d 1s
 usage flags-old-nicstat-i "use --interval 1s" nicstat -i 1s
 usage flags-analyze-w-and-o "one database at a time" analyze -w a.db -o b.db x.pcapng
+usage flags-analyze-w-not-a-trace "not a trace" analyze -r x.pcapng -w out.pcapng
 
 # --- A bare number is not a duration, in every tool ---
 usage flags-unit-capture-duration "needs a unit" capture -i lo -w x.pcapng --duration 30
