@@ -690,6 +690,8 @@ static void run_store(struct analyze_run *r)
 				store_malformed(r->st, i, roce_decode_status_name(-m), r->counts[i].malformed[m]);
 	store_flows(r->st, r->flows, (size_t)r->n_flows);
 	store_findings(r->st, r->findings, r->n_findings);
+	if (r->have_topo)
+		store_links(r->st, &r->topo, r->flows, (size_t)r->n_flows);
 	rc = store_commit(r->st, err, sizeof(err));
 	r->st = NULL;
 	set_abort_paths(r->tmp_db, NULL); /* the database is in place: a signal keeps it */

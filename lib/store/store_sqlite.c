@@ -17,6 +17,7 @@
 #include "lib/util/text_buf.h"
 #include "lib/store/store_sqlite.h"
 #include "lib/util/util.h"
+#include "lib/store/store_links.h"
 
 /* Tables before qp. */
 static const char schema_sql[] =
@@ -53,6 +54,10 @@ static const char schema_tail_sql[] =
 	" subject_kind TEXT, subject TEXT NOT NULL, direction TEXT, severity REAL,"
 	" severity_text TEXT, confidence REAL, onset_ns INTEGER, flows_hurt INTEGER,"
 	" evidence TEXT);\n"
+	"CREATE TABLE link (name TEXT PRIMARY KEY, a TEXT NOT NULL, b TEXT NOT NULL, kind TEXT NOT NULL,"
+	" a_tier INTEGER, b_tier INTEGER);\n"
+	"CREATE TABLE flow_link (qp_id INTEGER NOT NULL, link TEXT NOT NULL, share REAL NOT NULL,"
+	" a_to_b INTEGER);\n"
 	"CREATE VIEW latency_sample_v AS SELECT s.qp_id, k.name AS kind, s.ts_ns, s.psn,"
 	" s.latency_ns, s.latency_ns / 1000.0 AS latency_us FROM latency_sample s"
 	" JOIN sample_kind k ON k.id = s.kind;\n";
@@ -64,7 +69,8 @@ static const char index_sql[] =
 	"CREATE INDEX retransmission_qp ON retransmission (qp_id, ts_ns);\n"
 	"CREATE INDEX nak_qp ON nak (qp_id, ts_ns);\n"
 	"CREATE INDEX cnp_qp ON cnp (qp_id, ts_ns);\n"
-	"CREATE INDEX qp_window_qp ON qp_window (qp_id, start_ns);\n";
+	"CREATE INDEX qp_window_qp ON qp_window (qp_id, start_ns);\n"
+	"CREATE INDEX flow_link_link ON flow_link (link, qp_id);\n";
 
 /* latency_sample rows go in SAMPLE_BATCH at a time: one statement step per batch, not per row. */
 #define SAMPLE_BATCH 64
@@ -548,7 +554,8 @@ static const struct {
 	{ "table", "qp_window" },     { "table", "malformed" },       { "table", "finding" },
 	{ "view", "latency_sample_v" }, { "index", "qp_key" },	      { "index", "latency_sample_qp" },
 	{ "index", "retransmission_qp" }, { "index", "nak_qp" },      { "index", "cnp_qp" },
-	{ "index", "qp_window_qp" },
+	{ "index", "qp_window_qp" }, { "table", "link" },	      { "table", "flow_link" },
+	{ "index", "flow_link_link" },
 };
 
 static int own_object(const char *type, const char *name)
@@ -1062,4 +1069,50 @@ int store_commit(struct store *s, char *err, size_t errlen)
 out:
 	store_abort(s);
 	return rc;
+}
+
+/* ------------------------------------------------------------ links (--topology) */
+
+struct link_rows {
+	struct store *s;
+	sqlite3_stmt *link, *flow_link;
+};
+
+static void link_row(void *ctx, const char *name, const char *a, const char *b, const char *kind, int a_tier,
+		     int b_tier)
+{
+	struct link_rows *r = ctx;
+
+	sqlite3_bind_text(r->link, 1, name, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(r->link, 2, a, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(r->link, 3, b, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(r->link, 4, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_int(r->link, 5, a_tier);
+	sqlite3_bind_int(r->link, 6, b_tier);
+	step(r->s, r->link, "links");
+}
+
+static void flow_link_row(void *ctx, uint64_t qp_id, const char *link, double share, bool a_to_b)
+{
+	struct link_rows *r = ctx;
+
+	bind_u64(r->flow_link, 1, qp_id);
+	sqlite3_bind_text(r->flow_link, 2, link, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_double(r->flow_link, 3, share);
+	sqlite3_bind_int(r->flow_link, 4, a_to_b);
+	step(r->s, r->flow_link, "flow links");
+}
+
+int store_links(struct store *s, const struct topology *t, const struct flow_stats *flows, size_t n)
+{
+	struct link_rows r = { .s = s };
+	struct store_links_cb cb = { .link = link_row, .flow_link = flow_link_row, .ctx = &r };
+
+	r.link = prepare(s, "INSERT INTO link (name, a, b, kind, a_tier, b_tier) VALUES (?,?,?,?,?,?)", "links");
+	r.flow_link = prepare(s, "INSERT INTO flow_link (qp_id, link, share, a_to_b) VALUES (?,?,?,?)", "flow links");
+	if (r.link && r.flow_link && store_links_walk(t, flows, n, &cb))
+		note_error(s, SQLITE_NOMEM, "links");
+	sqlite3_finalize(r.link);
+	sqlite3_finalize(r.flow_link);
+	return s->failed ? -1 : 0;
 }

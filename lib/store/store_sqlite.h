@@ -60,6 +60,9 @@ int store_meta(struct store *s, const char *key, const char *value);
 int store_captures(struct store *s, const struct store_capture *caps, size_t n);
 int store_flows(struct store *s, const struct flow_stats *flows, size_t n);
 int store_findings(struct store *s, const struct finding *f, size_t n);
+/* The link and flow_link tables from --topology (and --paths): see store_links.h. */
+struct topology;
+int store_links(struct store *s, const struct topology *t, const struct flow_stats *flows, size_t n);
 int store_malformed(struct store *s, int capture_index, const char *reason, uint64_t packets);
 
 /*
