@@ -40,7 +40,7 @@ LIB_IO_SRCS := \
 	lib/agent/live_agent.c lib/agent/metrics_http.c \
 	lib/capture/cpu_ring.c lib/capture/capture_filter.c \
 	lib/report/report_data.c lib/report/report_render.c lib/report/report_charts.c \
-	lib/report/report_write.c lib/report/gnuplot_run.c \
+	lib/report/report_write.c lib/report/gnuplot_run.c lib/report/report_fabric.c \
 	lib/nic/sysfs_counters.c lib/nic/nic_sensor.c lib/nic/nic_db.c \
 	lib/drops/drop_names.c lib/util/bpf_util.c
 

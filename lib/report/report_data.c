@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -332,6 +333,7 @@ static const struct column_map capture_columns[] = {
 	COL(COL_INT, struct report_capture, "frames", frames),
 	COL(COL_INT, struct report_capture, "bytes", bytes),
 	COL(COL_INT, struct report_capture, "roce_packets", roce_packets),
+	COL(COL_INT, struct report_capture, "other_packets", other_packets),
 	COL(COL_INT, struct report_capture, "malformed_packets", malformed),
 	COL(COL_INT, struct report_capture, "first_ns", first_ns),
 	COL(COL_INT, struct report_capture, "last_ns", last_ns),
@@ -438,6 +440,25 @@ static const struct column_map totals_columns[] = {
 
 static const struct column_map meta_columns[] = {
 	COL(COL_TEXT, struct report_data, "analyzer_version", analyzer_version),
+};
+
+static const struct column_map window_columns[] = {
+	COL(COL_INT, struct report_data, "window_ns", window_ns),
+};
+
+static const struct column_map link_columns[] = {
+	COL(COL_TEXT, struct report_link, "name", name),
+	COL(COL_TEXT, struct report_link, "a", a),
+	COL(COL_TEXT, struct report_link, "b", b),
+	COL(COL_TEXT, struct report_link, "kind", kind),
+	COL(COL_INT, struct report_link, "a_tier", a_tier),
+	COL(COL_INT, struct report_link, "b_tier", b_tier),
+	COL(COL_INT, struct report_link, "flows", flows),
+	COL(COL_DOUBLE, struct report_link, "packets", packets),
+	COL(COL_DOUBLE, struct report_link, "loss", loss),
+	COL(COL_DOUBLE, struct report_link, "marks", marks),
+	COL(COL_DOUBLE, struct report_link, "p50_us", p50_us),
+	COL(COL_DOUBLE, struct report_link, "p99_us", p99_us),
 };
 
 static const struct column_map version_columns[] = {
@@ -555,6 +576,104 @@ static int load_hosts(sqlite3 *db, struct report_data *d, char *err, size_t errl
 	return 0;
 }
 
+static void *next_link(void *ctx)
+{
+	struct report_data *d = ctx;
+
+	return append_row((void **)&d->links, &d->n_links, &d->cap_links, sizeof(*d->links));
+}
+
+bool report_names_link(const char *subject, const char *link)
+{
+	size_t len = strlen(link);
+
+	/* A set is "a | b | c": a member is delimited by the start, the end or " | ". */
+	for (const char *p = len ? strstr(subject, link) : NULL; p; p = strstr(p + 1, link))
+		if ((p == subject || (p - subject >= 3 && !strncmp(p - 3, " | ", 3))) &&
+		    (!p[len] || !strncmp(p + len, " | ", 3)))
+			return true;
+	return false;
+}
+
+/* The most links a report loads. */
+#define REPORT_MAX_LINKS 100000
+
+/*
+ * Per link: its flows weighted by their share of it (flow_link), latency as the share- and
+ * sample-weighted mean of the flows' p50 and p99, each p50 against the median of the other
+ * links of its kind, and the findings naming it. Databases without the tables have no links.
+ */
+static int load_links(sqlite3 *db, struct report_data *d, char *err, size_t errlen)
+{
+	struct query_args args = { .n = 1 };
+	double *peers;
+
+	if (!table_exists(db, "link") || !table_exists(db, "flow_link"))
+		return 0;
+	args.v[0].is_int = true;
+	args.v[0].i = REPORT_MAX_LINKS;
+	if (query_rows_args(db,
+		 "SELECT l.name AS name, l.a AS a, l.b AS b, l.kind AS kind, l.a_tier AS a_tier, l.b_tier AS b_tier,"
+		 " count(q.id) AS flows, total(fl.share * q.packets) AS packets,"
+		 " total(fl.share * q.retransmitted_packets) AS loss, total(fl.share * (q.ecn_ce + q.cnps)) AS marks,"
+		 " coalesce(total(CASE WHEN q.ack_samples > 0 THEN fl.share * q.ack_samples * q.ack_latency_p50_us END)"
+		 "  / nullif(total(CASE WHEN q.ack_samples > 0 THEN fl.share * q.ack_samples END), 0), 0) AS p50_us,"
+		 " coalesce(total(CASE WHEN q.ack_samples > 0 THEN fl.share * q.ack_samples * q.ack_latency_p99_us END)"
+		 "  / nullif(total(CASE WHEN q.ack_samples > 0 THEN fl.share * q.ack_samples END), 0), 0) AS p99_us"
+		 " FROM link l LEFT JOIN flow_link fl ON fl.link = l.name LEFT JOIN qp q ON q.id = fl.qp_id"
+		 " GROUP BY l.rowid ORDER BY l.rowid LIMIT ?1",
+		 &args, link_columns, ARRAY_SIZE(link_columns), next_link, d, err, errlen))
+		return -1;
+	peers = calloc(d->n_links ? d->n_links : 1, sizeof(*peers));
+	if (!peers) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < d->n_links; i++) {
+		struct report_link *l = &d->links[i];
+		size_t n = 0;
+		double med;
+
+		for (size_t k = 0; k < d->n_findings; k++)
+			if (report_names_link(d->findings[k].subject, l->name))
+				*(d->findings[k].level[0] == 'a' ? &l->alerts : &l->notices) += 1;
+		if (!(l->p50_us > 0 && l->p50_us < 1e12))
+			continue;
+		for (size_t j = 0; j < d->n_links; j++)
+			if (!strcmp(d->links[j].kind, l->kind) && d->links[j].p50_us > 0 && d->links[j].p50_us < 1e12)
+				peers[n++] = d->links[j].p50_us;
+		qsort(peers, n, sizeof(*peers), double_order);
+		med = median_without(peers, n, l->p50_us);
+		if (med > 0)
+			l->p50_vs_peers = l->p50_us / med;
+	}
+	free(peers);
+	return 0;
+}
+
+const char *report_decode_problem(const struct report_data *d, char *buf, size_t len)
+{
+	uint64_t frames = 0, roce = 0, other = 0, bad = 0;
+
+	for (size_t i = 0; i < d->n_captures; i++) {
+		frames += d->captures[i].frames;
+		roce += d->captures[i].roce_packets;
+		other += d->captures[i].other_packets;
+		bad += d->captures[i].malformed;
+	}
+	if (roce && roce >= other + bad)
+		return NULL;
+	if (!frames)
+		snprintf(buf, len, "The traces hold no frames: nothing was analyzed.");
+	else
+		snprintf(buf, len,
+			 "%s of the %" PRIu64 " frames read were understood as RoCE (%" PRIu64 " RoCE, %" PRIu64
+			 " malformed, %" PRIu64 " other traffic): %s",
+			 roce ? "Only a minority" : "None", frames, roce, bad, other,
+			 roce ? "the verdict covers only what was decoded." : "nothing was analyzed, so no verdict.");
+	return buf;
+}
+
 /* The most evidence numbers a report loads over all findings shown. */
 #define REPORT_MAX_EVIDENCE 20000
 
@@ -614,8 +733,12 @@ int report_data_load(const char *db_path, size_t top_n, unsigned int timeout_s, 
 	    query_rows(db, "SELECT value AS analyzer_version FROM meta WHERE key = 'analyzer_version'",
 		       meta_columns, ARRAY_SIZE(meta_columns), same_row, d, err, errlen))
 		goto cleanup;
+	if (table_exists(db, "meta") &&
+	    query_rows(db, "SELECT CAST(value AS INTEGER) AS window_ns FROM meta WHERE key = 'window_ns'",
+		       window_columns, ARRAY_SIZE(window_columns), same_row, d, err, errlen))
+		goto cleanup;
 	if (query_rows(db,
-		       "SELECT path, frames, bytes, roce_packets, malformed_packets, first_ns, last_ns,"
+		       "SELECT path, frames, bytes, roce_packets, other_packets, malformed_packets, first_ns, last_ns,"
 		       " capture_dropped, has_drop_counters, truncated, stop_reason FROM capture ORDER BY id",
 		       capture_columns, ARRAY_SIZE(capture_columns), next_capture, d, err, errlen))
 		goto cleanup;
@@ -683,7 +806,8 @@ int report_data_load(const char *db_path, size_t top_n, unsigned int timeout_s, 
 		 " FROM qp GROUP BY src_ip, dst_ip ORDER BY p99_us DESC NULLS LAST, src_ip, dst_ip LIMIT ?1",
 		 &args, pair_columns, ARRAY_SIZE(pair_columns), next_pair, d, err, errlen))
 		goto cleanup;
-	if (load_hosts(db, d, err, errlen) || load_evidence(db, d, top_n, err, errlen))
+	if (load_hosts(db, d, err, errlen) || load_links(db, d, err, errlen) ||
+	    load_evidence(db, d, top_n, err, errlen))
 		goto cleanup;
 	rc = 0;
 cleanup:
@@ -702,6 +826,9 @@ void report_data_free(struct report_data *d)
 	free(d->flows);
 	free(d->pairs);
 	free(d->hosts);
+	free(d->links);
+	d->links = NULL;
+	d->n_links = d->cap_links = 0;
 	free(d->evidence);
 	d->evidence = NULL;
 	d->n_evidence = d->cap_evidence = 0;

@@ -10,7 +10,7 @@
 struct report_capture {
 	char path[512];
 	uint64_t frames, bytes, first_ns, last_ns;
-	uint64_t roce_packets, malformed, capture_dropped;
+	uint64_t roce_packets, other_packets, malformed, capture_dropped;
 	int has_drop_counters, truncated;
 	char stop_reason[256];
 };
@@ -64,6 +64,20 @@ struct report_host {
 	uint32_t findings;		/* findings whose subject or direction names it */
 };
 
+/* Per link of the topology (tables link and flow_link), its flows weighted by their share. */
+struct report_link {
+	char name[64], a[64], b[64];
+	char kind[16];			/* "host", "leaf-spine", ... */
+	int a_tier, b_tier;		/* 0 host, 1 leaf, 2 spine, ... (-1 unknown) */
+	uint32_t flows;			/* flows that may cross it */
+	double packets;			/* sum of share x packets */
+	double loss;			/* share x (retransmissions + NAKs + timeouts) */
+	double marks;			/* share x (ECN CE + CNPs) */
+	double p50_us, p99_us;		/* share- and sample-weighted mean p50; worst p99 of flows with share 1 */
+	double p50_vs_peers;		/* p50_us / the median p50 of the other links of its kind (0: none) */
+	uint32_t alerts, notices;	/* findings naming it */
+};
+
 /*
  * One number of a finding's evidence, read out of its JSON by SQLite: a scalar (flow -1,
  * key like "rate" or "runner_up.subject") or a field of the FLOW-th entry of its "flows".
@@ -93,6 +107,9 @@ struct report_data {
 	size_t n_evidence, cap_evidence;
 	struct report_host *hosts;	/* findings naming it first, then worst p99 */
 	size_t n_hosts, cap_hosts;
+	struct report_link *links;	/* topology order (empty without --topology) */
+	size_t n_links, cap_links;
+	uint64_t window_ns;		/* meta window_ns: the analysis' time window (0: not stored) */
 	uint64_t total_packets, total_bytes, total_retransmitted, total_naks, total_rnr,
 		total_timeouts, total_cnps, total_ecn_ce, total_malformed;
 	uint64_t first_ns, last_ns;
@@ -117,6 +134,11 @@ int report_data_load(const char *db_path, size_t top_n, unsigned int timeout_s, 
  */
 int report_db_open(const char *db_path, unsigned int timeout_s, sqlite3 **db, char *err, size_t errlen);
 void report_data_free(struct report_data *d);
+
+/* Whether a finding's SUBJECT names LINK: the subject itself or a member of a set "a | b". */
+bool report_names_link(const char *subject, const char *link);
+/* How the analysis read its traces: 0 fine, else a sentence of what was found instead. */
+const char *report_decode_problem(const struct report_data *d, char *buf, size_t len);
 
 /* Whether TEXT names HOST as a whole address ("10.0.0.1" is not in "10.0.0.12-leaf0"). */
 bool report_names_host(const char *text, const char *host);

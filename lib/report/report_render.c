@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/report/report_fabric.h"
 #include "lib/util/sanitize.h"
 
 const char *format_time_ns(uint64_t ns, char *buf, size_t len)
@@ -97,8 +98,12 @@ static double duration_s(const struct report_data *d)
 /* The one-paragraph verdict, the same words in every format. */
 static void verdict_text(struct text_buf *out, const struct report_data *d, bool md)
 {
-	char when[64], cell[3][CELL_LEN];
+	char when[64], cell[3][CELL_LEN], problem[512];
 
+	if (!d->n_alerts && report_decode_problem(d, problem, sizeof(problem))) {
+		text_buf_puts(out, problem);
+		return;
+	}
 	if (!d->n_alerts) {
 		text_buf_printf(out,
 				"No slow or lossy link found. Checked %" PRIu64 " flows, %" PRIu64
@@ -148,6 +153,105 @@ static void summary_hosts(struct text_buf *out, const struct report_data *d, boo
 				vs_others(p50, sizeof(p50), h), h->p99_us, h->retransmitted, h->naks, h->cnps, h->ecn_ce,
 				h->findings);
 	}
+}
+
+/* "8.4 (1.0x)": a link's p50 against the other links of its kind. */
+static const char *link_vs_peers(char *buf, size_t len, const struct report_link *l)
+{
+	if (!(l->p50_us > 0))
+		snprintf(buf, len, "-");
+	else if (l->p50_vs_peers > 0)
+		snprintf(buf, len, "%.1f (%.1fx)", l->p50_us, l->p50_vs_peers);
+	else
+		snprintf(buf, len, "%.1f", l->p50_us);
+	return buf;
+}
+
+/* Links named by findings first, then the most retransmissions per packet; topology order last. */
+static int link_rank_order(const void *a, const void *b)
+{
+	const struct report_link *x = *(const struct report_link *const *)a, *y = *(const struct report_link *const *)b;
+	double rx = x->packets > 0 ? x->loss / x->packets : 0, ry = y->packets > 0 ? y->loss / y->packets : 0;
+
+	if (x->alerts != y->alerts)
+		return x->alerts > y->alerts ? -1 : 1;
+	if (x->notices != y->notices)
+		return x->notices > y->notices ? -1 : 1;
+	if (rx != ry)
+		return rx > ry ? -1 : 1;
+	if (x->p50_vs_peers != y->p50_vs_peers)
+		return x->p50_vs_peers > y->p50_vs_peers ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* The links in report order (a malloc'ed array of pointers, NULL when none or out of memory). */
+static const struct report_link **ranked_links(const struct report_data *d)
+{
+	const struct report_link **r = d->n_links ? calloc(d->n_links, sizeof(*r)) : NULL;
+
+	for (size_t i = 0; r && i < d->n_links; i++)
+		r[i] = &d->links[i];
+	if (r)
+		qsort(r, d->n_links, sizeof(*r), link_rank_order);
+	return r;
+}
+
+static void summary_links(struct text_buf *out, const struct report_data *d, bool md, size_t top_n)
+{
+	const struct report_link **r = ranked_links(d);
+	char cell[1][CELL_LEN], p50[64];
+
+	if (!r) {
+		out->failed |= d->n_links > 0;
+		return;
+	}
+	text_buf_puts(out, md ? "\n## Links, those named by findings first\n\n| link | kind | flows | packets | p50 us (x peers) | p99 us | retx | marks | findings | state |\n|---|---|---|---|---|---|---|---|---|---|\n"
+			      : "\nLINKS (named by findings first, then retransmissions per packet; flows weighted by their share of the link)\n  link                       kind        flows   packets  p50_us (x peers)  p99_us     retx    marks findings state\n");
+	for (size_t i = 0; i < d->n_links && i < top_n; i++) {
+		const struct report_link *l = r[i];
+
+		text_buf_printf(out,
+				md ? "| %s | %s | %u | %.0f | %s | %.1f | %.1f | %.1f | %u | %s |\n"
+				   : "  %-26s %-10s %6u %9.0f %17s %7.1f %8.1f %8.1f %8u %s\n",
+				CELL(0, l->name), l->kind, l->flows, l->packets, link_vs_peers(p50, sizeof(p50), l), l->p99_us,
+				l->loss, l->marks, l->alerts + l->notices, report_link_state_name(report_link_state(l)));
+	}
+	free(r);
+}
+
+static void html_td(struct text_buf *out, const char *cls, const char *text);
+
+/* Per link: packets, flows, latency against its peers, loss, marks, findings. */
+static void html_links(struct text_buf *out, const struct report_data *d, size_t top_n)
+{
+	const struct report_link **r = ranked_links(d);
+	char p50[64];
+
+	if (!r) {
+		out->failed |= d->n_links > 0;
+		return;
+	}
+	text_buf_puts(out, "<h2>Links, those named by findings first</h2>\n<p>Over the flows that cross each link, each "
+			   "weighted by its share of it (1 on a paths.csv path, 1/N over N ECMP paths); p50 and p99 are the "
+			   "weighted means of those flows' ACK latency, p50 against the median of the other links of its kind.</p>\n"
+			   "<table id=\"links\"><tr><th class=\"l\">link</th><th class=\"l\">kind</th><th>flows</th>"
+			   "<th>packets</th><th>p50 &micro;s (x peers)</th><th>p99 &micro;s</th><th>retransmitted</th>"
+			   "<th>ECN CE + CNPs</th><th>findings naming it</th><th class=\"l\">state</th></tr>\n");
+	for (size_t i = 0; i < d->n_links && i < top_n; i++) {
+		const struct report_link *l = r[i];
+
+		text_buf_printf(out, "<tr%s>", l->alerts + l->notices ? " class=\"named\"" : "");
+		html_td(out, "l", l->name);
+		html_td(out, "l", l->kind);
+		text_buf_printf(out, "<td>%u</td><td>%.0f</td>", l->flows, l->packets);
+		html_td(out, NULL, link_vs_peers(p50, sizeof(p50), l));
+		text_buf_printf(out, "<td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%u</td>", l->p99_us, l->loss, l->marks,
+				l->alerts + l->notices);
+		html_td(out, "l", report_link_state_name(report_link_state(l)));
+		text_buf_puts(out, "</tr>\n");
+	}
+	text_buf_puts(out, "</table>\n");
+	free(r);
 }
 
 int report_render_summary(struct text_buf *out, const struct report_data *d, enum report_format fmt,
@@ -204,6 +308,7 @@ int report_render_summary(struct text_buf *out, const struct report_data *d, enu
 			d->total_retransmitted, d->total_naks, d->total_rnr, d->total_timeouts,
 			d->total_cnps, d->total_ecn_ce);
 
+	summary_links(out, d, md, top_n);
 	summary_hosts(out, d, md, top_n);
 	text_buf_puts(out, md ? "\n## Host pairs, worst flow p99 ACK latency first\n\n| src | dst | flows | packets | worst flow p50 us | worst flow p99 us | retx | NAKs | CNPs |\n|---|---|---|---|---|---|---|---|---|\n"
 			      : "\nHOST PAIRS (worst flow p99 ACK latency first)\n  src              dst               flows   packets  max_p50_us max_p99_us   retx   naks   cnps\n");
@@ -235,7 +340,7 @@ static const char html_style[] =
 	"body{font-family:sans-serif;margin:2em;max-width:1200px;color:#222}"
 	"h1{margin-bottom:0}.sub{color:#666}"
 	".verdict{padding:1em;border-radius:6px;font-size:1.15em;margin:1em 0}"
-	".bad{background:#fde8e8;border:1px solid #e0a0a0}.ok{background:#e8f6e8;border:1px solid #a0d0a0}"
+	".bad{background:#fde8e8;border:1px solid #e0a0a0}.warn{background:#fff4d6;border:1px solid #e0c070}.ok{background:#e8f6e8;border:1px solid #a0d0a0}"
 	"table{border-collapse:collapse;margin:0.5em 0 1.5em 0;font-size:0.9em}"
 	"th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}"
 	"th{background:#f0f0f0}td.l,th.l{text-align:left}tr.named td{background:#fde8e8}"
@@ -267,8 +372,9 @@ static void html_head(struct text_buf *out, const struct report_data *d)
 			d->schema_version);
 
 	verdict_text(&verdict, d, false);
+	/* Green only when something was decoded and judged healthy. */
 	text_buf_printf(out, "<h2>Verdict</h2>\n<div class=\"verdict %s\" id=\"verdict\">",
-			d->n_alerts ? "bad" : "ok");
+			d->n_alerts ? "bad" : report_decode_problem(d, t1, sizeof(t1)) ? "warn" : "ok");
 	html_escape(out, verdict.data ? verdict.data : "");
 	text_buf_puts(out, "</div>\n");
 	if (verdict.failed)
@@ -521,9 +627,11 @@ int report_render_html(struct text_buf *out, const struct report_data *d,
 		       const struct report_chart *charts, size_t n_charts, size_t top_n)
 {
 	html_head(out, d);
+	report_fabric_html(out, d);
 	html_findings(out, d, top_n);
 	html_captures(out, d);
 	html_charts(out, charts, n_charts);
+	html_links(out, d, top_n);
 	html_hosts(out, d, top_n);
 	html_pairs(out, d, top_n);
 	html_flows(out, d, top_n);
