@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,11 +16,19 @@
 #include "lib/export/export_file.h"
 #include "lib/report/gnuplot_run.h"
 #include "lib/decode/psn.h"
+#include "lib/util/util.h"
+
+static int double_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
 
 #define CDF_MAX_POINTS 2000	/* per series: enough for a smooth curve, small files */
 #define CDF_MAX_PAIRS 5
 #define TIME_MAX_FLOWS 4
-#define HEAT_MAX_HOSTS 32
+#define HEAT_MAX_HOSTS 64
 
 struct chart_ctx {
 	const struct report_data *d;
@@ -45,12 +54,27 @@ static FILE *open_in(struct chart_ctx *c, const char *name)
 	return f;
 }
 
-/* Seconds since the chart origin (the earliest window start or packet). */
+/*
+ * Time since the chart origin (the earliest window start or packet) in a unit fit for the
+ * trace's span: a 20 ms capture reads in ms, not as 0.000 to 0.020 s.
+ */
 static int64_t chart_origin_ns;
+static double chart_unit_ns = 1e9;
+static const char *chart_unit = "s";
+static char time_label[64] = "time since start of trace (s)";
 static double rel_s(const struct report_data *d, int64_t ns)
 {
 	(void)d;
-	return (double)(ns - chart_origin_ns) / 1e9;
+	return (double)(ns - chart_origin_ns) / chart_unit_ns;
+}
+
+static void choose_time_unit(const struct report_data *d)
+{
+	uint64_t span = d->last_ns > d->first_ns ? d->last_ns - d->first_ns : 0;
+
+	chart_unit_ns = span >= 10000000000ull ? 1e9 : span >= 10000000ull ? 1e6 : 1e3;
+	chart_unit = span >= 10000000000ull ? "s" : span >= 10000000ull ? "ms" : "us";
+	snprintf(time_label, sizeof(time_label), "time since start of trace (%s)", chart_unit);
 }
 
 /* Script preamble: terminal and output file. */
@@ -246,8 +270,8 @@ static void chart_latency_time(struct chart_ctx *c)
 	if (!gp)
 		goto cleanup;
 	script_head(c, gp, "latency_time", 900, 420);
-	fputs("set title 'p99 ACK latency per window'\nset xlabel 'time since start of trace (s)'\n"
-	      "set ylabel 'p99 ACK latency (us)'\nset logscale y\n", gp);
+	fprintf(gp, "set title 'p99 ACK latency per window'\nset xlabel '%s'\n"
+		    "set ylabel 'p99 ACK latency (us)'\nset logscale y\n", time_label);
 	onset_marks(c, gp);
 	fputs("plot ", gp);
 	for (size_t k = 0; k < n; k++) {
@@ -273,6 +297,153 @@ static void chart_latency_time(struct chart_ctx *c)
 		     900, 420);
 cleanup:
 	sqlite3_finalize(st);
+}
+
+/* The flows a finding's evidence lists (qp ids), sorted; -1 on error. */
+static int finding_flow_ids(struct chart_ctx *c, int rank, int64_t **ids, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+
+	*ids = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(c->db,
+			       "SELECT DISTINCT CAST(json_extract(e.value, '$.id') AS INTEGER) AS id FROM finding f,"
+			       " json_each(f.evidence, '$.flows') e WHERE f.rank = ?1 AND json_valid(f.evidence)"
+			       " AND json_type(f.evidence, '$.flows') = 'array' AND e.type = 'object' ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int(st, 1, rank);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (util_ensure_mem((void **)ids, &cap, sizeof(**ids), *n + 1)) {
+			sqlite3_finalize(st);
+			return -1;
+		}
+		(*ids)[(*n)++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static bool id_listed(const int64_t *ids, size_t n, int64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (ids[mid] == id)
+			return true;
+		if (ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* Nearest-rank percentile of sorted v[0..n). */
+static double pctl(const double *v, size_t n, double q)
+{
+	size_t r = (size_t)ceil(q * (double)n);
+
+	return v[r ? r - 1 : 0];
+}
+
+/*
+ * One line per window: time, the healthy peers' p10, p50, p90 of their flows' window p50,
+ * the suspected flows' sample-weighted window p50 (NaN when none). Returns windows written.
+ */
+static int write_suspect_windows(struct chart_ctx *c, FILE *dat, const int64_t *ids, size_t n_ids)
+{
+	sqlite3_stmt *st = NULL;
+	double *peers = NULL, sus_sum = 0, sus_w = 0;
+	size_t n_peers = 0, cap = 0;
+	int64_t cur = INT64_MIN;
+	int rows = 0, step;
+
+	if (sqlite3_prepare_v2(c->db,
+			       "SELECT start_ns, qp_id, ack_samples, ack_latency_p50_us FROM qp_window"
+			       " WHERE ack_samples > 0 ORDER BY start_ns",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	do {
+		step = sqlite3_step(st);
+		int64_t start = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : INT64_MAX;
+
+		if (start != cur && cur != INT64_MIN && n_peers) {
+			qsort(peers, n_peers, sizeof(*peers), double_cmp);
+			fprintf(dat, "%.6f %.3f %.3f %.3f ", rel_s(c->d, cur), pctl(peers, n_peers, 0.1),
+				pctl(peers, n_peers, 0.5), pctl(peers, n_peers, 0.9));
+			fprintf(dat, sus_w > 0 ? "%.3f\n" : "NaN\n", sus_w > 0 ? sus_sum / sus_w : 0);
+			rows++;
+		}
+		if (start != cur) {
+			cur = start;
+			n_peers = 0;
+			sus_sum = sus_w = 0;
+		}
+		if (step != SQLITE_ROW)
+			break;
+		double w = (double)sqlite3_column_int64(st, 2), v = sqlite3_column_double(st, 3);
+
+		if (id_listed(ids, n_ids, sqlite3_column_int64(st, 1))) {
+			sus_sum += w * v;
+			sus_w += w;
+		} else if (!util_ensure_mem((void **)&peers, &cap, sizeof(*peers), n_peers + 1)) {
+			peers[n_peers++] = v;
+		}
+	} while (1);
+	free(peers);
+	sqlite3_finalize(st);
+	return rows;
+}
+
+/*
+ * For a finding: its flows' p50 ACK latency per window against the band of every other
+ * flow's (p10 to p90, median dashed), the finding's onset marked.
+ */
+static void chart_suspect_time(struct chart_ctx *c, const struct report_finding *f, int index)
+{
+	char base[32], name[48], gpname[48], title[300], qt[700];
+	int64_t *ids = NULL;
+	size_t n_ids = 0;
+	FILE *dat, *gp;
+	int rows;
+
+	if (finding_flow_ids(c, f->rank, &ids, &n_ids) || !n_ids)
+		goto cleanup;
+	snprintf(base, sizeof(base), "suspect_time_%d", index);
+	snprintf(name, sizeof(name), "%s.dat", base);
+	snprintf(gpname, sizeof(gpname), "%s.gp", base);
+	dat = open_in(c, name);
+	if (!dat)
+		goto cleanup;
+	rows = write_suspect_windows(c, dat, ids, n_ids);
+	fclose(dat);
+	if (!rows)
+		goto cleanup;
+	gp = open_in(c, gpname);
+	if (!gp)
+		goto cleanup;
+	script_head(c, gp, base, 900, 400);
+	snprintf(title, sizeof(title), "p50 ACK latency per window: %s %s against its peers", f->kind, f->subject);
+	fprintf(gp, "set title '%s'\nset xlabel '%s'\nset ylabel 'p50 ACK latency (us)'\n",
+		q(title, qt, sizeof(qt)), time_label);
+	if (f->onset_ns)
+		fprintf(gp, "set arrow from %.6f, graph 0 to %.6f, graph 1 nohead lw 2 dt 2 lc rgb '#c00000'\n"
+			    "set label 'onset' at %.6f, graph 0.95 tc rgb '#c00000' offset 0.5,0\n",
+			rel_s(c->d, (int64_t)f->onset_ns), rel_s(c->d, (int64_t)f->onset_ns),
+			rel_s(c->d, (int64_t)f->onset_ns));
+	fprintf(gp, "plot '%s' using 1:2:4 with filledcurves fc rgb '#a6d96a' fs transparent solid 0.5"
+		    " title 'other flows, p10 to p90', '' using 1:3 with lines dt 2 lw 2 lc rgb '#1a9641'"
+		    " title 'other flows, median', '' using 1:5 with linespoints pt 7 ps 0.5 lw 2 lc rgb '#7b3294'"
+		    " title 'flows the finding lists (%zu)'\n", name, n_ids);
+	finish_chart(c, gp, base, "Suspected flows against their peers over time",
+		     "p50 ACK latency per window of the flows a finding lists (purple) against every other flow: the green band spans their p10 to p90, the dashed line their median; the dashed red line marks the finding's onset.",
+		     900, 400);
+cleanup:
+	free(ids);
 }
 
 /* PSN against time, tcptrace-style, for one flow: sends, retransmissions, NAKs, CNPs. */
@@ -306,8 +477,8 @@ static void chart_psn_time(struct chart_ctx *c, const struct report_flow *f, int
 		return;
 	script_head(c, gp, base, 900, 400);
 	flow_label(f, label, sizeof(label));
-	fprintf(gp, "set title 'PSN over time, %s'\nset xlabel 'time since start of trace (s)'\n"
-		    "set ylabel 'PSN (relative, unwrapped)'\n", q(label, ql, sizeof(ql)));
+	fprintf(gp, "set title 'PSN over time, %s'\nset xlabel '%s'\n"
+		    "set ylabel 'PSN (relative, unwrapped)'\n", q(label, ql, sizeof(ql)), time_label);
 	fputs("plot ", gp);
 	for (size_t k = 0; k < sizeof(queries) / sizeof(queries[0]); k++) {
 		sqlite3_stmt *st;
@@ -363,6 +534,11 @@ static void chart_psn_time(struct chart_ctx *c, const struct report_flow *f, int
 		     900, 400);
 }
 
+static int64_t d_window_ns(const struct chart_ctx *c)
+{
+	return c->d->window_ns > 0 && c->d->window_ns < INT64_MAX ? (int64_t)c->d->window_ns : 0;
+}
+
 /* Fabric-wide counts per window: retransmissions, NAKs, CNPs, ECN marks; and throughput. */
 static void chart_window_totals(struct chart_ctx *c)
 {
@@ -396,6 +572,9 @@ static void chart_window_totals(struct chart_ctx *c)
 	dat = NULL;
 	if (!rows)
 		goto cleanup;
+	/* The analysis' own window (meta window_ns), else the closest two window starts. */
+	if (d_window_ns(c))
+		window_ns = d_window_ns(c);
 	if (!window_ns)
 		window_ns = 1000000000;
 
@@ -403,8 +582,8 @@ static void chart_window_totals(struct chart_ctx *c)
 	if (!gp)
 		goto cleanup;
 	script_head(c, gp, "events_time", 900, 380);
-	fputs("set title 'Retransmissions, NAKs, timeouts, CNPs and ECN marks per window'\n"
-	      "set xlabel 'time since start of trace (s)'\nset ylabel 'events per window'\n", gp);
+	fprintf(gp, "set title 'Retransmissions, NAKs, timeouts, CNPs and ECN marks per window'\n"
+	      "set xlabel '%s'\nset ylabel 'events per window'\n", time_label);
 	onset_marks(c, gp);
 	fputs("plot 'windows.dat' using 1:2 with steps lw 2 title 'retransmitted',"
 	      " '' using 1:3 with steps title 'NAKs', '' using 1:8 with steps title 'timeouts',"
@@ -417,8 +596,8 @@ static void chart_window_totals(struct chart_ctx *c)
 	if (!gp)
 		goto cleanup;
 	script_head(c, gp, "throughput", 900, 380);
-	fprintf(gp, "set title 'Throughput and goodput (all flows)'\nset xlabel 'time since start of trace (s)'\n"
-		    "set ylabel 'Gbit/s'\nw = %.9f\n", (double)window_ns / 1e9);
+	fprintf(gp, "set title 'Throughput and goodput (all flows)'\nset xlabel '%s'\n"
+		    "set ylabel 'Gbit/s'\nw = %.9f\n", time_label, (double)window_ns / 1e9);
 	onset_marks(c, gp);
 	fputs("plot 'windows.dat' using 1:($6*8/w/1e9) with steps lw 2 title 'throughput (wire bytes)',"
 	      " '' using 1:($7*8/w/1e9) with steps lw 2 title 'goodput (first transmissions)'\n", gp);
@@ -431,63 +610,143 @@ cleanup:
 	sqlite3_finalize(st);
 }
 
-/* Source x destination heat map of p99 ACK latency. */
+/* A host's leaf from the link table ("" when not known): the heat map groups by it. */
+static const char *host_leaf(const struct report_data *d, const char *host)
+{
+	for (size_t i = 0; i < d->n_links; i++) {
+		const struct report_link *l = &d->links[i];
+
+		if (l->a_tier == 0 && l->b_tier == 1 && !strcmp(l->a, host))
+			return l->b;
+		if (l->b_tier == 0 && l->a_tier == 1 && !strcmp(l->b, host))
+			return l->a;
+	}
+	return "";
+}
+
+struct heat_host {
+	char name[64];
+	const char *leaf;
+};
+
+static int heat_host_order(const void *a, const void *b)
+{
+	const struct heat_host *x = a, *y = b;
+	int c = strcmp(x->leaf, y->leaf);
+
+	return c ? c : strcmp(x->name, y->name);
+}
+
+static int heat_index(const struct heat_host *h, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(h[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+/* Ticks of the colour scale: 1-2-5 steps inside [lo, hi], the ends always labelled. */
+static void heat_cbtics(FILE *gp, double lo, double hi)
+{
+	fprintf(gp, "set cbrange [%g:%g]\nset cbtics ('%.3g' %g, '%.3g' %g", lo, hi, lo, lo, hi, hi);
+	for (double dec = pow(10, floor(log10(lo))); dec <= hi; dec *= 10)
+		for (int m = 1; m <= 5; m += m == 1 ? 1 : 3) {
+			double v = dec * m;
+
+			if (v > lo * 1.15 && v < hi / 1.15)
+				fprintf(gp, ", '%g' %g", v, v);
+		}
+	fputs(")\nset format cb '%g'\n", gp);
+}
+
+/*
+ * Every host pair's p99 ACK latency (source rows, destination columns), hosts sorted by
+ * their leaf then address; sharp cells; pairs without samples hatched grey, not coloured.
+ */
 static void chart_heatmap(struct chart_ctx *c)
 {
 	const struct report_data *d = c->d;
-	char hosts[HEAT_MAX_HOSTS][64];
-	size_t n_hosts = 0;
-	FILE *dat, *gp;
+	size_t n = d->n_hosts < HEAT_MAX_HOSTS ? d->n_hosts : HEAT_MAX_HOSTS;
+	struct heat_host *hosts = calloc(n ? n : 1, sizeof(*hosts));
+	double *cell = calloc(n > 0 ? n * n : 1, sizeof(*cell)), lo = INFINITY, hi = 0;
+	sqlite3_stmt *st = NULL;
+	FILE *dat = NULL, *gp;
+	char caption[256];
+	size_t n_none = 0;
 
-	for (size_t i = 0; i < d->n_pairs; i++) {
-		const char *ends[2] = { d->pairs[i].src, d->pairs[i].dst };
-		for (int e = 0; e < 2; e++) {
-			bool seen = false;
-			for (size_t h = 0; h < n_hosts; h++)
-				seen |= !strcmp(hosts[h], ends[e]);
-			if (!seen && n_hosts < HEAT_MAX_HOSTS)
-				snprintf(hosts[n_hosts++], sizeof(hosts[0]), "%s", ends[e]);
-		}
+	if (!hosts || !cell || n < 2 ||
+	    sqlite3_prepare_v2(c->db, "SELECT src_ip, dst_ip, max(ack_latency_p99_us) FROM qp WHERE ack_samples > 0"
+				      " GROUP BY src_ip, dst_ip", -1, &st, NULL) != SQLITE_OK)
+		goto cleanup;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(hosts[i].name, sizeof(hosts[i].name), "%s", d->hosts[i].host);
+		hosts[i].leaf = host_leaf(d, hosts[i].name);
 	}
-	if (n_hosts < 2)
-		return;
+	qsort(hosts, n, sizeof(*hosts), heat_host_order);
+	for (size_t i = 0; i < n * n; i++)
+		cell[i] = NAN;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int r = heat_index(hosts, n, (const char *)sqlite3_column_text(st, 0));
+		int k = heat_index(hosts, n, (const char *)sqlite3_column_text(st, 1));
+		double v = sqlite3_column_double(st, 2);
+
+		if (r < 0 || k < 0 || !(v > 0 && v < 1e12))
+			continue;
+		cell[(size_t)r * n + (size_t)k] = v;
+		lo = v < lo ? v : lo;
+		hi = v > hi ? v : hi;
+	}
+	if (!(hi > 0))
+		goto cleanup;
 	dat = open_in(c, "heatmap.dat");
 	if (!dat)
-		return;
+		goto cleanup;
 	/* matrix with row and column headers: labels travel as data, not as script text */
 	fputs("src\\dst", dat);
-	for (size_t h = 0; h < n_hosts; h++)
-		fprintf(dat, " %s", hosts[h]);
+	for (size_t h = 0; h < n; h++)
+		fprintf(dat, " %s%s%s", hosts[h].leaf, hosts[h].leaf[0] ? "/" : "", hosts[h].name);
 	fputs("\n", dat);
-	for (size_t s = 0; s < n_hosts; s++) {
-		fprintf(dat, "%s", hosts[s]);
-		for (size_t t = 0; t < n_hosts; t++) {
-			double v = -1;
-			for (size_t i = 0; i < d->n_pairs; i++)
-				if (!strcmp(d->pairs[i].src, hosts[s]) && !strcmp(d->pairs[i].dst, hosts[t]) &&
-				    d->pairs[i].ack_samples)
-					v = d->pairs[i].p99_us;
-			if (v < 0)
-				fputs(" NaN", dat);
-			else
-				fprintf(dat, " %.3f", v);
-		}
+	for (size_t r = 0; r < n; r++) {
+		fprintf(dat, "%s%s%s", hosts[r].leaf, hosts[r].leaf[0] ? "/" : "", hosts[r].name);
+		for (size_t k = 0; k < n; k++)
+			fprintf(dat, isnan(cell[r * n + k]) ? " NaN" : " %.3f", cell[r * n + k]);
 		fputs("\n", dat);
 	}
 	fclose(dat);
+	dat = open_in(c, "heatmap_none.dat");
+	if (!dat)
+		goto cleanup;
+	for (size_t r = 0; r < n; r++)
+		for (size_t k = 0; k < n; k++)
+			if (isnan(cell[r * n + k]))
+				fprintf(dat, "%zu %zu\n", k, r), n_none++;
+	fclose(dat);
+	dat = NULL;
 	gp = open_in(c, "heatmap.gp");
 	if (!gp)
-		return;
-	int size = 260 + 22 * (int)n_hosts;
-	script_head(c, gp, "heatmap", size + 200, size);
-	fputs("set title 'p99 ACK latency (us), source (rows) x destination (columns)'\n"
-	      "unset grid\nset xtics rotate by 90 right font ',8'\nset ytics font ',8'\n"
-	      "set palette defined (0 '#f7fbff', 0.5 '#fdae6b', 1 '#a50f15')\nset size ratio -1\n"
-	      "set cblabel 'p99 us'\nset logscale cb\nunset key\n"
-	      "plot 'heatmap.dat' matrix rowheaders columnheaders using 1:2:3 with image\n", gp);
-	finish_chart(c, gp, "heatmap", "p99 ACK latency heat map",
-		     "p99 ACK latency of each source (row) to destination (column) host pair; blank where the pair had no ACK samples.",
-		     size + 200, size);
+		goto cleanup;
+	int size = 300 + 24 * (int)n;
+	script_head(c, gp, "heatmap", size + 220, size);
+	fputs("set title 'p99 ACK latency (us), source (rows) x destination (columns), hosts by leaf'\n"
+	      "unset grid\nset xtics rotate by 90 right font ',8'\nset ytics font ',8'\nset yrange [] reverse\n"
+	      "set palette defined (0 '#1a9850', 0.5 '#fee08b', 1 '#d73027')\nset size ratio -1\n"
+	      "set cblabel 'p99 ACK latency (us)'\nset logscale cb\nset key below\n", gp);
+	heat_cbtics(gp, lo < hi ? lo : hi / 2, hi);
+	fputs("plot 'heatmap.dat' matrix rowheaders columnheaders using 1:2:3 with image pixels notitle", gp);
+	if (n_none)
+		fputs(", 'heatmap_none.dat' using 1:2:(0.5):(0.5) with boxxy fs pattern 4 lc rgb '#777777'"
+		      " title 'no ACK samples (no traffic, or none acknowledged)'", gp);
+	fputs("\n", gp);
+	snprintf(caption, sizeof(caption),
+		 "p99 ACK latency of every source (row) to destination (column) host pair%s, hosts sorted by leaf; hatched grey: no ACK samples for that pair, which is not the same as healthy (green).",
+		 d->n_hosts > n ? " (the first hosts only)" : "");
+	finish_chart(c, gp, "heatmap", "p99 ACK latency heat map", caption, size + 220, size);
+cleanup:
+	if (dat)
+		fclose(dat);
+	sqlite3_finalize(st);
+	free(cell);
+	free(hosts);
 }
 
 /*
@@ -561,8 +820,13 @@ int report_charts_render(const struct report_data *d, int dirfd, const char *dir
 			sqlite3_finalize(st);
 		}
 	}
+	choose_time_unit(d);
 	chart_latency_cdf(&c);
 	chart_latency_time(&c);
+	/* Each suspected subject over time: the alerts, or the first notice when there is none. */
+	for (size_t i = 0, k = 0; i < d->n_findings && k < 2; i++)
+		if (d->findings[i].level[0] == 'a' || (!d->n_alerts && i == 0))
+			chart_suspect_time(&c, &d->findings[i], (int)++k);
 	for (size_t i = 0; i < d->n_flows && psn_charts < 2; i++) {
 		const struct report_flow *f = &d->flows[i];
 		if (f->retransmitted || f->naks_psn_seq || f->rnr_naks || f->cnps || (i == 0 && f->ack_samples))
