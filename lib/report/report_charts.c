@@ -629,6 +629,18 @@ struct heat_host {
 	const char *leaf;
 };
 
+/* A row or column header of heatmap.dat: one whitespace-free token whatever the names hold. */
+static void heat_label(FILE *dat, const struct heat_host *h)
+{
+	char buf[160];
+
+	snprintf(buf, sizeof(buf), "%s%s%s", h->leaf, h->leaf[0] ? "/" : "", h->name);
+	for (char *p = buf; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == '"' || *p == '\'' || *p == '#' || *p == 0x7f)
+			*p = '_';
+	fputs(buf, dat);
+}
+
 static int heat_host_order(const void *a, const void *b)
 {
 	const struct heat_host *x = a, *y = b;
@@ -703,11 +715,13 @@ static void chart_heatmap(struct chart_ctx *c)
 		goto cleanup;
 	/* matrix with row and column headers: labels travel as data, not as script text */
 	fputs("src\\dst", dat);
-	for (size_t h = 0; h < n; h++)
-		fprintf(dat, " %s%s%s", hosts[h].leaf, hosts[h].leaf[0] ? "/" : "", hosts[h].name);
+	for (size_t h = 0; h < n; h++) {
+		fputc(' ', dat);
+		heat_label(dat, &hosts[h]);
+	}
 	fputs("\n", dat);
 	for (size_t r = 0; r < n; r++) {
-		fprintf(dat, "%s%s%s", hosts[r].leaf, hosts[r].leaf[0] ? "/" : "", hosts[r].name);
+		heat_label(dat, &hosts[r]);
 		for (size_t k = 0; k < n; k++)
 			fprintf(dat, isnan(cell[r * n + k]) ? " NaN" : " %.3f", cell[r * n + k]);
 		fputs("\n", dat);

@@ -199,7 +199,7 @@ static const struct report_link **ranked_links(const struct report_data *d)
 static void summary_links(struct text_buf *out, const struct report_data *d, bool md, size_t top_n)
 {
 	const struct report_link **r = ranked_links(d);
-	char cell[1][CELL_LEN], p50[64];
+	char cell[2][CELL_LEN], p50[64];
 
 	if (!r) {
 		out->failed |= d->n_links > 0;
@@ -213,7 +213,7 @@ static void summary_links(struct text_buf *out, const struct report_data *d, boo
 		text_buf_printf(out,
 				md ? "| %s | %s | %u | %.0f | %s | %.1f | %.1f | %.1f | %u | %s |\n"
 				   : "  %-26s %-10s %6u %9.0f %17s %7.1f %8.1f %8.1f %8u %s\n",
-				CELL(0, l->name), l->kind, l->flows, l->packets, link_vs_peers(p50, sizeof(p50), l), l->p99_us,
+				CELL(0, l->name), CELL(1, l->kind), l->flows, l->packets, link_vs_peers(p50, sizeof(p50), l), l->p99_us,
 				l->loss, l->marks, l->alerts + l->notices, report_link_state_name(report_link_state(l)));
 	}
 	free(r);
