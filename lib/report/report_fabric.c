@@ -171,14 +171,26 @@ static void svg_alert_label(struct text_buf *out, const struct report_data *d, c
 	text_buf_puts(out, "</text>\n");
 }
 
-static void svg_node(struct text_buf *out, const struct fnode *n, bool small_hosts)
+/* Whether an alert names this node (a host finding, or a switch named as the subject). */
+static bool node_alert(const struct report_data *d, const struct fnode *n)
 {
-	bool host = n->tier == 0;
+	for (size_t k = 0; k < d->n_findings; k++)
+		if (d->findings[k].level[0] == 'a' &&
+		    (n->tier == 0 ? report_names_host(d->findings[k].subject, n->name)
+				  : !strcmp(d->findings[k].subject, n->name)))
+			return true;
+	return false;
+}
+
+static void svg_node(struct text_buf *out, const struct report_data *d, const struct fnode *n, bool small_hosts)
+{
+	bool host = n->tier == 0, alert = node_alert(d, n);
 	double w = host ? 14 : 70, h = host ? 14 : 26;
 
-	text_buf_printf(out, "<rect class=\"node\" x=\"%.1f\" y=\"%.1f\" width=\"%.0f\" height=\"%.0f\" rx=\"%d\""
-			     " fill=\"%s\" stroke=\"#333333\"/>",
-			n->x - w / 2, n->y - h / 2, w, h, host ? 2 : 6, host ? "#dbe9f6" : "#f2f2f2");
+	text_buf_printf(out, "<rect class=\"node%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.0f\" height=\"%.0f\" rx=\"%d\""
+			     " fill=\"%s\" stroke=\"%s\" stroke-width=\"%d\"/>",
+			alert ? " alert" : "", n->x - w / 2, n->y - h / 2, w, h, host ? 2 : 6,
+			host ? "#dbe9f6" : "#f2f2f2", alert ? FABRIC_ALERT_COLOUR : "#333333", alert ? 3 : 1);
 	if (host)
 		text_buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" text-anchor=\"end\""
 				     " transform=\"rotate(-35 %.1f %.1f)\">",
@@ -240,7 +252,7 @@ void report_fabric_html(struct text_buf *out, const struct report_data *d)
 	for (size_t i = 0; i < d->n_links; i++)
 		svg_link(out, &d->links[i], find_node(n, count, d->links[i].a), find_node(n, count, d->links[i].b));
 	for (size_t i = 0; i < count; i++)
-		svg_node(out, &n[i], count > 40);
+		svg_node(out, d, &n[i], count > 40);
 	for (size_t i = 0; i < d->n_links; i++)
 		if (report_link_state(&d->links[i]) == LINK_ALERT)
 			svg_alert_label(out, d, &d->links[i], find_node(n, count, d->links[i].a),
@@ -248,6 +260,6 @@ void report_fabric_html(struct text_buf *out, const struct report_data *d)
 	svg_legend(out, height + 12);
 	text_buf_puts(out, "</svg><figcaption>Hosts (bottom), leaves and spines in tiers as links.csv connects them; "
 			   "each link coloured by the evidence of the flows crossing it (hover for its numbers). "
-			   "The verdict's links are drawn thick in red and labelled.</figcaption></figure>\n");
+			   "The verdict's links are drawn thick in red and labelled, a host or switch it names outlined in red.</figcaption></figure>\n");
 	free(n);
 }

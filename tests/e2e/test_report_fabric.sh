@@ -73,6 +73,12 @@ else
 	grep -q "class=\"alert-label\"[^>]*>.*$(echo "$subject" | cut -d' ' -f1)" "$T/rep/index.html" &&
 		pass "report-fabric: fabric_svg labels the verdict's link" || fail "report-fabric: alert label" "no label"
 fi
+# A host the verdict names is outlined in the alert colour (198.18.0.1 must not match .11).
+cp "$T/lossy.db" "$T/host.db"
+sqlite3 "$T/host.db" "update finding set subject = '198.18.0.11', subject_kind = 'host', kind = 'host' where rank = 1"
+"$R" "$T/host.db" -f html >"$T/host.html" 2>/dev/null
+outlined=$(grep -o '<rect class="node alert"[^>]*/><text[^>]*>[^<]*' "$T/host.html" | sed 's/.*>//' | tr '\n' ' ')
+expect_eq "report-fabric: fabric_svg outlines the host the verdict names" "198.18.0.11 " "$outlined"
 grep -q '<svg id="fabric"' "$T/hrep/index.html" && ! grep -q 'data-state="alert"' "$T/hrep/index.html" &&
 	pass "report-fabric: healthy fabric drawn, no link in the alert colour" || fail "report-fabric: healthy fabric" "alert link or no picture"
 grep -q 'id="fabric-none"' "$T/nrep/index.html" && ! grep -q '<table id="links">' "$T/nrep/index.html" &&
