@@ -651,7 +651,7 @@ static int heat_host_order(const void *a, const void *b)
 
 static int heat_index(const struct heat_host *h, size_t n, const char *name)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; name && i < n; i++)
 		if (!strcmp(h[i].name, name))
 			return (int)i;
 	return -1;

@@ -595,6 +595,19 @@ bool report_names_link(const char *subject, const char *link)
 	return false;
 }
 
+struct kind_p50 {
+	const char *kind;
+	double p50;
+};
+
+static int kind_p50_order(const void *a, const void *b)
+{
+	const struct kind_p50 *x = a, *y = b;
+	int c = strcmp(x->kind, y->kind);
+
+	return c ? c : double_order(&x->p50, &y->p50);
+}
+
 /* The most links a report loads. */
 #define REPORT_MAX_LINKS 100000
 
@@ -606,7 +619,9 @@ bool report_names_link(const char *subject, const char *link)
 static int load_links(sqlite3 *db, struct report_data *d, char *err, size_t errlen)
 {
 	struct query_args args = { .n = 1 };
-	double *peers;
+	struct kind_p50 *peers;
+	double *vals;
+	size_t n = 0;
 
 	if (!table_exists(db, "link") || !table_exists(db, "flow_link"))
 		return 0;
@@ -625,29 +640,49 @@ static int load_links(sqlite3 *db, struct report_data *d, char *err, size_t errl
 		 &args, link_columns, ARRAY_SIZE(link_columns), next_link, d, err, errlen))
 		return -1;
 	peers = calloc(d->n_links ? d->n_links : 1, sizeof(*peers));
-	if (!peers) {
+	vals = calloc(d->n_links ? d->n_links : 1, sizeof(*vals));
+	if (!peers || !vals) {
+		free(peers);
+		free(vals);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	/* Every valid p50 sorted by (kind, p50): a link's peers are one run of it. */
 	for (size_t i = 0; i < d->n_links; i++) {
 		struct report_link *l = &d->links[i];
-		size_t n = 0;
-		double med;
 
 		for (size_t k = 0; k < d->n_findings; k++)
 			if (report_names_link(d->findings[k].subject, l->name))
 				*(d->findings[k].level[0] == 'a' ? &l->alerts : &l->notices) += 1;
+		if (l->p50_us > 0 && l->p50_us < 1e12)
+			peers[n++] = (struct kind_p50){ l->kind, l->p50_us };
+	}
+	qsort(peers, n, sizeof(*peers), kind_p50_order);
+	for (size_t i = 0; i < n; i++)
+		vals[i] = peers[i].p50;
+	for (size_t i = 0; i < d->n_links; i++) {
+		struct report_link *l = &d->links[i];
+		size_t lo = 0, hi = n, end;
+		double med;
+
 		if (!(l->p50_us > 0 && l->p50_us < 1e12))
 			continue;
-		for (size_t j = 0; j < d->n_links; j++)
-			if (!strcmp(d->links[j].kind, l->kind) && d->links[j].p50_us > 0 && d->links[j].p50_us < 1e12)
-				peers[n++] = d->links[j].p50_us;
-		qsort(peers, n, sizeof(*peers), double_order);
-		med = median_without(peers, n, l->p50_us);
+		while (lo < hi) { /* the first entry of its kind */
+			size_t mid = (lo + hi) / 2;
+
+			if (strcmp(peers[mid].kind, l->kind) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (end = lo; end < n && !strcmp(peers[end].kind, l->kind);)
+			end++;
+		med = median_without(vals + lo, end - lo, l->p50_us);
 		if (med > 0)
 			l->p50_vs_peers = l->p50_us / med;
 	}
 	free(peers);
+	free(vals);
 	return 0;
 }
 
