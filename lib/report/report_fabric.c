@@ -9,7 +9,9 @@
 
 #define FABRIC_MAX_NODES 400	/* beyond this a picture is no longer read at a glance */
 #define ROW_GAP 150
-#define NODE_GAP 80
+#define FABRIC_MAX_LABELS 64	/* labels kept apart from each other */
+#define NODE_GAP 80	/* switches apart */
+#define HOST_GAP 26	/* hosts apart: their labels are slanted */
 
 static const struct {
 	const char *name, *colour, *legend;
@@ -105,12 +107,14 @@ static int place_nodes(struct fnode *n, size_t count, int *height)
 	qsort(n, count, sizeof(*n), node_order);
 	for (size_t i = 1; i <= count; i++)
 		if (i == count || n[i].tier != n[row_start].tier) {
-			if (i - row_start > widest)
-				widest = i - row_start;
+			size_t room = (i - row_start) * (n[row_start].tier ? NODE_GAP : HOST_GAP);
+
+			if (room > widest)
+				widest = room;
 			row_start = i;
 			rows++;
 		}
-	width = (int)widest * NODE_GAP + 120;
+	width = (int)widest + 120;
 	if (width < 900)
 		width = 900;
 	row_start = 0;
@@ -120,7 +124,9 @@ static int place_nodes(struct fnode *n, size_t count, int *height)
 		while (end < count && n[end].tier == n[row_start].tier)
 			end++;
 		for (size_t i = row_start; i < end; i++) {
-			n[i].x = (double)width * (double)(2 * (i - row_start) + 1) / (double)(2 * (end - row_start));
+			/* 60 px margins: slanted host labels reach left of their node */
+			n[i].x = 60 + (double)(width - 120) * (double)(2 * (i - row_start) + 1) /
+					      (double)(2 * (end - row_start));
 			n[i].y = 50 + r * ROW_GAP;
 		}
 		row_start = end;
@@ -149,19 +155,48 @@ static void svg_link(struct text_buf *out, const struct report_link *l, const st
  * a third of the way down from the upper end (links of a set meet at their spine), the full
  * severity as the label's tooltip.
  */
+struct label_box {
+	double x0, x1, y;
+};
+
+/* Where along the link (from its upper end) a label goes: the first spot clear of the others. */
+static void place_label(struct label_box *placed, size_t *n_placed, const struct fnode *top,
+			const struct fnode *bottom, double text_w, double *x, double *y)
+{
+	static const double spots[] = { 1.0 / 3, 0.5, 0.22, 0.62, 0.75 };
+	size_t s = 0;
+
+	for (; s < sizeof(spots) / sizeof(spots[0]); s++) {
+		bool clear = true;
+
+		*x = top->x + (bottom->x - top->x) * spots[s] + 8;
+		*y = top->y + (bottom->y - top->y) * spots[s] + 4;
+		for (size_t i = 0; i < *n_placed && clear; i++)
+			clear = *x + text_w < placed[i].x0 || *x > placed[i].x1 || *y < placed[i].y - 16 ||
+				*y > placed[i].y + 16;
+		if (clear)
+			break;
+	}
+	if (*n_placed < FABRIC_MAX_LABELS)
+		placed[(*n_placed)++] = (struct label_box){ *x, *x + text_w, *y };
+}
+
 static void svg_alert_label(struct text_buf *out, const struct report_data *d, const struct report_link *l,
-			    const struct fnode *a, const struct fnode *b)
+			    const struct fnode *a, const struct fnode *b, struct label_box *placed, size_t *n_placed)
 {
 	const struct report_finding *f = NULL;
 	const struct fnode *top = a->y <= b->y ? a : b, *bottom = top == a ? b : a;
-	double x = top->x + (bottom->x - top->x) / 3, y = top->y + (bottom->y - top->y) / 3;
+	double x, y;
 
 	for (size_t k = 0; k < d->n_findings && !f; k++)
 		if (d->findings[k].level[0] == 'a' && report_names_link(d->findings[k].subject, l->name))
 			f = &d->findings[k];
+	/* 12 px bold: about 7.5 px a character */
+	place_label(placed, n_placed, top, bottom, 7.5 * (double)(strlen(l->name) + (f ? strlen(f->kind) + 3 : 0)),
+		    &x, &y);
 	text_buf_printf(out, "<text class=\"alert-label\" x=\"%.1f\" y=\"%.1f\" fill=\"%s\" font-size=\"12\""
 			     " font-weight=\"bold\" stroke=\"#ffffff\" stroke-width=\"4\" paint-order=\"stroke\"><title>",
-			x + 8, y + 4, FABRIC_ALERT_COLOUR);
+			x, y, FABRIC_ALERT_COLOUR);
 	if (f)
 		html_escape(out, f->severity_text);
 	text_buf_puts(out, "</title>");
@@ -182,7 +217,7 @@ static bool node_alert(const struct report_data *d, const struct fnode *n)
 	return false;
 }
 
-static void svg_node(struct text_buf *out, const struct report_data *d, const struct fnode *n, bool small_hosts)
+static void svg_node(struct text_buf *out, const struct report_data *d, const struct fnode *n, bool dense)
 {
 	bool host = n->tier == 0, alert = node_alert(d, n);
 	double w = host ? 14 : 70, h = host ? 14 : 26;
@@ -193,8 +228,8 @@ static void svg_node(struct text_buf *out, const struct report_data *d, const st
 			host ? "#dbe9f6" : "#f2f2f2", alert ? FABRIC_ALERT_COLOUR : "#333333", alert ? 3 : 1);
 	if (host)
 		text_buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"%d\" text-anchor=\"end\""
-				     " transform=\"rotate(-35 %.1f %.1f)\">",
-				n->x + 4, n->y + 20, small_hosts ? 9 : 11, n->x + 4, n->y + 20);
+				     " transform=\"rotate(%d %.1f %.1f)\">",
+				n->x + 4, n->y + 20, dense ? 9 : 11, dense ? -65 : -35, n->x + 4, n->y + 20);
 	else
 		text_buf_printf(out, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">", n->x,
 				n->y + 4);
@@ -222,8 +257,10 @@ static void svg_legend(struct text_buf *out, int y0)
 
 void report_fabric_html(struct text_buf *out, const struct report_data *d)
 {
+	struct label_box placed[FABRIC_MAX_LABELS];
+	size_t n_placed = 0;
 	struct fnode *n;
-	size_t count;
+	size_t count, n_hosts = 0;
 	int width, height;
 
 	text_buf_puts(out, "<h2>Fabric</h2>\n");
@@ -245,20 +282,23 @@ void report_fabric_html(struct text_buf *out, const struct report_data *d)
 		return;
 	}
 	width = place_nodes(n, count, &height);
-	text_buf_printf(out, "<figure><svg id=\"fabric\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\""
-			     " viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" style=\"max-width:100%%;height:auto\">\n"
+	/* At its own size, scrolled sideways when wide: scaled down, 64 hosts are unreadable. */
+	text_buf_printf(out, "<figure><div style=\"overflow-x:auto\"><svg id=\"fabric\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\""
+			     " viewBox=\"0 0 %d %d\" font-family=\"sans-serif\">\n"
 			     "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n",
 			width, height + 44, width, height + 44);
 	for (size_t i = 0; i < d->n_links; i++)
 		svg_link(out, &d->links[i], find_node(n, count, d->links[i].a), find_node(n, count, d->links[i].b));
 	for (size_t i = 0; i < count; i++)
-		svg_node(out, d, &n[i], count > 40);
+		n_hosts += n[i].tier == 0;
+	for (size_t i = 0; i < count; i++)
+		svg_node(out, d, &n[i], n_hosts && (double)width / (double)n_hosts < 60);
 	for (size_t i = 0; i < d->n_links; i++)
 		if (report_link_state(&d->links[i]) == LINK_ALERT)
 			svg_alert_label(out, d, &d->links[i], find_node(n, count, d->links[i].a),
-					find_node(n, count, d->links[i].b));
+					find_node(n, count, d->links[i].b), placed, &n_placed);
 	svg_legend(out, height + 12);
-	text_buf_puts(out, "</svg><figcaption>Hosts (bottom), leaves and spines in tiers as links.csv connects them; "
+	text_buf_puts(out, "</svg></div><figcaption>Hosts (bottom), leaves and spines in tiers as links.csv connects them; "
 			   "each link coloured by the evidence of the flows crossing it (hover for its numbers). "
 			   "The verdict's links are drawn thick in red and labelled, a host or switch it names outlined in red.</figcaption></figure>\n");
 	free(n);
