@@ -2,7 +2,7 @@
 #
 #   util/      logging, checked number parsing, text buffers, sorting, robust statistics, util.h,
 #              bpf_util (the BPF tools' capability check and libbpf log callback)
-#   decode/    RoCE v2 frames -> struct roce_pkt (pure, bounds-checked)
+#   decode/    RoCE v2 and InfiniBand frames -> struct roce_pkt (pure, bounds-checked)
 #   trace/     pcap/pcapng reading (with the capture's drop counters), pcap-filter selection
 #              (libpcap's compiler, per link type) and the pcapng writer
 #   track/     per-QP request/ACK timelines -> struct flow_stats
@@ -22,7 +22,7 @@
 LIB_CORE_SRCS := \
 	lib/util/log.c lib/util/parse_num.c lib/util/text_buf.c lib/util/sort_u32.c \
 	lib/util/robust_stats.c lib/util/util.c lib/util/sanitize.c \
-	lib/decode/roce_decode.c lib/decode/roce_tunnel.c \
+	lib/decode/roce_decode.c lib/decode/roce_tunnel.c lib/decode/ib_decode.c \
 	lib/trace/pcapng_drops.c lib/trace/pcapng_frames.c \
 	lib/track/qp_track.c lib/track/qp_pairing.c lib/track/flow_table.c lib/track/flow_window.c \
 	lib/track/psn_ring.c lib/track/latency_set.c \

@@ -8,6 +8,7 @@
 #include "lib/util/byte_reader.h"
 #include "lib/decode/roce_decode.h"
 #include "lib/decode/roce_decode_int.h"
+#include "lib/decode/ib_decode.h"
 
 #define ETHERTYPE_IPV4 0x0800
 #define ETHERTYPE_IPV6 0x86dd
@@ -22,9 +23,7 @@
 #define IB_NEXT_HEADER_BTH 0x1b	/* GRH NxtHdr: IBA transport (IBA 8.3.1) */
 #define BTH_LEN 12
 #define ICRC_LEN 4
-#define VCRC_LEN 2
 #define GRH_LEN 40
-#define LRH_LEN 8
 #define MAD_HDR_LEN 24
 #define MAD_CLASS_CM 0x07
 #define MAX_VLAN_TAGS 4
@@ -303,10 +302,6 @@ static int dissect_raw_ipv6(struct byte_reader *br, struct roce_pkt *pkt, uint16
 	return 0;
 }
 
-/* Pseudo EtherTypes for native InfiniBand, whose LRH says what follows instead. */
-#define PSEUDO_ETHERTYPE_IB_LOCAL 0x10000
-#define PSEUDO_ETHERTYPE_IB_GLOBAL 0x10001
-
 /* ---------------------------------------------------------------------------------------- */
 /* Network layer. Each fills the addresses and returns the wire length of what follows.     */
 
@@ -393,6 +388,8 @@ static int dissect_ipv6(struct byte_reader *br, struct roce_pkt *pkt, struct l3_
 	if (br->short_read || word >> 28 != 6)
 		return ROCE_DECODE_BAD_IP;
 	pkt->ip_version = 6;
+	pkt->grh_tclass = (word >> 20) & 0xff;
+	pkt->grh_flow_label = word & 0xfffff;
 	pkt->dscp = (word >> 22) & 0x3f;
 	pkt->ecn = (word >> 20) & 0x3;
 	/* Payload length 0 means a jumbogram (RFC 2675): not something RoCE sends. */
@@ -470,7 +467,7 @@ static int dissect_udp(struct byte_reader *br, const struct roce_decode_opts *op
  *   |                   SGID (16), DGID (16)                        |
  * PayLen counts from the BTH up to and including the ICRC.
  */
-static int dissect_grh(struct byte_reader *br, struct roce_pkt *pkt, uint32_t *ib_wire_len,
+int roce_dissect_grh(struct byte_reader *br, struct roce_pkt *pkt, uint32_t *ib_wire_len,
 		       uint32_t *l3_wire_end)
 {
 	size_t start = br->off;
@@ -485,6 +482,8 @@ static int dissect_grh(struct byte_reader *br, struct roce_pkt *pkt, uint32_t *i
 		return ROCE_DECODE_BAD_GRH;
 	pkt->headers |= ROCE_H_GRH;
 	pkt->ip_version = 6;
+	pkt->grh_tclass = (word >> 20) & 0xff;
+	pkt->grh_flow_label = word & 0xfffff;
 	pkt->dscp = (word >> 22) & 0x3f;
 	pkt->ecn = (word >> 20) & 0x3;
 	*ib_wire_len = paylen;
@@ -743,7 +742,7 @@ static void dissect_mad(struct byte_reader *br, struct roce_pkt *pkt)
  * payload, ICRC. `ib_wire_len` is its length on the wire (from UDP or GRH), the reader holds
  * the captured part.
  */
-static int dissect_ib_transport(struct byte_reader *br, uint32_t ib_wire_len, struct roce_pkt *pkt)
+int roce_dissect_ib_transport(struct byte_reader *br, uint32_t ib_wire_len, struct roce_pkt *pkt)
 {
 	const struct opcode_info *info;
 	uint32_t ext_len = 0;
@@ -793,75 +792,12 @@ static int dissect_ib_transport(struct byte_reader *br, uint32_t ib_wire_len, st
 	return ROCE_DECODE_OK;
 }
 
-/*
- * Native InfiniBand Local Route Header (IBA 7.7, figure 28), 8 bytes (DLT_INFINIBAND):
- *   +-------+-------+-------+---+---+-------------------------------+
- *   |  VL   | LVer  |  SL   |Rsv|LNH|          DLID                 |
- *   +-------+-------+-------+---+---+-------------------------------+
- *   | Rsv5    | PktLen (11 bits, 4-byte words) |       SLID         |
- *   +---------+--------------------------------+--------------------+
- * LNH: 2 = BTH follows (IBA local), 3 = GRH follows (IBA global). PktLen covers LRH..ICRC;
- * the 2-byte VCRC follows it.
- */
-static int dissect_lrh(struct byte_reader *br, struct roce_pkt *pkt, uint16_t *next,
-		       uint32_t *pkt_wire_len)
-{
-	uint8_t vl_lver = br_u8(br);
-	uint8_t sl_lnh = br_u8(br);
-
-	pkt->ib_dlid = br_be16(br);
-	*pkt_wire_len = (br_be16(br) & 0x07ffu) * 4u;
-	pkt->ib_slid = br_be16(br);
-	if (br->short_read || (vl_lver & 0x0f) != 0)
-		return ROCE_DECODE_BAD_LINK;
-	switch (sl_lnh & 0x3) {
-	case 2:
-		*next = 0;
-		return 0;
-	case 3:
-		*next = 1;
-		return 0;
-	default:
-		return ROCE_DECODE_NOT_ROCE; /* raw or non-IBA transport */
-	}
-}
-
-static void set_wire_len(struct roce_pkt *pkt, uint32_t wire_end)
+void roce_set_wire_len(struct roce_pkt *pkt, uint32_t wire_end)
 {
 	if (wire_end > pkt->orig_len) {
 		pkt->orig_len = wire_end;
 		pkt->flags |= ROCE_F_ORIGLEN_FROM_IP;
 	}
-}
-
-static int decode_infiniband(struct byte_reader *br, struct roce_pkt *pkt)
-{
-	uint16_t global;
-	uint32_t pkt_wire_len, ib_wire_len, grh_end;
-	int rc;
-
-	rc = dissect_lrh(br, pkt, &global, &pkt_wire_len);
-	if (rc)
-		return rc;
-	if (pkt_wire_len < LRH_LEN)
-		return ROCE_DECODE_BAD_LINK;
-	pkt->roce_version = 0;
-	pkt->ip_hdr_off = LRH_LEN;
-	ib_wire_len = pkt_wire_len - LRH_LEN;
-	if (global) {
-		uint32_t grh_paylen;
-		rc = dissect_grh(br, pkt, &grh_paylen, &grh_end);
-		if (rc)
-			return rc;
-		if (ib_wire_len < GRH_LEN)
-			return ROCE_DECODE_BAD_GRH;
-		ib_wire_len -= GRH_LEN;
-	}
-	set_wire_len(pkt, pkt_wire_len + VCRC_LEN);
-	/* Captured bytes past the ICRC (the VCRC) are not transport bytes. */
-	if (br->len - br->off > ib_wire_len)
-		br->len = br->off + ib_wire_len;
-	return dissect_ib_transport(br, ib_wire_len, pkt);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -916,7 +852,7 @@ static int enter_tunnel(struct byte_reader *br, uint8_t l4_proto, const uint8_t 
 	pkt->encap_hdr_len += inner_off;
 
 	/* From here on the inner frame is the packet: its lengths, its VLAN, its IP. */
-	set_wire_len(pkt, outer_wire_end);
+	roce_set_wire_len(pkt, outer_wire_end);
 	pkt->orig_len = outer_wire_end - inner_off;
 	pkt->cap_len = (uint32_t)(br->off <= br->len ? br->len - br->off : 0);
 	if (pkt->cap_len > pkt->orig_len)
@@ -954,14 +890,14 @@ static int decode_roce_v1(struct byte_reader *br, const uint8_t *frame, struct r
 {
 	struct byte_reader ib;
 	uint32_t ib_wire_len, grh_end;
-	int rc = dissect_grh(br, out, &ib_wire_len, &grh_end);
+	int rc = roce_dissect_grh(br, out, &ib_wire_len, &grh_end);
 
 	if (rc)
 		return rc;
 	out->roce_version = 1;
-	set_wire_len(out, (uint32_t)(br->p - frame) + grh_end);
+	roce_set_wire_len(out, (uint32_t)(br->p - frame) + grh_end);
 	br_init(&ib, br_ptr(br), br_remaining(br) < ib_wire_len ? br_remaining(br) : ib_wire_len);
-	return dissect_ib_transport(&ib, ib_wire_len, out);
+	return roce_dissect_ib_transport(&ib, ib_wire_len, out);
 }
 
 int roce_decode_frame(const struct roce_decode_opts *opts, int linktype, const uint8_t *frame,
@@ -983,8 +919,9 @@ int roce_decode_frame(const struct roce_decode_opts *opts, int linktype, const u
 		caplen = 0;
 	br_init(&br, frame, caplen);
 
-	if (linktype == DLT_INFINIBAND)
-		return decode_infiniband(&br, out);
+	/* Native InfiniBand and ERF records: ib_decode.c, which comes back here for Ethernet. */
+	if (linktype == DLT_INFINIBAND || linktype == DLT_ERF)
+		return ib_decode_frame(opts, linktype, &br, out);
 	for (size_t i = 0; i < sizeof(link_dissectors) / sizeof(link_dissectors[0]); i++)
 		if (link_dissectors[i].linktype == linktype) {
 			link = &link_dissectors[i];
@@ -1033,7 +970,7 @@ int roce_decode_frame(const struct roce_decode_opts *opts, int linktype, const u
 	if (rc)
 		return rc;
 	out->roce_version = 2;
-	set_wire_len(out, l3_end);
+	roce_set_wire_len(out, l3_end);
 	br_init(&ib, br_ptr(&l4), br_remaining(&l4) < ib_wire_len ? br_remaining(&l4) : ib_wire_len);
-	return dissect_ib_transport(&ib, ib_wire_len, out);
+	return roce_dissect_ib_transport(&ib, ib_wire_len, out);
 }

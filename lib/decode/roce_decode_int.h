@@ -19,4 +19,16 @@ struct roce_tunnel {
 int roce_dissect_gre_tunnel(struct byte_reader *br, struct roce_tunnel *t);
 int roce_dissect_vxlan(struct byte_reader *br, struct roce_tunnel *t);
 
+/*
+ * roce_decode.c, shared with ib_decode.c so native InfiniBand and RoCE decode the transport
+ * with the same code: the GRH (40 bytes: GIDs into src_ip/dst_ip), the BTH with its extended
+ * headers and CM MADs (ib_wire_len: BTH to ICRC on the wire, br: the captured part), and the
+ * wire length raised to what the headers say when the capture said less.
+ */
+struct roce_pkt;
+int roce_dissect_grh(struct byte_reader *br, struct roce_pkt *pkt, uint32_t *ib_wire_len,
+		     uint32_t *l3_wire_end);
+int roce_dissect_ib_transport(struct byte_reader *br, uint32_t ib_wire_len, struct roce_pkt *pkt);
+void roce_set_wire_len(struct roce_pkt *pkt, uint32_t wire_end);
+
 #endif

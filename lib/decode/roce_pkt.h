@@ -220,6 +220,20 @@ struct roce_pkt {
 	uint8_t encap_dst_ip[16];
 	uint32_t erspan_ts;		/* ERSPAN III timestamp, in erspan_gra units */
 	uint32_t erspan_ts_hi;		/* platform ID 3: upper 32 bits (1588: seconds) */
+
+	/*
+	 * Native InfiniBand (linktype DLT_INFINIBAND, or DLT_ERF with an InfiniBand record): the
+	 * LRH (IBA 7.7) beside ib_slid/ib_dlid. Without a GRH, src_ip/dst_ip hold the LIDs
+	 * (addr_from_lid()); with one, the GIDs. The GRH fields serve RoCE v1 too.
+	 */
+	uint8_t ib_vl;			/* virtual lane (15: subnet management) */
+	uint8_t ib_sl;			/* service level */
+	uint8_t ib_lnh;			/* link next header: 2 BTH, 3 GRH */
+	uint8_t grh_tclass;		/* GRH traffic class (dscp/ecn split it too) */
+	uint32_t grh_flow_label;	/* 20 bits */
+	uint16_t ib_pkt_len;		/* LRH PktLen, bytes from the LRH to the ICRC */
+	uint8_t erf_type;		/* DLT_ERF: the record's type (enum erf_type), else 0 */
+	uint8_t erf_port;		/* DLT_ERF: capture interface (0-3) */
 };
 
 #define ROCE_MAX_TUNNELS 2

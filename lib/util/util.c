@@ -2,9 +2,11 @@
 #include "lib/util/util.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int util_ensure_mem_max(void **data, size_t *cap, size_t elem_size, size_t need, size_t max_cap)
 {
@@ -37,6 +39,50 @@ int util_ensure_mem(void **data, size_t *cap, size_t elem_size, size_t need)
 	return util_ensure_mem_max(data, cap, elem_size, need, SIZE_MAX);
 }
 
+/* 0100::/64 is discard-only (RFC 6666): no GID and no packet source uses it. */
+static const uint8_t lid_prefix[14] = { 0x01, 0x00 };
+
+void addr_from_lid(uint8_t addr[16], uint16_t lid)
+{
+	memcpy(addr, lid_prefix, sizeof(lid_prefix));
+	addr[14] = (uint8_t)(lid >> 8);
+	addr[15] = (uint8_t)lid;
+}
+
+int addr_lid(const uint8_t addr[16])
+{
+	if (addr[0] != 0x01 || memcmp(addr, lid_prefix, sizeof(lid_prefix)))
+		return -1;
+	return addr[14] << 8 | addr[15];
+}
+
+int addr_parse_lid(const char *text, uint8_t addr[16])
+{
+	unsigned long lid;
+	char *end;
+	int base = 10;
+
+	if (strncasecmp(text, "lid", 3))
+		return -EINVAL;
+	text += 3;
+	if (*text == ':')
+		text++;
+	while (*text == ' ')
+		text++;
+	if (text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+		base = 16;
+		text += 2;
+	}
+	if (!isxdigit((unsigned char)*text))
+		return -EINVAL;
+	errno = 0;
+	lid = strtoul(text, &end, base);
+	if (errno || *end || lid > 0xffff)
+		return -EINVAL;
+	addr_from_lid(addr, (uint16_t)lid);
+	return 0;
+}
+
 int addr_is_v4mapped(const uint8_t addr[16])
 {
 	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
@@ -48,7 +94,9 @@ const char *addr_str(const uint8_t addr[16], char *buf, size_t len)
 {
 	if (!buf || len == 0)
 		return "";
-	if (addr_is_v4mapped(addr)) {
+	if (addr_lid(addr) >= 0) {
+		snprintf(buf, len, "LID %d", addr_lid(addr));
+	} else if (addr_is_v4mapped(addr)) {
 		if (!inet_ntop(AF_INET, addr + 12, buf, (socklen_t)len))
 			buf[0] = '\0';
 	} else if (!inet_ntop(AF_INET6, addr, buf, (socklen_t)len)) {

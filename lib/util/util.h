@@ -27,11 +27,20 @@ int util_ensure_mem(void **data, size_t *cap, size_t elem_size, size_t need);
  */
 int util_ensure_mem_max(void **data, size_t *cap, size_t elem_size, size_t need, size_t max_cap);
 
-/* A 16-byte address as text: dotted quad for IPv4-mapped (::ffff:a.b.c.d), else IPv6. */
+/* A 16-byte address as text: dotted quad for IPv4-mapped (::ffff:a.b.c.d), "LID 18", else IPv6. */
 #define ADDR_STR_LEN 46 /* INET6_ADDRSTRLEN */
 const char *addr_str(const uint8_t addr[16], char *buf, size_t len);
 /* True for an IPv4-mapped address (::ffff:0:0/96). */
 int addr_is_v4mapped(const uint8_t addr[16]);
+/*
+ * A native InfiniBand LID (a packet without GRH) as a 16-byte address, so flow keys keep one
+ * shape: 0100::LID (RFC 6666's discard-only prefix, never a GID). addr_str() writes it as
+ * "LID 18" (decimal, as Wireshark's lrh.slid/dlid); addr_lid() gives the LID or -1;
+ * addr_parse_lid() reads "LID 18", "LID: 18" or "lid 0x0012" (any case), 0 or -EINVAL.
+ */
+void addr_from_lid(uint8_t addr[16], uint16_t lid);
+int addr_lid(const uint8_t addr[16]);
+int addr_parse_lid(const char *text, uint8_t addr[16]);
 
 /*
  * JSON strings, escaped one way everywhere: quote and backslash escaped, \n \r \t, other
