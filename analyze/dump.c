@@ -104,15 +104,15 @@ static void print_packet(FILE *out, const struct trace_frame *f, const struct an
 	if (opts->n_traces > 1)
 		fprintf(out, "%d:", f->trace_index);
 	fprintf(out, "%" PRIu64 " ", f->frame_number);
-	print_time(out, opts->dump_time, f->ts_ns, t0_ns, prev_ns);
-	if (p->roce_version == 0 && !(p->headers & ROCE_H_GRH))
-		fprintf(out, "LID %u -> LID %u IB", p->ib_slid, p->ib_dlid);
-	else
-		fprintf(out, "%s -> %s %s", addr_str(p->src_ip, src, sizeof(src)),
-			addr_str(p->dst_ip, dst, sizeof(dst)),
-			p->roce_version == 2 ? "RoCEv2" : p->roce_version == 1 ? "RoCEv1" : "IB");
+	print_time(out, opts->dump_time, p->ts_ns, t0_ns, prev_ns);
+	/* Native InfiniBand: "LID 4" without a GRH (addr_str), else the GIDs; the LRH beside. */
+	fprintf(out, "%s -> %s %s", addr_str(p->src_ip, src, sizeof(src)),
+		addr_str(p->dst_ip, dst, sizeof(dst)),
+		p->roce_version == 2 ? "RoCEv2" : p->roce_version == 1 ? "RoCEv1" : "IB");
 	if (p->roce_version == 2)
 		fprintf(out, " sport=%u", p->udp_sport);
+	if (p->roce_version == 0)
+		fprintf(out, " slid=%u dlid=%u sl=%u vl=%u", p->ib_slid, p->ib_dlid, p->ib_sl, p->ib_vl);
 	fprintf(out, " len=%" PRIu32 " %s QP=0x%06" PRIx32 " PSN=%" PRIu32 "%s", p->orig_len,
 		roce_opcode_name(p->opcode), p->dest_qp, p->psn,
 		(p->flags & ROCE_F_ACK_REQ) ? " A" : "");
@@ -179,16 +179,17 @@ int dump_traces(const struct analyze_opts *opts)
 				       frame.ts_ns, &pkt);
 		if (!analyze_select_qp(opts, rc, &pkt))
 			continue;
-		/* Times count from the first frame selected, as in tcpdump's output of the same. */
+		/* Times count from the first frame selected, as in tcpdump's output of the same;
+		 * pkt.ts_ns is the frame's, or an ERF record's own nanosecond time. */
 		if (!have_t0) {
-			t0_ns = prev_ns = frame.ts_ns;
+			t0_ns = prev_ns = pkt.ts_ns;
 			have_t0 = true;
 		}
 		selected++;
 		if (rc == ROCE_DECODE_OK) {
 			counts.roce++;
 			print_packet(stdout, &frame, opts, t0_ns, prev_ns, &pkt);
-			prev_ns = frame.ts_ns;
+			prev_ns = pkt.ts_ns;
 		} else if (rc > 0) {
 			counts.other++;
 		} else {
