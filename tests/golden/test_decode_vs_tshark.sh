@@ -30,7 +30,7 @@ TS_FIELDS=(-e frame.number -e infiniband.bth.opcode -e infiniband.bth.destqp -e 
 	-e infiniband.cm.req.localqpn -e infiniband.cm.rep.localqpn -e infiniband.cm.req.startpsn
 	-e infiniband.cm.rep.startpsn -e infiniband.cm.req -e infiniband.cm.rep
 	-e infiniband.cm.rtu.localcommid -e infiniband.cm.rej.localcommid
-	-e infiniband.cm.dreq.localcommid)
+	-e infiniband.cm.dreq.localcommid -e infiniband.lrh.lnh)
 # Trap (../shared/captures/README.md): the heuristic rpcordma and nvme-rdma dissectors claim
 # RoCE payloads. Disabling them costs nothing: the fields compared here are all InfiniBand's.
 TS_BASE=(--disable-protocol rpcordma --disable-protocol nvme-rdma)
@@ -106,8 +106,10 @@ check_trace() {
 		run_tshark "$f" "$work/all" "${das[@]}"
 	fi
 	# RoCE rows only: an opcode, and either no UDP (RoCE v1, native IB) or the RoCE port (not
-	# other traffic a decode-as above turned into "InfiniBand").
-	awk -F'\t' -v OFS='\t' '$2 != "" && ($10 == "" || $10 == 4791) {
+	# other traffic a decode-as above turned into "InfiniBand"). Native IB (an LRH, column 22)
+	# counts whatever it carries: UDP in IPoIB is payload, not the packet's port.
+	awk -F'\t' -v OFS='\t' '$2 != "" && ($10 == "" || $10 == 4791 || $22 != "") {
+		if ($22 != "") $9 = ""
 		print $1, $2, $3, $4, $5, $6, $7, $8, $9 >"'"$work/ts"'"
 		if ($11 == "0x07")
 			print $1, $12, $13 $14, $15 $16, $17 $18 $19 $20 $21 >"'"$work/ts-cm"'"
@@ -137,7 +139,7 @@ done
 [ $found -eq 1 ] || echo "note: no samples/*/*.pcap* yet; the shared and crafted traces still run"
 
 if have_shared; then
-	for f in "$SHARED_CAPTURES"/*.pcap "$SHARED_CAPTURES"/*.dump; do
+	for f in "$SHARED_CAPTURES"/*.pcap "$SHARED_CAPTURES"/*.dump "$SHARED_CAPTURES"/ib/*.pcap*; do
 		[ -f "$f" ] || continue
 		check_trace "$f" /dev/null --need-roce
 	done
