@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "capture/capture.h"
+#include "lib/capture/capture_iface.h"
 #include "lib/trace/pcapng_writer.h"
 #include "lib/agent/live_agent.h"
 #include "lib/util/log.h"
@@ -735,6 +736,7 @@ int main(int argc, char **argv)
 	};
 	struct capture_run run = { .opts = &opts };
 	struct sigaction sa = { .sa_handler = on_stop_signal };
+	char ib_err[256];
 	int status = 1, err;
 
 	agentxdp_prog = "agentxdp-capture";
@@ -742,6 +744,12 @@ int main(int argc, char **argv)
 	err = parse_options(argc, argv, &opts);
 	if (err)
 		return err;
+	/* Before any BPF: an InfiniBand port gets a pointer to ibdump, not a loader error. */
+	for (unsigned i = 0; i < opts.cfg.n_ifaces; i++)
+		if (capture_iface_check(NULL, opts.cfg.ifnames[i], ib_err, sizeof(ib_err))) {
+			pr_err("%s\n", ib_err);
+			return 1;
+		}
 	opts.cfg.on_record = on_record;
 	opts.cfg.ctx = &run;
 

@@ -38,7 +38,7 @@ LIB_IO_SRCS := \
 	lib/store/store_sqlite.c lib/store/store_links.c \
 	lib/export/export_json.c lib/export/export_csv.c lib/export/export_file.c lib/export/otlp_push.c \
 	lib/agent/live_agent.c lib/agent/metrics_http.c \
-	lib/capture/cpu_ring.c lib/capture/capture_filter.c \
+	lib/capture/cpu_ring.c lib/capture/capture_filter.c lib/capture/capture_iface.c \
 	lib/report/report_data.c lib/report/report_render.c lib/report/report_charts.c \
 	lib/report/report_write.c lib/report/gnuplot_run.c lib/report/report_fabric.c \
 	lib/nic/sysfs_counters.c lib/nic/nic_sensor.c lib/nic/nic_db.c \
