@@ -71,7 +71,7 @@ struct topology {
 
 /* --- pure builders and look-ups (topology_graph.c) --- */
 
-/* Text address -> 16 bytes (IPv4 as ::ffff:a.b.c.d). Returns 0, or -EINVAL. */
+/* Text address -> 16 bytes (IPv4 as ::ffff:a.b.c.d, "LID 18" as addr_from_lid()). 0 or -EINVAL. */
 int topo_parse_addr(const char *text, uint8_t addr[16]);
 /* Node index by name, created when absent; -ENOMEM on failure. */
 long topology_node(struct topology *t, const char *name);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/util/util.h"
+
 int topo_parse_addr(const char *text, uint8_t addr[16])
 {
 	struct in_addr v4;
@@ -21,7 +23,7 @@ int topo_parse_addr(const char *text, uint8_t addr[16])
 	}
 	if (inet_pton(AF_INET6, text, addr) == 1)
 		return 0;
-	return -EINVAL;
+	return addr_parse_lid(text, addr); /* native InfiniBand without GRH: "LID 18" */
 }
 
 static void *grow(void *arr, size_t n, size_t elem)

@@ -11,6 +11,7 @@
 
 #include "lib/decode/ib_decode.h"
 #include "lib/decode/roce_decode.h"
+#include "lib/localize/topology.h"
 #include "lib/util/byte_reader.h"
 #include "lib/util/util.h"
 
@@ -301,6 +302,10 @@ static void test_lid_text(void **state)
 	b[10] = b[11] = 0xff;
 	assert_int_equal(addr_lid(b), -1);
 	assert_false(addr_is_v4mapped(a));
+	/* links.csv and paths.csv take LIDs as host names. */
+	assert_int_equal(topo_parse_addr("LID 18", b), 0);
+	assert_memory_equal(a, b, 16);
+	assert_int_equal(topo_parse_addr("leaf0", b), -EINVAL);
 }
 
 int main(void)
