@@ -57,6 +57,7 @@ struct synth_opts {
 	uint16_t vlan;
 	uint32_t snaplen;		/* 0 = whole frames */
 	uint8_t encap;			/* enum roce_encap: mirror-session tunnel, 0 = none */
+	bool link_ib;			/* --link ib: native InfiniBand frames, hosts are LIDs */
 	enum synth_vantage vantage;
 	uint8_t vantage_ip[16];
 	char vantage_text[48];

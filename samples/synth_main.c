@@ -12,6 +12,7 @@
 
 #include "lib/util/log.h"
 #include "lib/util/parse_num.h"
+#include "lib/util/util.h"
 #include "samples/synth.h"
 
 
@@ -22,7 +23,7 @@ enum {
 	OPT_LOAD, OPT_MSG, OPT_OUTSTANDING, OPT_MTU, OPT_FAULT, OPT_HOST_FAULT, OPT_SEED, OPT_IPV6,
 	OPT_VLAN, OPT_SNAPLEN, OPT_VANTAGE, OPT_FORMAT, OPT_PSN_WRAP, OPT_HOST_GBPS,
 	OPT_FABRIC_GBPS, OPT_LATENCY, OPT_BUFFER, OPT_KMIN, OPT_KMAX, OPT_PMAX, OPT_ACK_TIMEOUT,
-	OPT_PAUSE, OPT_START, OPT_MAX_PACKETS, OPT_ENCAP,
+	OPT_PAUSE, OPT_START, OPT_MAX_PACKETS, OPT_ENCAP, OPT_LINK,
 };
 
 static const char help_head[] =
@@ -74,6 +75,7 @@ static const char help_tail[] =
 	"  agentxdp-synth -o out/read --workload read --psn-wrap --vantage each-host\n"
 	"  agentxdp-synth -o out/v6.pcap --ipv6 --vlan 100 --snaplen 128 --format pcap\n"
 	"  agentxdp-synth -o out/span --encap erspan2 --fault link=leaf0-spine0,kind=loss,size=2%\n"
+	"  agentxdp-synth -o out/ib --link ib --fault link=leaf0-spine0,kind=loss,size=2%\n"
 	"  agentxdp-synth -o out/rnr --workload rpc --host-fault host=198.18.0.12,kind=rnr,onset=1ms\n"
 	"  agentxdp-synth -o /tmp/big --hosts 16 --leaves 4 --spines 2 --load 80% --duration 1s \\\n"
 	"      --snaplen 128 --max-packets 10000000\n";
@@ -121,7 +123,9 @@ static int parse_ip(const char *s, uint8_t out[16])
 		memcpy(out + 12, &a4, 4);
 		return 0;
 	}
-	return inet_pton(AF_INET6, s, out) == 1 ? 0 : -EINVAL;
+	if (inet_pton(AF_INET6, s, out) == 1)
+		return 0;
+	return addr_parse_lid(s, out); /* --link ib hosts: "LID 3" */
 }
 
 static int parse_time(const char *what, const char *s, uint64_t *out)
@@ -458,6 +462,15 @@ static int opt_encap(struct synth_opts *o, const char *arg)
 	return usage_error("--encap: '%s': use none, erspan2, erspan3, gre or vxlan", arg);
 }
 
+/* --link eth | ib: Ethernet RoCE v2 frames, or native InfiniBand (LRH + BTH, hosts by LID). */
+static int opt_link(struct synth_opts *o, const char *arg)
+{
+	if (strcmp(arg, "eth") && strcmp(arg, "ib"))
+		return usage_error("--link: '%s': use eth or ib", arg);
+	o->link_ib = strcmp(arg, "ib") == 0;
+	return 0;
+}
+
 static int opt_ack_timeout(struct synth_opts *o, const char *arg)
 {
 	int rc = parse_time("--ack-timeout", arg, &o->ack_timeout_ns);
@@ -553,6 +566,9 @@ static const struct opt_def opt_defs[] = {
 	{"encap", 1, OPT_ENCAP, "KIND", "none | erspan2 | erspan3 | gre | vxlan: deliver every\n"
 					 "frame as a remote mirror session does (default none)",
 	 FN(opt_encap)},
+	{"link", 1, OPT_LINK, "KIND", "eth | ib: RoCE v2 over Ethernet, or native InfiniBand\n"
+				       "(LINKTYPE_INFINIBAND: LRH + BTH, hosts LID 1, 2, ...)",
+	 FN(opt_link)},
 	{"vantage", 1, OPT_VANTAGE, "WHERE", "mirror | host=IP | each-host (default mirror)",
 	 FN(opt_vantage)},
 	{"format", 1, OPT_FORMAT, "FMT", "pcapng | pcap (default pcapng)",
@@ -691,6 +707,8 @@ static int check_opts(struct synth_opts *o, int argc, char **argv)
 		return usage_error("--hosts x --peers x --qps-per-pair is over 200000 QPs");
 	if (o->ecn_kmax_bytes && o->ecn_kmax_bytes <= o->ecn_kmin_bytes)
 		return usage_error("--ecn-kmax must be above --ecn-kmin (or 0 to turn marking off)");
+	if (o->link_ib && (o->ipv6 || o->vlan || o->encap))
+		return usage_error("--link ib: no --ipv6, --vlan or --encap (they are Ethernet's)");
 	size_t ol = strlen(o->out);
 	bool ext_pcap = ol > 5 && strcmp(o->out + ol - 5, ".pcap") == 0;
 	bool ext_pcapng = ol > 7 && strcmp(o->out + ol - 7, ".pcapng") == 0;

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/util/byte_reader.h"
 #include "lib/util/log.h"
 #include "lib/decode/psn.h"
 #include "lib/decode/roce_decode.h"
@@ -50,10 +51,15 @@ static char out_dir[1024];
 static char trace_stem[200];
 static const char *trace_ext;
 
+#define IB_LRH_LEN 8
+#define IB_VCRC_LEN 2
+#define LINKTYPE_INFINIBAND 247
+
 uint32_t synth_frame_len(const struct sim *s, const struct roce_pkt *pkt)
 {
 	uint32_t pay = pkt->opcode == ROCE_OPCODE_CNP ? 0 : pkt->payload_len;
-	uint32_t n = 14 + (s->o->vlan ? 4 : 0) + (s->o->ipv6 ? 40 : 20) + 8 + 12;
+	uint32_t n = s->o->link_ib ? IB_LRH_LEN + IB_VCRC_LEN + 12
+				   : 14 + (s->o->vlan ? 4 : 0) + (s->o->ipv6 ? 40 : 20) + 8 + 12;
 	return n + (uint32_t)roce_ext_header_bytes(pkt->opcode) + pay + ((4 - (pay & 3)) & 3) + 4;
 }
 
@@ -204,6 +210,35 @@ static size_t encap_frame(struct sim *s, uint32_t vi, const struct qp *q, uint8_
 	return roce_frame_tunnel_hdr(inner - hdr, hdr, &t, len);
 }
 
+/*
+ * A native InfiniBand packet (--link ib): LRH (IBA 7.7: VL 0, SL 0, LNH 2 = BTH follows,
+ * the hosts' LIDs, PktLen in words up to the ICRC), the transport the RoCE builder writes,
+ * then the VCRC. ICRC and VCRC are left zero: nothing downstream checks them. Returns the
+ * frame length, 0 when it does not fit.
+ */
+static size_t build_ib_frame(uint8_t *buf, size_t cap, const struct sim *s, const struct qp *q,
+			     const struct flight *fl, const struct flight_pkt *fp)
+{
+	struct roce_pkt pkt = fp->pkt;
+	size_t n;
+
+	if (cap < IB_LRH_LEN + IB_VCRC_LEN)
+		return 0;
+	/* IB congestion marking is the BTH FECN bit (IBA annex A10), not an IP ECN codepoint. */
+	if (fl->ecn == 3)
+		pkt.fecn = 1;
+	n = roce_frame_build_transport(buf + IB_LRH_LEN, cap - IB_LRH_LEN - IB_VCRC_LEN, &pkt, NULL);
+	if (!n || (IB_LRH_LEN + n) / 4 > 0x7ff)
+		return 0;
+	buf[0] = 0x00; /* VL 0, LVer 0 */
+	buf[1] = 0x02; /* SL 0, LNH 2 */
+	put_be16(buf + 2, (uint16_t)addr_lid(s->hosts[q->host[1 - fl->side]].ip));
+	put_be16(buf + 4, (uint16_t)((IB_LRH_LEN + n) / 4));
+	put_be16(buf + 6, (uint16_t)addr_lid(s->hosts[q->host[fl->side]].ip));
+	memset(buf + IB_LRH_LEN + n, 0, IB_VCRC_LEN);
+	return IB_LRH_LEN + n + IB_VCRC_LEN;
+}
+
 void synth_record(struct sim *s, uint32_t fi, uint32_t host, bool arrival, uint64_t now)
 {
 	/* The frame at ROCE_FRAME_TUNNEL_MAX, so a mirror session's headers fit in front. */
@@ -220,6 +255,11 @@ void synth_record(struct sim *s, uint32_t fi, uint32_t host, bool arrival, uint6
 		struct vantage *v = &s->vantages[vi];
 		if (!vantage_sees(v, fl, host, arrival))
 			continue;
+		if (!len && o->link_ib) {
+			len = build_ib_frame(inner, ROCE_FRAME_MAX, s, q, fl, fp);
+			if (!len)
+				return;
+		}
 		if (!len) {
 			uint32_t hs = q->host[fl->side], hr = q->host[1 - fl->side];
 			struct roce_frame_addr a = {
@@ -340,7 +380,7 @@ static int open_vantage(struct sim *s, struct vantage *v, const char *if_desc)
 		return -1;
 	uint32_t snap = o->snaplen ? o->snaplen : 262144;
 	if (o->format == FORMAT_PCAP) {
-		v->pc = pcap_writer_open(v->file, 1, snap);
+		v->pc = pcap_writer_open(v->file, o->link_ib ? LINKTYPE_INFINIBAND : 1, snap);
 		if (!v->pc)
 			goto fail;
 		return 0;
@@ -350,8 +390,8 @@ static int open_vantage(struct sim *s, struct vantage *v, const char *if_desc)
 	v->ng = pcapng_writer_open(v->file, &shb);
 	if (!v->ng)
 		goto fail;
-	struct pcapng_if_info ifi = {.name = v->name, .description = if_desc, .linktype = 1,
-				     .snaplen = snap};
+	struct pcapng_if_info ifi = {.name = v->name, .description = if_desc,
+				     .linktype = o->link_ib ? LINKTYPE_INFINIBAND : 1, .snaplen = snap};
 	if (pcapng_writer_add_interface(v->ng, &ifi) < 0)
 		goto fail;
 	return 0;
@@ -364,7 +404,7 @@ static void file_safe(const char *in, char *out, size_t len)
 {
 	snprintf(out, len, "%s", in);
 	for (char *p = out; *p; p++)
-		if (*p == ':')
+		if (*p == ':' || *p == ' ') /* IPv6, "LID 3" */
 			*p = '-';
 }
 

@@ -225,7 +225,9 @@ static uint8_t compute_path(const struct sim *s, uint32_t src, uint32_t dst, uin
 static void host_addr(const struct synth_opts *o, uint32_t i, uint8_t ip[16])
 {
 	memset(ip, 0, 16);
-	if (o->ipv6) {
+	if (o->link_ib) {
+		addr_from_lid(ip, (uint16_t)(i + 1)); /* LID 1, 2, ...: the subnet manager's order */
+	} else if (o->ipv6) {
 		ip[0] = 0xfd;
 		ip[1] = 0x99;
 		uint32_t v = 0x10 + i;
@@ -463,7 +465,8 @@ static int build_qps(struct sim *s)
 				q->qpn[1] = new_qpn(s, j);
 				q->psn[0] = first_psn(s);
 				q->psn[1] = first_psn(s);
-				q->sport = qp_udp_sport(q->qpn[0], q->qpn[1]);
+				/* InfiniBand routes by DLID: no UDP entropy, one path per host pair. */
+				q->sport = o->link_ib ? 0 : qp_udp_sport(q->qpn[0], q->qpn[1]);
 				q->flow_label = qp_flow_label(q->qpn[0], q->qpn[1]);
 				q->path_len[0] = compute_path(s, i, j, q->sport, q->path[0]);
 				q->path_len[1] = compute_path(s, j, i, q->sport, q->path[1]);

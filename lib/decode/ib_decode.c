@@ -70,7 +70,11 @@ static int decode_lrh_frame(struct byte_reader *br, struct roce_pkt *pkt)
 	/* Captured bytes past the ICRC (the VCRC) are not transport bytes. */
 	if (br->len - br->off > ib_wire_len)
 		br->len = br->off + ib_wire_len;
-	return roce_dissect_ib_transport(br, ib_wire_len, pkt);
+	rc = roce_dissect_ib_transport(br, ib_wire_len, pkt);
+	/* IB congestion control (IBA annex A10) marks the BTH FECN bit where RoCE marks IP
+	 * ECN-CE; the GRH traffic class carries no ECN. One meaning for the tracker: CE. */
+	pkt->ecn = pkt->fecn ? 3 : 0;
+	return rc;
 }
 
 /* ERF fixed-point time (seconds in the high 32 bits) to ns, rounded as Wireshark does. */

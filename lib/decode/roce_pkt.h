@@ -143,7 +143,7 @@ struct roce_pkt {
 	uint8_t src_ip[16];
 	uint8_t dst_ip[16];
 	uint8_t ip_version;	/* 4 or 6 */
-	uint8_t ecn;		/* IP ECN bits: 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE */
+	uint8_t ecn;		/* IP ECN bits: 0 not-ECT, 1 ECT(1), 2 ECT(0), 3 CE; native IB: 3 = FECN */
 	uint8_t dscp;
 	uint8_t ttl;		/* IPv4 TTL / IPv6 (or GRH) hop limit as captured */
 	uint8_t roce_version;	/* 1 (EtherType 0x8915 + GRH) or 2 (UDP); 0 native InfiniBand */
