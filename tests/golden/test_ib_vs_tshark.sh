@@ -4,7 +4,7 @@
 # ERF record's nanoseconds), wire length, the addresses the flows are keyed by (GIDs with a
 # GRH, "LID n" without), LRH SLID, DLID, SL, VL, BTH dest QP, PSN, AckReq, DETH Q_Key and
 # source QP, AETH syndrome and MSN, RETH DMA length. Traces: ../shared/captures/ib (skipped
-# when absent) and agentxdp-synth --link ib.
+# when absent) and agentxdp-synth --link ib (rewritten as ERF records for tshark).
 . "$(dirname "$0")/../lib.sh"
 
 ANALYZE=$BIN/agentxdp-analyze
@@ -103,14 +103,44 @@ else
 	skip ib-vs-tshark-shared "no ../shared/captures/ib here"
 fi
 
+# to_erf IN OUT: a LINKTYPE_INFINIBAND pcap (ns) rewritten as ibdump writes its files: pcap of
+# link type ERF (197), each packet an ERF record of type 21 (INFINIBAND) with its time as ERF
+# fixed point. Wireshark 4.0 has no mapping for link type 247; it reads ERF.
+to_erf() {
+	python3 - "$1" "$2" <<'PY'
+import struct, sys
+src = open(sys.argv[1], "rb").read()
+magic, = struct.unpack_from("<I", src, 0)
+assert magic == 0xa1b23c4d and struct.unpack_from("<I", src, 20)[0] == 247, "not an ns IB pcap"
+out = [struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 197)]
+off = 24
+while off + 16 <= len(src):
+	sec, nsec, cap, orig = struct.unpack_from("<IIII", src, off)
+	data = src[off + 16:off + 16 + cap]
+	off += 16 + cap
+	frac = ((nsec << 32) + 500000000) // 1000000000
+	erf = struct.pack("<Q", (sec << 32) + frac) + struct.pack(">BBHHH", 21, 0x04, 16 + cap, 0, orig)
+	out.append(struct.pack("<IIII", sec, nsec // 1000, 16 + cap, 16 + orig) + erf + data)
+open(sys.argv[2], "wb").write(b"".join(out))
+PY
+}
+
 SYNTH=$BIN/agentxdp-synth
-if [ -x "$SYNTH" ] && "$SYNTH" --help 2>&1 | grep -q -- '--link ib'; then
+if [ -x "$SYNTH" ] && "$SYNTH" --help 2>&1 | grep -q -- '--link KIND'; then
 	mkdir -p "$work/synth"
-	if "$SYNTH" -q -o "$work/synth/ib.pcapng" --link ib --duration 100us --workload mixed \
-		--fault link=leaf1-spine0,kind=loss,size=3%; then
-		check_ib "ib-vs-tshark synth --link ib" "$work/synth/ib.pcapng"
+	if "$SYNTH" -q -o "$work/synth/ib.pcap" --link ib --duration 100us --workload mixed \
+		--fault link=leaf1-spine0,kind=loss,size=3% && to_erf "$work/synth/ib.pcap" "$work/synth/erf.pcap"; then
+		check_ib "ib-vs-tshark synth --link ib (as ERF)" "$work/synth/erf.pcap"
+		# The same packets read from LINKTYPE_INFINIBAND and from their ERF copy: one dump.
+		"$ANALYZE" --dump -tt -q "$work/synth/ib.pcap" >"$work/synth/ib.dump" 2>/dev/null
+		"$ANALYZE" --dump -tt -q "$work/synth/erf.pcap" >"$work/synth/erf.dump" 2>/dev/null
+		if [ -s "$work/synth/ib.dump" ] && cmp -s "$work/synth/ib.dump" "$work/synth/erf.dump"; then
+			pass "ib-vs-tshark synth: LINKTYPE_INFINIBAND and ERF dumps equal ($(wc -l <"$work/synth/ib.dump") packets)"
+		else
+			fail "ib-vs-tshark synth-247-vs-erf" "$(diff "$work/synth/ib.dump" "$work/synth/erf.dump" | head -n 2 | tr '\n' ' ')"
+		fi
 	else
-		fail "ib-vs-tshark synth" "agentxdp-synth --link ib failed"
+		fail "ib-vs-tshark synth" "agentxdp-synth --link ib or the ERF rewrite failed"
 	fi
 else
 	skip ib-vs-tshark-synth "bin/agentxdp-synth without --link ib"
