@@ -134,10 +134,12 @@ static int dissect_erf(struct byte_reader *br, struct roce_pkt *pkt, uint16_t *w
 	return 0;
 }
 
-/* An ERF record around Ethernet or IP: the frame inside through roce_decode_frame(). */
+/*
+ * An ERF record around Ethernet or IP: the frame inside through roce_decode_frame(). As for a
+ * mirror tunnel, cap_len, orig_len and ip_hdr_off then describe the frame inside the record.
+ */
 static int decode_erf_inner(const struct roce_decode_opts *opts, int inner_linktype,
-			    struct byte_reader *br, uint32_t wire_len, uint32_t hdr_len,
-			    struct roce_pkt *out)
+			    struct byte_reader *br, uint32_t wire_len, struct roce_pkt *out)
 {
 	struct roce_pkt erf = *out;
 	size_t cap = br_remaining(br) < wire_len ? br_remaining(br) : wire_len;
@@ -147,7 +149,6 @@ static int decode_erf_inner(const struct roce_decode_opts *opts, int inner_linkt
 	out->linktype = DLT_ERF;
 	out->erf_type = erf.erf_type;
 	out->erf_port = erf.erf_port;
-	out->ip_hdr_off += hdr_len;
 	return rc;
 }
 
@@ -169,11 +170,11 @@ static int decode_erf_record(const struct roce_decode_opts *opts, struct byte_re
 	case ERF_TYPE_COLOR_HASH_ETH:
 		if (!br_skip(br, ERF_ETH_PAD))
 			return ROCE_DECODE_BAD_LINK;
-		return decode_erf_inner(opts, DLT_EN10MB, br, wlen, (uint32_t)hdr_len + ERF_ETH_PAD, pkt);
+		return decode_erf_inner(opts, DLT_EN10MB, br, wlen, pkt);
 	case ERF_TYPE_IPV4:
-		return decode_erf_inner(opts, DLT_IPV4, br, wlen, (uint32_t)hdr_len, pkt);
+		return decode_erf_inner(opts, DLT_IPV4, br, wlen, pkt);
 	case ERF_TYPE_IPV6:
-		return decode_erf_inner(opts, DLT_IPV6, br, wlen, (uint32_t)hdr_len, pkt);
+		return decode_erf_inner(opts, DLT_IPV6, br, wlen, pkt);
 	default:
 		return ROCE_DECODE_NOT_ROCE; /* link (flow control) packets, ATM, POS, ... */
 	}
@@ -183,9 +184,7 @@ static int decode_erf_record(const struct roce_decode_opts *opts, struct byte_re
 		br->len = br->off + wlen;
 	pkt->orig_len = wlen;
 	pkt->cap_len = (uint32_t)br_remaining(br);
-	rc = decode_lrh_frame(br, pkt);
-	pkt->ip_hdr_off += (uint32_t)hdr_len;
-	return rc;
+	return decode_lrh_frame(br, pkt);
 }
 
 int ib_decode_frame(const struct roce_decode_opts *opts, int linktype, struct byte_reader *br,

@@ -1,4 +1,4 @@
-/* fuzz_decode.c: libFuzzer harness for the RoCE decoder (and the mirror tunnels around it); every input as every link type. */
+/* fuzz_decode.c: libFuzzer harness for the RoCE decoder (and the mirror tunnels around it); every input as every link type (ERF records and native InfiniBand too). */
 #include <pcap/dlt.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,6 +10,7 @@
 
 static const int link_types[] = {
 	DLT_EN10MB, DLT_LINUX_SLL, DLT_LINUX_SLL2, DLT_RAW, DLT_IPV4, DLT_IPV6, DLT_INFINIBAND,
+	DLT_ERF,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -45,6 +46,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    pkt.ip_hdr_off > pkt.cap_len)
 				abort();
 			addr_str(pkt.encap_src_ip, addr, sizeof(addr));
+			/* Native InfiniBand: an IBA transport after the LRH, and no IP or UDP. */
+			if (pkt.roce_version == 0 &&
+			    ((pkt.ib_lnh != 2 && pkt.ib_lnh != 3) || pkt.ib_vl > 15 || pkt.ib_sl > 15 ||
+			     pkt.udp_dport || pkt.ib_pkt_len > 0x7ff * 4 ||
+			     (!(pkt.headers & ROCE_H_GRH) && addr_lid(pkt.src_ip) != pkt.ib_slid)))
+				abort();
+			if (pkt.erf_type > 0x7f || pkt.erf_port > 3)
+				abort();
 			if (!roce_encap_name(pkt.encap))
 				abort();
 		}

@@ -83,6 +83,15 @@ def lrh(rest, lnh=2):
     return struct.pack(">BBHHH", 0, lnh, 3, (8 + len(rest)) // 4, 1) + rest
 
 
+def erf(payload, rtype=21, ext=0, pad_before=b"", pad_after=b"", ts=(1210794479 << 32) | 0x7FEBEA60):
+    """An ERF record (Endace ERF types reference): LE64 time, type (0x80: extension headers
+    follow), flags (interface 1, varying length), rlen, loss counter, wlen."""
+    exts = b"".join(bytes([(0x80 if i + 1 < ext else 0) | 3]) + bytes(7) for i in range(ext))
+    rlen = 16 + len(exts) + len(pad_before) + len(payload) + len(pad_after)
+    hdr = struct.pack("<Q", ts) + struct.pack(">BBHHH", rtype | (0x80 if ext else 0), 0x05, rlen, 0, len(payload))
+    return hdr + exts + pad_before + payload + pad_after
+
+
 # ---- mirror-session tunnels (draft-foschiano-erspan-03, RFC 2784/2890, RFC 7348) ----
 
 def gre(inner, proto, seq=None, key=None, csum=False):
@@ -167,6 +176,18 @@ def decode_seeds():
     s["roce-v1"] = eth(grh(ib, tc=3) + ib, ethertype=0x8915)
     s["ib-local"] = lrh(ib + b"\0\0")
     s["ib-global"] = lrh(grh(ib) + ib + b"\0\0", lnh=3)
+    s["ib-vl15-ud-mad"] = struct.pack(">BBHHH", 0xF0, 2, 0xFFFF, (8 + 12 + 8 + 256 + 4) // 4, 0xFFFF) + \
+        bth(0x64, qp=0, ack=0) + deth(0, 0) + bytes(256) + ICRC + b"\0\0"
+    s["ib-rc-write-first"] = lrh(bth(0x06) + reth() + bytes(64) + ICRC + b"\0\0")
+    s["ib-rc-ack"] = lrh(bth(0x11, ack=0) + aeth(0x1F, 3) + ICRC + b"\0\0")
+    s["ib-cm-req"] = lrh(bth(0x64, qp=1, ack=0) + deth() +
+                         cm_mad(0x10, [(0, 4, 0x3EB0BDE5), (32, 3, 0xDC), (44, 3, 97325)]) + ICRC + b"\0\0")
+    s["erf-ib-local"] = erf(s["ib-local"], pad_after=bytes(6))
+    s["erf-ib-global-ext"] = erf(s["ib-global"], ext=2)
+    s["erf-ib-link"] = erf(bytes(6), rtype=25)
+    s["erf-eth-v2"] = erf(v2(ib) + bytes(4), rtype=2, pad_before=b"\0\0")
+    s["erf-ipv4-v2"] = erf(ipv4(udp(ib)), rtype=22)
+    s["erf-short-rlen"] = erf(s["ib-local"])[:10] + struct.pack(">H", 8) + erf(s["ib-local"])[12:]
     s["truncated-reth"] = v2(bth(0x06) + reth() + bytes(256) + ICRC)[:14 + 20 + 8 + 12 + 6]
     s["bad-udp-len"] = eth(ipv4(udp(ib, delta=100)))
     s["bad-tver"] = v2(bth(0x04, tver=1) + bytes(8) + ICRC)
