@@ -12,6 +12,7 @@
 
 #include "lib/export/agent_metrics.h"
 #include "analyze/analyze_opts.h"
+#include "analyze/mirror_vantage.h"
 #include "lib/export/export_file.h"
 #include "lib/export/export.h"
 #include "lib/localize/localize.h"
@@ -273,7 +274,9 @@ struct analyze_run {
 	struct trace_reader *tr;
 	int n_traces;
 	struct trace_counts *counts;	/* per trace */
-	struct store_capture *caps;	/* per trace */
+	struct mirror_vantages mv;	/* vantages: the traces, then further mirror sessions */
+	struct store_capture *caps;	/* per vantage (n_caps): a trace, or a mirror session */
+	int n_caps;
 	uint64_t malformed_total;
 	struct topology topo;		/* --topology and --paths, read first */
 	bool have_topo;
@@ -314,7 +317,8 @@ static int run_open(struct analyze_run *r)
 	r->n_traces = trace_reader_count(r->tr);
 	r->counts = calloc((size_t)r->n_traces, sizeof(*r->counts));
 	r->caps = calloc((size_t)r->n_traces, sizeof(*r->caps));
-	if (!r->counts || !r->caps) {
+	r->n_caps = r->n_traces;
+	if (!r->counts || !r->caps || mirror_vantages_init(&r->mv, r->n_traces)) {
 		pr_err("%s\n", strerror(ENOMEM));
 		return -1;
 	}
@@ -564,7 +568,7 @@ static int run_read_frames(struct analyze_run *r)
 		selected++;
 		if (rc == ROCE_DECODE_OK) {
 			cnt->roce++;
-			if (qp_tracker_add(r->t, &pkt, (uint32_t)frame.trace_index)) {
+			if (qp_tracker_add(r->t, &pkt, mirror_vantage_of(&r->mv, frame.trace_index, &pkt))) {
 				/* Stop reading; what was tracked is still analyzed and written. */
 				pr_err("out of memory tracking %" PRIu64 " flows\n", qp_tracker_totals(r->t)->flows);
 				r->status = 1;
@@ -639,6 +643,48 @@ static void run_nothing_understood(struct analyze_run *r)
 	}
 }
 
+/*
+ * Issue #18: each further mirror session in a trace is a vantage of its own, with a capture
+ * row after the traces'; a trace keeps its row for its first source. An ERSPAN III session
+ * says how its switch clock and the collector's compare.
+ */
+static void run_mirror_vantages(struct analyze_run *r)
+{
+	const char **paths = calloc((size_t)r->n_traces, sizeof(*paths));
+	struct store_capture *caps = r->caps;
+
+	if (!paths || (r->mv.n > (uint32_t)r->n_traces &&
+		       !(caps = realloc(r->caps, r->mv.n * sizeof(*r->caps))))) {
+		pr_err("%s: the mirror sessions are merged with their traces\n", strerror(ENOMEM));
+		free(paths);
+		r->status = 1;
+		return;
+	}
+	if (r->mv.n > (uint32_t)r->n_traces) {
+		r->caps = caps;
+		memset(&caps[r->n_traces], 0, (r->mv.n - (uint32_t)r->n_traces) * sizeof(*caps));
+	}
+	for (int i = 0; i < r->n_traces; i++)
+		paths[i] = trace_reader_path(r->tr, i);
+	mirror_vantages_finish(&r->mv, paths);
+	free(paths);
+	if (r->mv.oom)
+		pr_warn("out of memory: some mirror sessions merged with their trace or clock samples lost\n");
+	for (uint32_t v = 0; v < r->mv.n; v++) {
+		const struct mirror_vantage *mv = &r->mv.v[v];
+		struct store_capture *cap = &r->caps[v];
+
+		cap->path = mv->name;
+		cap->clock = mv->clock;
+		if (v < (uint32_t)r->n_traces)
+			continue;
+		cap->health = &mv->health;
+		cap->roce_packets = mv->packets;
+		r->caps[mv->trace].roce_packets -= mv->packets;
+	}
+	r->n_caps = (int)r->mv.n;
+}
+
 /* Each capture's health: what it held, what it lost, what was not understood. */
 static void run_capture_health(struct analyze_run *r)
 {
@@ -662,13 +708,33 @@ static void run_capture_health(struct analyze_run *r)
 				sanitize_text(cap->path, path, sizeof(path)), cap->malformed_packets);
 	}
 	run_nothing_understood(r);
-	capture_flow_counts(r->flows, (size_t)r->n_flows, r->caps, r->n_traces);
-	for (int i = 0; i < r->n_traces; i++) {
+	run_mirror_vantages(r);
+	capture_flow_counts(r->flows, (size_t)r->n_flows, r->caps, r->n_caps);
+	for (int i = 0; i < r->n_caps; i++) {
 		char path[SANITIZE_BUF_LEN(256)];
 
 		if (r->caps[i].one_direction)
 			pr_warn("%s: holds only one direction of its RC traffic (requests or responses)\n",
 				sanitize_text(r->caps[i].path, path, sizeof(path)));
+	}
+}
+
+/* Each ERSPAN III session's clock in the meta table: mirror_clock.capture<id>. */
+static void store_mirror_clocks(struct analyze_run *r)
+{
+	for (int i = 0; i < r->n_caps; i++) {
+		const struct capture_clock *c = &r->caps[i].clock;
+		char key[64], val[256];
+
+		if (!c->samples)
+			continue;
+		snprintf(key, sizeof(key), "mirror_clock.capture%d", i + 1);
+		snprintf(val, sizeof(val),
+			 "samples=%" PRIu64 " gra=%u absolute=%d offset_us=%.3f slope_ppm=%.3f"
+			 " jitter_us=%.3f delay_median_us=%.3f",
+			 c->samples, c->gra, c->absolute, c->offset_us, c->slope_ppm, c->jitter_us,
+			 c->delay_median_us);
+		store_meta(r->st, key, val);
 	}
 }
 
@@ -683,7 +749,8 @@ static void run_store(struct analyze_run *r)
 	store_run_meta(r->st, r->opts, r->window_ns, now_s() - r->t_start);
 	if (r->interrupted)
 		store_meta(r->st, "interrupted", stop_signal_name(r->interrupted));
-	store_captures(r->st, r->caps, (size_t)r->n_traces);
+	store_captures(r->st, r->caps, (size_t)r->n_caps);
+	store_mirror_clocks(r);
 	for (int i = 0; i < r->n_traces; i++)
 		for (int m = 1; m < N_MALFORMED; m++)
 			if (r->counts[i].malformed[m])
@@ -795,7 +862,7 @@ static void run_summary(struct analyze_run *r)
 	const struct analyze_opts *opts = r->opts;
 	struct analysis_summary sum = {
 		.captures = r->caps,
-		.n_captures = (size_t)r->n_traces,
+		.n_captures = (size_t)r->n_caps,
 		.flows = r->flows,
 		.n_flows = (size_t)r->n_flows,
 		.totals = qp_tracker_totals(r->t),
@@ -840,6 +907,7 @@ static void run_cleanup(struct analyze_run *r)
 	qp_tracker_free(r->t);
 	free(r->counts);
 	free(r->caps);
+	mirror_vantages_free(&r->mv);
 	trace_reader_close(r->tr);
 }
 

@@ -58,6 +58,10 @@ struct synth_opts {
 	uint32_t snaplen;		/* 0 = whole frames */
 	uint8_t encap;			/* enum roce_encap: mirror-session tunnel, 0 = none */
 	bool link_ib;			/* --link ib: native InfiniBand frames, hosts are LIDs */
+	bool mirror_sessions;		/* every vantage a mirror session of its own, in one trace */
+	uint64_t collector_delay_ns;	/* ERSPAN III: collector arrival - switch time, its median */
+	uint64_t collector_jitter_ns;	/* ... its standard deviation (normal) */
+	double collector_drift_ppm;	/* ... the collector clock's drift against the switch's */
 	enum synth_vantage vantage;
 	uint8_t vantage_ip[16];
 	char vantage_text[48];

@@ -24,6 +24,7 @@ enum {
 	OPT_VLAN, OPT_SNAPLEN, OPT_VANTAGE, OPT_FORMAT, OPT_PSN_WRAP, OPT_HOST_GBPS,
 	OPT_FABRIC_GBPS, OPT_LATENCY, OPT_BUFFER, OPT_KMIN, OPT_KMAX, OPT_PMAX, OPT_ACK_TIMEOUT,
 	OPT_PAUSE, OPT_START, OPT_MAX_PACKETS, OPT_ENCAP, OPT_LINK,
+	OPT_MIRROR_SESSIONS, OPT_COLLECTOR_DELAY, OPT_COLLECTOR_JITTER, OPT_COLLECTOR_DRIFT,
 };
 
 static const char help_head[] =
@@ -106,6 +107,9 @@ void synth_opts_default(struct synth_opts *o)
 	o->ecn_pmax = 0.2;
 	o->ack_timeout_ns = 1000000;
 	o->pause_ns = 100000;
+	o->collector_delay_ns = 20000;
+	o->collector_jitter_ns = 1000;
+	o->collector_drift_ppm = 50;
 }
 
 const char *synth_workload_name(enum synth_workload w)
@@ -471,6 +475,19 @@ static int opt_link(struct synth_opts *o, const char *arg)
 	return 0;
 }
 
+static int opt_collector_drift(struct synth_opts *o, const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || (strcmp(end, "ppm") && *end) || v < -1000 || v > 1000)
+		return usage_error("--collector-drift: '%s': ppm between -1000 and 1000 (like 50ppm)", arg);
+	o->collector_drift_ppm = v;
+	return 0;
+}
+
 static int opt_ack_timeout(struct synth_opts *o, const char *arg)
 {
 	int rc = parse_time("--ack-timeout", arg, &o->ack_timeout_ns);
@@ -569,6 +586,19 @@ static const struct opt_def opt_defs[] = {
 	{"link", 1, OPT_LINK, "KIND", "eth | ib: RoCE v2 over Ethernet, or native InfiniBand\n"
 				       "(LINKTYPE_INFINIBAND: LRH + BTH, hosts LID 1, 2, ...)",
 	 FN(opt_link)},
+	{"mirror-sessions", 0, OPT_MIRROR_SESSIONS, NULL, "with --encap and --vantage each-host: one\n"
+				"trace, each host port a mirror session of its own (session\n"
+				"ID host index + 1, from its leaf switch 10.255.LEAF.1)",
+	 VAL(OT_TRUE, mirror_sessions)},
+	{"collector-delay", 1, OPT_COLLECTOR_DELAY, "TIME", "--encap erspan3: median collector arrival -\n"
+				"switch time (default 20us)",
+	 VAL(OT_TIME, collector_delay_ns)},
+	{"collector-jitter", 1, OPT_COLLECTOR_JITTER, "TIME", "--encap erspan3: its standard deviation,\n"
+				"normal (default 1us)",
+	 VAL(OT_TIME, collector_jitter_ns)},
+	{"collector-drift", 1, OPT_COLLECTOR_DRIFT, "PPM", "--encap erspan3: the collector clock's drift\n"
+				"against the switch's (default 50ppm)",
+	 FN(opt_collector_drift)},
 	{"vantage", 1, OPT_VANTAGE, "WHERE", "mirror | host=IP | each-host (default mirror)",
 	 FN(opt_vantage)},
 	{"format", 1, OPT_FORMAT, "FMT", "pcapng | pcap (default pcapng)",
@@ -709,6 +739,8 @@ static int check_opts(struct synth_opts *o, int argc, char **argv)
 		return usage_error("--ecn-kmax must be above --ecn-kmin (or 0 to turn marking off)");
 	if (o->link_ib && (o->ipv6 || o->vlan || o->encap))
 		return usage_error("--link ib: no --ipv6, --vlan or --encap (they are Ethernet's)");
+	if (o->mirror_sessions && (!o->encap || o->vantage == VANTAGE_MIRROR))
+		return usage_error("--mirror-sessions needs --encap and --vantage each-host or host=IP");
 	size_t ol = strlen(o->out);
 	bool ext_pcap = ol > 5 && strcmp(o->out + ol - 5, ".pcap") == 0;
 	bool ext_pcapng = ol > 7 && strcmp(o->out + ol - 7, ".pcapng") == 0;

@@ -1,6 +1,7 @@
 /* synth_out.c: agentxdp-synth's outputs: traces per vantage point, ground truth (truth.json), links.csv, paths.csv. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -46,6 +47,9 @@ struct vantage {
 	struct vflow *flows;	/* qp_id * 2 + side */
 	uint64_t packets, first_ns, last_ns;
 };
+
+/* The collector's clock (--collector-*): its own stream, so the incident is the plain one's. */
+static struct rng collector_rng;
 
 static char out_dir[1024];
 static char trace_stem[200];
@@ -188,8 +192,9 @@ static bool vantage_sees(const struct vantage *v, const struct flight *fl, uint3
 
 /*
  * A remote mirror session's headers in front of the frame at `inner` (len bytes): from the
- * switch 10.255.0.1 to the collector 10.255.0.100, session (VNI) = vantage index + 1, GRE
- * sequence = the vantage's packet count, ERSPAN III time = the packet's. Returns their length.
+ * switch 10.255.0.1 (--mirror-sessions: the host's leaf, 10.255.LEAF.1) to the collector
+ * 10.255.0.100, session (VNI) = vantage index + 1, GRE sequence = the vantage's packet count,
+ * ERSPAN III time = the packet's. Returns their length.
  */
 static size_t encap_frame(struct sim *s, uint32_t vi, const struct qp *q, uint8_t *inner,
 			  size_t len, uint64_t ts)
@@ -207,6 +212,8 @@ static size_t encap_frame(struct sim *s, uint32_t vi, const struct qp *q, uint8_
 	};
 	size_t hdr = roce_frame_tunnel_hdr_len(t.kind);
 
+	if (s->o->mirror_sessions && s->vantages[vi].host >= 0)
+		t.src_ip[2] = (uint8_t)s->hosts[s->vantages[vi].host].leaf;
 	return roce_frame_tunnel_hdr(inner - hdr, hdr, &t, len);
 }
 
@@ -237,6 +244,21 @@ static size_t build_ib_frame(uint8_t *buf, size_t cap, const struct sim *s, cons
 	put_be16(buf + 6, (uint16_t)addr_lid(s->hosts[q->host[fl->side]].ip));
 	memset(buf + IB_LRH_LEN + n, 0, IB_VCRC_LEN);
 	return IB_LRH_LEN + n + IB_VCRC_LEN;
+
+}
+
+/*
+ * When the collector stamps an ERSPAN III copy of a packet the switch stamped at `ts`: after
+ * the mirror path's delay, with normal jitter, by a clock drifting against the switch's.
+ */
+static uint64_t collector_time(const struct synth_opts *o, uint64_t ts)
+{
+	double u1 = 1.0 - rng_double(&collector_rng), u2 = rng_double(&collector_rng);
+	double gauss = sqrt(-2.0 * log(u1)) * cos(2 * M_PI * u2);
+	double t = (double)o->collector_delay_ns + (double)o->collector_jitter_ns * gauss +
+		   o->collector_drift_ppm * 1e-6 * (double)(ts - o->start_ns);
+
+	return t < 0 && (uint64_t)-t > ts ? 0 : (uint64_t)((double)ts + t);
 }
 
 void synth_record(struct sim *s, uint32_t fi, uint32_t host, bool arrival, uint64_t now)
@@ -290,25 +312,30 @@ void synth_record(struct sim *s, uint32_t fi, uint32_t host, bool arrival, uint6
 		}
 		const uint8_t *frame = inner;
 		size_t frame_len = len;
+		uint64_t collected = ts;
+		/* --mirror-sessions: every session into the first vantage's trace. */
+		struct vantage *w = o->mirror_sessions ? &s->vantages[0] : v;
 		if (o->encap) {
 			size_t hdr = encap_frame(s, vi, q, inner, len, ts);
 			if (!hdr)
 				return;
 			frame = inner - hdr;
 			frame_len = hdr + len;
+			if (o->encap == ROCE_ENCAP_ERSPAN3)
+				collected = collector_time(o, ts);
 		}
 		uint32_t caplen = o->snaplen && frame_len > o->snaplen ? o->snaplen : (uint32_t)frame_len;
 		int rc;
-		if (v->ng) {
-			struct pcapng_packet pk = {.if_id = 0, .ts_ns = ts, .data = frame,
+		if (w->ng) {
+			struct pcapng_packet pk = {.if_id = 0, .ts_ns = collected, .data = frame,
 						   .caplen = caplen, .origlen = (uint32_t)frame_len};
 			if (v->host >= 0) {
 				pk.has_flags = true;
 				pk.flags = arrival ? PCAPNG_EPB_FLAG_INBOUND : PCAPNG_EPB_FLAG_OUTBOUND;
 			}
-			rc = pcapng_writer_write_packet(v->ng, &pk);
+			rc = pcapng_writer_write_packet(w->ng, &pk);
 		} else {
-			rc = pcap_writer_write_packet(v->pc, ts, frame, caplen, (uint32_t)frame_len);
+			rc = pcap_writer_write_packet(w->pc, collected, frame, caplen, (uint32_t)frame_len);
 		}
 		if (rc < 0) {
 			pr_err("writing %s: %s\n", v->file, strerror(errno));
@@ -378,6 +405,8 @@ static int open_vantage(struct sim *s, struct vantage *v, const char *if_desc)
 	v->flows = calloc((size_t)s->n_qps * 2, sizeof(*v->flows));
 	if (!v->flows)
 		return -1;
+	if (o->mirror_sessions && v != s->vantages)
+		return 0; /* written into the first vantage's trace */
 	uint32_t snap = o->snaplen ? o->snaplen : 262144;
 	if (o->format == FORMAT_PCAP) {
 		v->pc = pcap_writer_open(v->file, o->link_ib ? LINKTYPE_INFINIBAND : 1, snap);
@@ -418,6 +447,7 @@ int synth_outputs_open(struct sim *s)
 		pr_err("cannot create output directory %s: %s\n", out_dir, strerror(errno));
 		return -1;
 	}
+	rng_seed(&collector_rng, o->seed ^ 0xc011ec7011ec7ull);
 	s->n_vantages = o->vantage == VANTAGE_EACH_HOST ? s->n_hosts : 1;
 	s->vantages = calloc(s->n_vantages, sizeof(*s->vantages));
 	if (!s->vantages)
@@ -446,7 +476,7 @@ int synth_outputs_open(struct sim *s)
 			snprintf(v->name, sizeof(v->name), "%s", s->hosts[h].name);
 			snprintf(desc, sizeof(desc), "agentxdp-synth capture at host port %s",
 				 s->hosts[h].name);
-			if (o->vantage == VANTAGE_HOST) {
+			if (o->vantage == VANTAGE_HOST || o->mirror_sessions) {
 				snprintf(v->file_rel, sizeof(v->file_rel), "%s%s", trace_stem, trace_ext);
 			} else {
 				char safe[48];
@@ -591,6 +621,12 @@ static void write_truth_header(FILE *f, const struct sim *s)
 	fprintf(f, "  \"workload\": \"%s\",\n", synth_workload_name(o->workload));
 	if (o->encap)
 		fprintf(f, "  \"encap\": \"%s\",\n", roce_encap_name(o->encap));
+	if (o->mirror_sessions)
+		fprintf(f, "  \"mirror_sessions\": true,\n");
+	if (o->encap == ROCE_ENCAP_ERSPAN3)
+		fprintf(f, "  \"collector\": {\"delay_ns\": %llu, \"jitter_ns\": %llu, \"drift_ppm\": %g},\n",
+			(unsigned long long)o->collector_delay_ns,
+			(unsigned long long)o->collector_jitter_ns, o->collector_drift_ppm);
 	fprintf(f, "  \"fabric\": {\n    \"hosts\": [");
 	for (uint32_t i = 0; i < s->n_hosts; i++)
 		fprintf(f, "%s\"%s\"", i ? ", " : "", s->hosts[i].name);
@@ -840,7 +876,8 @@ int synth_outputs_close(struct sim *s)
 		int r = 0;
 		if (v->ng) {
 			struct pcapng_if_stats st = {.if_id = 0, .ts_ns = v->packets ? v->last_ns : o->start_ns,
-						     .received = v->packets, .dropped = 0,
+						     .received = o->mirror_sessions ? s->packets_written : v->packets,
+						     .dropped = 0,
 						     .start_ns = v->first_ns, .end_ns = v->last_ns};
 			if (!s->write_failed)
 				r = pcapng_writer_write_stats(v->ng, &st);

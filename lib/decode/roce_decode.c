@@ -912,6 +912,7 @@ int roce_decode_frame(const struct roce_decode_opts *opts, int linktype, const u
 
 	memset(out, 0, sizeof(*out));
 	out->ts_ns = ts_ns;
+	out->arrival_ns = ts_ns;
 	out->cap_len = (uint32_t)caplen;
 	out->orig_len = origlen < caplen ? (uint32_t)caplen : origlen;
 	out->linktype = (uint32_t)linktype;

@@ -47,6 +47,12 @@ const char *roce_aeth_name(uint8_t syndrome);
 const char *roce_cm_attr_name(uint16_t attr_id);
 /* "erspan2", "vxlan", ... for roce_pkt.encap; "none" for ROCE_ENCAP_NONE. */
 const char *roce_encap_name(uint8_t encap);
+/*
+ * ERSPAN III with IEEE 1588 granularity: the switch's time in ns since the epoch. The header
+ * holds the nanoseconds, platform sub-header 3 the seconds; without it the second is the one
+ * that puts the time nearest `near_ns` (the arrival). 0, or -1 for another granularity.
+ */
+int roce_erspan3_ns(const struct roce_pkt *p, uint64_t near_ns, uint64_t *ns);
 /* True when the opcode is defined by the IBA (or is CNP). */
 int roce_opcode_known(uint8_t opcode);
 

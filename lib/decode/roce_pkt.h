@@ -234,6 +234,9 @@ struct roce_pkt {
 	uint16_t ib_pkt_len;		/* LRH PktLen, bytes from the LRH to the ICRC */
 	uint8_t erf_type;		/* DLT_ERF: the record's type (enum erf_type), else 0 */
 	uint8_t erf_port;		/* DLT_ERF: capture interface (0-3) */
+	uint64_t arrival_ns;		/* the capture's own timestamp: ts_ns as decoded; a caller
+					 * that takes the switch's time (ERSPAN III) into ts_ns keeps
+					 * the collector's arrival here */
 };
 
 #define ROCE_MAX_TUNNELS 2

@@ -162,3 +162,22 @@ int roce_dissect_gre_tunnel(struct byte_reader *br, struct roce_tunnel *t)
 	}
 }
 
+
+int roce_erspan3_ns(const struct roce_pkt *p, uint64_t near_ns, uint64_t *ns)
+{
+	uint64_t sec;
+
+	if (p->encap != ROCE_ENCAP_ERSPAN3 || p->erspan_gra != ERSPAN_GRA_IEEE1588 ||
+	    p->erspan_ts >= 1000000000u)
+		return -1;
+	if (p->erspan_platform_id == 3) {
+		*ns = (uint64_t)p->erspan_ts_hi * 1000000000u + p->erspan_ts;
+		return 0;
+	}
+	/* Nanoseconds alone: the second nearest the arrival (the mirror path is far shorter). */
+	if (near_ns + 500000000u < p->erspan_ts)
+		return -1;
+	sec = (near_ns + 500000000u - p->erspan_ts) / 1000000000u;
+	*ns = sec * 1000000000u + p->erspan_ts;
+	return 0;
+}

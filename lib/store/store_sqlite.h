@@ -25,6 +25,22 @@
 struct store;
 
 /* What the capture table holds beyond trace_health. */
+/*
+ * An ERSPAN III session's switch clock against the collector's (samples > 0 when measured):
+ * arrival - switch time = offset + slope * (switch time - first) + jitter. The offset holds
+ * the clocks' difference and the mirror path's delay; a counter clock (100 us, 100 ns
+ * granularity) has no epoch: its offset is 0 by construction (absolute = 0).
+ */
+struct capture_clock {
+	uint64_t samples;		/* packets with a usable switch timestamp */
+	int absolute;			/* IEEE 1588 time */
+	uint8_t gra;			/* enum erspan_gra */
+	double offset_us;		/* at the first packet, us */
+	double slope_ppm;		/* collector clock's drift against the switch's, ppm */
+	double jitter_us;		/* 1.4826 * MAD of arrival - switch time around the fit, us */
+	double delay_median_us;		/* median arrival - switch time, us */
+};
+
 struct store_capture {
 	const char *path;
 	const struct trace_health *health;
@@ -34,6 +50,7 @@ struct store_capture {
 	uint64_t flows;
 	uint64_t unpaired_flows;	/* RC/XRC flows with no flow found for the other direction */
 	int one_direction;		/* only one direction of its RC traffic is in this trace */
+	struct capture_clock clock;	/* a mirror session's switch clock (ERSPAN III) */
 };
 
 /* Latency sample rows kept: all, or per flow, kind and window at most `max_per_window`. */
