@@ -94,8 +94,15 @@ int export_json(FILE *out, const struct analysis_summary *sum)
 			json_fput_string(out, h->stop_reason);
 		else
 			fputs("null", out);
-		fprintf(out, ",\"flows\":%" PRIu64 ",\"unpaired_flows\":%" PRIu64 ",\"one_direction\":%s}",
+		fprintf(out, ",\"flows\":%" PRIu64 ",\"unpaired_flows\":%" PRIu64 ",\"one_direction\":%s",
 			c->flows, c->unpaired_flows, c->one_direction ? "true" : "false");
+		/* An ERSPAN III session: its switch clock against the collector's (issue #18). */
+		if (c->clock.samples)
+			fprintf(out, ",\"mirror_clock\":{\"samples\":%" PRIu64 ",\"absolute\":%s,\"offset_us\":%.3f"
+				",\"slope_ppm\":%.3f,\"jitter_us\":%.3f,\"delay_median_us\":%.3f}",
+				c->clock.samples, c->clock.absolute ? "true" : "false", c->clock.offset_us,
+				c->clock.slope_ppm, c->clock.jitter_us, c->clock.delay_median_us);
+		fputc('}', out);
 	}
 	fprintf(out,
 		"],\"totals\":{\"flows\":%zu,\"paired_flows\":%" PRIu64 ",\"packets\":%" PRIu64
@@ -240,6 +247,11 @@ int export_text(FILE *out, const struct analysis_summary *sum, size_t top_n)
 			fprintf(out, "capture %s: holds only one direction of its RC traffic\n", path);
 		if (c->malformed_packets)
 			fprintf(out, "capture %s: %" PRIu64 " malformed packets\n", path, c->malformed_packets);
+		if (c->clock.samples)
+			fprintf(out, "capture %s: mirror clock: collector - switch %s%.3f us, drift %.3f ppm,"
+				" mirror path jitter %.3f us (%" PRIu64 " ERSPAN III timestamps)\n", path,
+				c->clock.absolute ? "" : "(counter clock, no epoch) ", c->clock.offset_us,
+				c->clock.slope_ppm, c->clock.jitter_us, c->clock.samples);
 	}
 
 	by_p99 = malloc((with_samples ? with_samples : 1) * sizeof(*by_p99));
