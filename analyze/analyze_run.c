@@ -12,6 +12,7 @@
 
 #include "lib/export/agent_metrics.h"
 #include "analyze/analyze_opts.h"
+#include "analyze/frame_census.h"
 #include "analyze/mirror_vantage.h"
 #include "lib/export/export_file.h"
 #include "lib/export/export.h"
@@ -90,6 +91,7 @@ struct trace_counts {
 	uint64_t roce, other;
 	uint64_t malformed[N_MALFORMED]; /* by -status */
 	int bad_linktype;		/* link type of the last frame the link layer failed on */
+	struct frame_census census;	/* what the frames that were not RoCE held */
 };
 
 /* Per capture: flows, unpaired RC flows, and whether only one direction of RC traffic is there. */
@@ -576,10 +578,13 @@ static int run_read_frames(struct analyze_run *r)
 			}
 		} else if (rc > 0) {
 			cnt->other++;
+			frame_census_add(&cnt->census, frame.linktype, frame.data, frame.caplen, 0);
 		} else {
 			cnt->malformed[-rc]++;
-			if (rc == ROCE_DECODE_BAD_LINK)
+			if (rc == ROCE_DECODE_BAD_LINK) {
 				cnt->bad_linktype = frame.linktype;
+				frame_census_add(&cnt->census, frame.linktype, frame.data, frame.caplen, 1);
+			}
 			pr_debug("frame %" PRIu64 " of %s: malformed (%s)\n", frame.frame_number,
 				 trace_reader_path(r->tr, frame.trace_index), roce_decode_status_name(rc));
 		}
@@ -607,17 +612,26 @@ static int run_read_frames(struct analyze_run *r)
 
 /*
  * Issue #22 / #18: a run where nothing was understood is not an all-clear. A capture whose
- * frames mostly failed at the link layer and held no RoCE, or a run that decoded no RoCE or
- * InfiniBand packet at all, exits 1 with one line saying what was found instead.
+ * frames were mostly not understood (a link type we do not read, a tunnel header we cannot
+ * read or do not know), or a run that decoded no RoCE or InfiniBand packet at all, exits 1
+ * with one line saying what was found instead and what would help.
  */
+static uint64_t not_understood(const struct trace_counts *c)
+{
+	return c->malformed[-ROCE_DECODE_BAD_LINK] + c->malformed[-ROCE_DECODE_BAD_ENCAP] +
+	       c->census.unknown_tunnel;
+}
+
 static bool link_not_understood(const struct trace_counts *c, uint64_t frames)
 {
-	return !c->roce && c->malformed[-ROCE_DECODE_BAD_LINK] * 2 > frames;
+	return not_understood(c) * 2 > frames;
 }
 
 static void run_nothing_understood(struct analyze_run *r)
 {
 	uint64_t frames = 0, roce = 0, other = 0;
+	struct frame_census all = { 0 };
+	char found[640], path[SANITIZE_BUF_LEN(256)];
 
 	for (int i = 0; i < r->n_traces; i++) {
 		const struct trace_counts *c = &r->counts[i];
@@ -627,18 +641,27 @@ static void run_nothing_understood(struct analyze_run *r)
 		frames += n;
 		roce += c->roce;
 		other += c->other;
+		frame_census_merge(&all, &c->census);
 		if (!link_not_understood(c, n))
 			continue;
-		pr_err("%s: no RoCE packet: %" PRIu64 " of %" PRIu64
-		       " frames not understood at the link layer, link type %d (%s)\n",
-		       r->caps[i].path, bad_link, n, c->bad_linktype,
-		       trace_linktype_name(c->bad_linktype));
+		frame_census_str(&c->census, found, sizeof(found));
+		sanitize_text(r->caps[i].path, path, sizeof(path));
+		if (bad_link * 2 > n)
+			pr_err("%s: %s%" PRIu64 " of %" PRIu64 " frames not understood at the link layer,"
+			       " link type %d (%s); %s\n", path, c->roce ? "" : "no RoCE packet: ", bad_link,
+			       n, c->bad_linktype, trace_linktype_name(c->bad_linktype), found);
+		else
+			pr_err("%s: %s%" PRIu64 " of %" PRIu64 " frames not understood (tunnels not read: %"
+			       PRIu64 " malformed, %" PRIu64 " unknown GRE); %s\n", path,
+			       c->roce ? "" : "no RoCE packet: ", not_understood(c), n,
+			       c->malformed[-ROCE_DECODE_BAD_ENCAP], c->census.unknown_tunnel, found);
 		r->status = 1;
 	}
 	if (frames && !roce && !r->status) {
+		frame_census_str(&all, found, sizeof(found));
 		pr_err("no RoCE or InfiniBand packet in %" PRIu64 " frames (%" PRIu64
-		       " other traffic, %" PRIu64 " malformed)\n",
-		       frames, other, r->malformed_total);
+		       " other traffic, %" PRIu64 " malformed); %s\n",
+		       frames, other, r->malformed_total, found);
 		r->status = 1;
 	}
 }

@@ -23,6 +23,7 @@ LIB_CORE_SRCS := \
 	lib/util/log.c lib/util/parse_num.c lib/util/text_buf.c lib/util/sort_u32.c \
 	lib/util/robust_stats.c lib/util/util.c lib/util/sanitize.c \
 	lib/decode/roce_decode.c lib/decode/roce_tunnel.c lib/decode/ib_decode.c \
+	lib/decode/frame_kind.c \
 	lib/trace/pcapng_drops.c lib/trace/pcapng_frames.c \
 	lib/track/qp_track.c lib/track/qp_pairing.c lib/track/flow_table.c lib/track/flow_window.c \
 	lib/track/psn_ring.c lib/track/latency_set.c \
