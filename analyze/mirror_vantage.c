@@ -152,7 +152,9 @@ uint32_t mirror_vantage_of(struct mirror_vantages *m, int trace, struct roce_pkt
 		v->clock.samples++;
 		v->clock.gra = pkt->erspan_gra;
 		keep_clock_sample(m, v, sw, pkt->arrival_ns);
-		pkt->ts_ns = sw;
+		/* 100 us ticks are coarser than any RoCE latency: the arrival time stays then. */
+		if (pkt->erspan_gra != ERSPAN_GRA_100US)
+			pkt->ts_ns = sw;
 	}
 	if (m->last >= (uint32_t)m->n_traces) {
 		/* A further session's own span (the trace's counts stay with the trace's row). */

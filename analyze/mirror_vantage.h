@@ -42,7 +42,8 @@ void mirror_vantages_free(struct mirror_vantages *m);
  * The vantage of a decoded packet read from trace `trace`: the trace's index for its first
  * source (so a trace without tunnels, or with one session, is what it always was), a new
  * index past the traces for each further session. An ERSPAN III packet's time becomes the
- * switch's (pkt->ts_ns); the arrival time stays in pkt->arrival_ns.
+ * switch's (pkt->ts_ns) when its granularity is 100 ns or IEEE 1588 (100 us ticks are too
+ * coarse: its clock is still measured); the arrival time stays in pkt->arrival_ns.
  */
 uint32_t mirror_vantage_of(struct mirror_vantages *m, int trace, struct roce_pkt *pkt);
 
