@@ -28,8 +28,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 						   (uint32_t)size + extra, 1, &pkt);
 			if (rc < ROCE_DECODE_STATUS_MIN || rc > ROCE_DECODE_NOT_ROCE)
 				abort();
-			if (rc != ROCE_DECODE_OK)
+			if (rc != ROCE_DECODE_OK) {
+				/* What analyze says a refused frame was (frame_kind.c). */
+				uint32_t k = roce_frame_kind(link_types[i], data, size);
+
+				if (k >> 24 > FRAME_KIND_GRE_PROTO)
+					abort();
+				roce_frame_kind_str(k, addr, sizeof(addr));
 				continue;
+			}
 			/* Invariants of a decoded record. */
 			if (pkt.dest_qp > 0xffffff || pkt.psn > 0xffffff || pkt.orig_len < pkt.cap_len ||
 			    !(pkt.headers & ROCE_H_BTH) || pkt.pad_count > 3)
@@ -53,6 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			     (!(pkt.headers & ROCE_H_GRH) && addr_lid(pkt.src_ip) != pkt.ib_slid)))
 				abort();
 			if (pkt.erf_type > 0x7f || pkt.erf_port > 3)
+				abort();
+			if (!roce_erspan3_ns(&pkt, pkt.ts_ns, &pkt.arrival_ns) && pkt.erspan_gra != ERSPAN_GRA_IEEE1588)
 				abort();
 			if (!roce_encap_name(pkt.encap))
 				abort();
