@@ -816,7 +816,8 @@ static void run_store(struct analyze_run *r)
 		if (alerts > 5)
 			pr_info("  ... and %zu more alerts\n", alerts - 5);
 		if (!alerts)
-			pr_info("  no slow or lossy link found\n");
+			pr_info("  %s\n", qp_tracker_totals(r->t)->packets ? "no slow or lossy link found"
+									 : "no verdict: no RoCE packet to judge");
 		if (notices)
 			pr_info("  %zu notice%s (what ordinary traffic explains)\n", notices, notices == 1 ? "" : "s");
 		pr_info("  details: agentxdp-report %s\n", db);

@@ -84,6 +84,21 @@ expect() {
 mk "$work/arp.pcap" arp
 expect not-understood-arp "$work/arp.pcap" "no RoCE or InfiniBand packet in 5 frames" \
 	"found instead: link type EN10MB; EtherType 0x0806 \(5\)" "capture where RoCE flows"
+# Its database is not an all-clear either: the report has no verdict, and it is not green.
+REPORT=$BIN/agentxdp-report
+if [ -x "$REPORT" ]; then
+	"$ANALYZE" -q "$work/arp.pcap" -o "$work/arp.db" 2>/dev/null
+	"$REPORT" "$work/arp.db" -o "$work/arp-report" >"$work/arp-report.txt" 2>&1
+	if grep -A1 '^VERDICT' "$work/arp-report.txt" | grep -qi "no verdict" &&
+		! grep -q "No slow or lossy" "$work/arp-report.txt" &&
+		grep -Eq 'class="verdict (bad|warn)"' "$work/arp-report/index.html"; then
+		pass not-understood-report-not-green
+	else
+		fail not-understood-report-not-green "$(grep -A1 '^VERDICT' "$work/arp-report.txt" | tail -n 1)"
+	fi
+else
+	skip not-understood-report-not-green "bin/agentxdp-report not built"
+fi
 mk "$work/tcp.pcap" tcp
 expect not-understood-tcp "$work/tcp.pcap" "TCP \(40\), EtherType 0x0806 \(2\)"
 mk "$work/vxlan.pcap" vxlan8472
