@@ -36,6 +36,7 @@ struct analyze_opts {
 	uint64_t window_ns;		/* --window; 0: chosen from the traces' span */
 	uint16_t extra_ports[MAX_EXTRA_PORTS]; /* --port: more UDP ports decoded as RoCE v2 */
 	int n_extra_ports;
+	uint16_t vxlan_port;		/* --vxlan-port: VXLAN's UDP port (0: the default, 4789) */
 	uint32_t max_samples_per_window; /* --sample-rows: latency rows kept per flow/kind/window, 0 = all */
 	uint64_t dedup_ns;		/* --dedup: identical packets this close are mirror copies */
 	struct trace_filter *filter;	/* pcap-filter expression (after -r, or --pcap-filter), NULL none */

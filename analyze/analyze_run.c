@@ -312,6 +312,8 @@ static int run_open(struct analyze_run *r)
 	roce_decode_opts_default(&r->dopts);
 	for (int i = 0; i < opts->n_extra_ports && i + 1 < (int)ARRAY_SIZE(r->dopts.udp_ports); i++)
 		r->dopts.udp_ports[i + 1] = opts->extra_ports[i];
+	if (opts->vxlan_port)
+		r->dopts.vxlan_port = opts->vxlan_port;
 	if (trace_reader_open(&r->tr, opts->traces, opts->n_traces, err, sizeof(err))) {
 		pr_err("%s\n", err);
 		return -1;

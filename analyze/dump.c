@@ -156,6 +156,8 @@ int dump_traces(const struct analyze_opts *opts)
 	roce_decode_opts_default(&dopts);
 	for (int i = 0; i < opts->n_extra_ports && i + 1 < (int)(sizeof(dopts.udp_ports) / 2); i++)
 		dopts.udp_ports[i + 1] = opts->extra_ports[i];
+	if (opts->vxlan_port)
+		dopts.vxlan_port = opts->vxlan_port;
 
 	if (trace_reader_open(&tr, opts->traces, opts->n_traces, err, sizeof(err))) {
 		pr_err("%s\n", err);

@@ -68,8 +68,8 @@ static const char *hint(uint32_t kind, char *buf, size_t len)
 		return "GRE that is neither ERSPAN (0x88be, 0x22eb) nor bridged Ethernet (0x6558):"
 		       " check the switch's mirror session type";
 	case FRAME_KIND_UDP_PORT:
-		if (v == 8472 || v == 4790 || v == 6081) {
-			snprintf(buf, len, "UDP %u is a tunnel other than VXLAN on 4789, not decoded", v);
+		if (v == 8472) {
+			snprintf(buf, len, "if UDP port %u is VXLAN (Linux's default port): --vxlan-port %u", v, v);
 			return buf;
 		}
 		snprintf(buf, len, "if UDP port %u is RoCE v2 on another port: --port %u", v, v);

@@ -60,6 +60,7 @@ static const char usage_text[] =
 	"                         DURATION is a mirror's copy, not a retransmission\n"
 	"                         (default 0: only identical timestamps)\n"
 	"      --port PORT        also decode UDP destination PORT as RoCE v2 (repeatable)\n"
+	"      --vxlan-port PORT  mirror copies in VXLAN on this UDP port (default 4789)\n"
 	"  -q, --quiet            only errors on standard error\n"
 	"  -v, --verbose          more detail on standard error (repeat for debug)\n"
 	"  -h, --help             show this help and exit\n"
@@ -93,6 +94,7 @@ enum {
 	OPT_TOPOLOGY,
 	OPT_PATHS,
 	OPT_PORT,
+	OPT_VXLAN_PORT,
 	OPT_SAMPLE_ROWS,
 	OPT_DEDUP,
 	OPT_PCAP_FILTER,
@@ -116,6 +118,7 @@ static const struct option long_options[] = {
 	{ "paths", required_argument, NULL, OPT_PATHS },
 	{ "window", required_argument, NULL, OPT_WINDOW },
 	{ "port", required_argument, NULL, OPT_PORT },
+	{ "vxlan-port", required_argument, NULL, OPT_VXLAN_PORT },
 	{ "sample-rows", required_argument, NULL, OPT_SAMPLE_ROWS },
 	{ "dedup", required_argument, NULL, OPT_DEDUP },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -335,6 +338,11 @@ int main(int argc, char **argv)
 			if (opts.n_extra_ports == MAX_EXTRA_PORTS)
 				return usage_error("too many --port options (at most %d)", MAX_EXTRA_PORTS);
 			opts.extra_ports[opts.n_extra_ports++] = (uint16_t)v;
+			break;
+		case OPT_VXLAN_PORT:
+			if (parse_u64(optarg, 1, 65535, &v))
+				return usage_error("invalid --vxlan-port '%s' (1 to 65535)", optarg);
+			opts.vxlan_port = (uint16_t)v;
 			break;
 		case OPT_SAMPLE_ROWS:
 			if (parse_u64(optarg, 0, UINT32_MAX, &v))

@@ -50,6 +50,9 @@ elif kind == "erspan-tcp":
 elif kind == "port4792":
     # The RoCE frames of a real trace, to UDP port 4792 (IPv4, untagged: dport at byte 36).
     frames = [f[:36] + struct.pack(">H", 4792) + f[38:] for f in read(sys.argv[3])]
+elif kind == "vxlan-to-8472":
+    # A VXLAN mirror session's frames (outer IPv4, untagged) moved to Linux's port 8472.
+    frames = [f[:36] + struct.pack(">H", 8472) + f[38:] for f in read(sys.argv[3])]
 elif kind == "gre-mostly":
     # A trace's RoCE, and three times as many GRE frames of a protocol no mirror sends.
     roce = read(sys.argv[3])
@@ -102,7 +105,7 @@ fi
 mk "$work/tcp.pcap" tcp
 expect not-understood-tcp "$work/tcp.pcap" "TCP \(40\), EtherType 0x0806 \(2\)"
 mk "$work/vxlan.pcap" vxlan8472
-expect not-understood-vxlan-port "$work/vxlan.pcap" "UDP port 8472 \(30\)" "tunnel other than VXLAN"
+expect not-understood-vxlan-port "$work/vxlan.pcap" "UDP port 8472 \(30\)" "--vxlan-port 8472"
 mk "$work/erspan.pcap" erspan-tcp
 expect not-understood-erspan-no-roce "$work/erspan.pcap" "TCP in a mirror tunnel \(12\)" \
 	"mirror session delivers no RoCE"
@@ -114,6 +117,16 @@ if "$SYNTH" -q -o "$work/s" --format pcap --workload write --duration 200us --se
 	expect not-understood-other-port "$work/p4792.pcap" "UDP port 4792 \($n\)" "--port 4792"
 	expect_eq not-understood-other-port-helps "$n" \
 		"$("$ANALYZE" -q --json --port 4792 "$work/p4792.pcap" | jq .totals.packets)"
+
+	# VXLAN on Linux's port: the line names --vxlan-port, and with it the same analysis.
+	if "$SYNTH" -q -o "$work/vx" --format pcap --workload write --duration 200us --seed 5 --encap vxlan; then
+		mk "$work/vx8472.pcap" vxlan-to-8472 "$work/vx/trace.pcap"
+		expect not-understood-vxlan-8472 "$work/vx8472.pcap" "UDP port 8472 \($n\)" "--vxlan-port 8472"
+		expect_eq not-understood-vxlan-8472-helps "$n" \
+			"$("$ANALYZE" -q --json --vxlan-port 8472 "$work/vx8472.pcap" | jq .totals.packets)"
+	else
+		fail not-understood-vxlan-8472 "agentxdp-synth --encap vxlan failed"
+	fi
 
 	# Some RoCE, but most frames a GRE nobody decodes: not an all-clear either.
 	mk "$work/gre.pcap" gre-mostly "$work/s/trace.pcap"
