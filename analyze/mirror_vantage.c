@@ -99,8 +99,8 @@ static int switch_time(struct mirror_vantage *v, const struct roce_pkt *p, uint6
 static void keep_clock_sample(struct mirror_vantages *m, struct mirror_vantage *v, uint64_t sw,
 			      uint64_t arrival)
 {
-	if (v->skip) {
-		v->skip--;
+	if (v->skip || v->no_samples) {
+		v->skip -= v->skip > 0;
 		return;
 	}
 	if (!v->sw) {
@@ -108,6 +108,11 @@ static void keep_clock_sample(struct mirror_vantages *m, struct mirror_vantage *
 		v->delta = malloc(CLOCK_MAX_SAMPLES * sizeof(*v->delta));
 		v->stride = 1;
 		if (!v->sw || !v->delta) {
+			free(v->sw);
+			free(v->delta);
+			v->sw = NULL;
+			v->delta = NULL;
+			v->no_samples = true; /* the session's clock goes unmeasured */
 			m->oom = true;
 			return;
 		}
@@ -223,6 +228,8 @@ void mirror_vantages_finish(struct mirror_vantages *m, const char *const *paths)
 
 		if (v->n_samples)
 			fit_clock(v);
+		else
+			v->clock.samples = 0; /* none kept: nothing to say about its clock */
 		/* A trace of one source keeps its name; a session among several says which it is. */
 		if (!v->used || v->kind == ROCE_ENCAP_NONE || (per_trace && per_trace[v->trace] < 2))
 			snprintf(v->name, sizeof(v->name), "%s", paths[v->trace]);

@@ -23,6 +23,7 @@ struct mirror_vantage {
 	/* ERSPAN III time: the counter unwrapped, and (switch ns, arrival - switch) samples. */
 	uint64_t raw_first, raw_last, raw_wraps, anchor_ns;
 	bool have_raw;
+	bool no_samples;		/* out of memory for them: the clock goes unmeasured */
 	int64_t *sw, *delta;		/* samples, every `stride`-th packet */
 	uint32_t n_samples, stride, skip;
 };

@@ -198,7 +198,8 @@ static void print_findings(FILE *out, const struct analysis_summary *sum, enum f
 		fputc('\n', out);
 	}
 	if (!shown && level == FINDING_ALERT)
-		fprintf(out, "\nFindings:\n  none: no link, path or host stands out\n");
+		fprintf(out, "\nFindings:\n  %s\n", sum->totals->packets ? "none: no link, path or host stands out"
+								: "no verdict: no RoCE packet to judge");
 }
 
 int export_text(FILE *out, const struct analysis_summary *sum, size_t top_n)

@@ -87,6 +87,12 @@ expect() {
 mk "$work/arp.pcap" arp
 expect not-understood-arp "$work/arp.pcap" "no RoCE or InfiniBand packet in 5 frames" \
 	"found instead: link type EN10MB; EtherType 0x0806 \(5\)" "capture where RoCE flows"
+# The summary on standard output is no all-clear either.
+if grep -q "no verdict: no RoCE packet to judge" "$work/out" && ! grep -q "stands out" "$work/out"; then
+	pass not-understood-summary-no-verdict
+else
+	fail not-understood-summary-no-verdict "$(tail -n 1 "$work/out")"
+fi
 # Its database is not an all-clear either: the report has no verdict, and it is not green.
 REPORT=$BIN/agentxdp-report
 if [ -x "$REPORT" ]; then
