@@ -250,6 +250,23 @@ static int finish_selection(struct analyze_opts *opts, struct select_args *sa, i
 	return 0;
 }
 
+/* --port (repeatable) and --vxlan-port: a UDP port, 1 to 65535. */
+static int port_opt(struct analyze_opts *o, bool vxlan, const char *arg)
+{
+	uint64_t v;
+
+	if (parse_u64(arg, 1, 65535, &v))
+		return usage_error("invalid %s '%s' (1 to 65535)", vxlan ? "--vxlan-port" : "--port", arg);
+	if (vxlan) {
+		o->vxlan_port = (uint16_t)v;
+		return 0;
+	}
+	if (o->n_extra_ports == MAX_EXTRA_PORTS)
+		return usage_error("too many --port options (at most %d)", MAX_EXTRA_PORTS);
+	o->extra_ports[o->n_extra_ports++] = (uint16_t)v;
+	return 0;
+}
+
 /* A file or folder option: an empty name is a usage error before any work. */
 #define PATH_OPT(dst, what)                                                   \
 	do {                                                                  \
@@ -333,16 +350,9 @@ int main(int argc, char **argv)
 			opts.window_ns = v;
 			break;
 		case OPT_PORT:
-			if (parse_u64(optarg, 1, 65535, &v))
-				return usage_error("invalid --port '%s' (1 to 65535)", optarg);
-			if (opts.n_extra_ports == MAX_EXTRA_PORTS)
-				return usage_error("too many --port options (at most %d)", MAX_EXTRA_PORTS);
-			opts.extra_ports[opts.n_extra_ports++] = (uint16_t)v;
-			break;
 		case OPT_VXLAN_PORT:
-			if (parse_u64(optarg, 1, 65535, &v))
-				return usage_error("invalid --vxlan-port '%s' (1 to 65535)", optarg);
-			opts.vxlan_port = (uint16_t)v;
+			if ((rc = port_opt(&opts, c == OPT_VXLAN_PORT, optarg)))
+				return rc;
 			break;
 		case OPT_SAMPLE_ROWS:
 			if (parse_u64(optarg, 0, UINT32_MAX, &v))
