@@ -70,6 +70,12 @@ static int64_t add_source(struct mirror_vantages *m, int trace, const struct roc
 	return v - m->v;
 }
 
+/* One tick of an ERSPAN III timestamp, ns (IEEE 1588: ns already). */
+static uint64_t tick_ns(uint8_t gra)
+{
+	return gra == ERSPAN_GRA_100US ? 100000 : gra == ERSPAN_GRA_100NS ? 100 : 1;
+}
+
 /* ERSPAN III: the switch's time of the packet in ns, from its granularity; -1 when unusable. */
 static int switch_time(struct mirror_vantage *v, const struct roce_pkt *p, uint64_t *ns)
 {
@@ -77,12 +83,9 @@ static int switch_time(struct mirror_vantage *v, const struct roce_pkt *p, uint6
 
 	if (p->erspan_gra == ERSPAN_GRA_IEEE1588)
 		return roce_erspan3_ns(p, p->arrival_ns, ns);
-	if (p->erspan_gra == ERSPAN_GRA_100US)
-		unit = 100000;
-	else if (p->erspan_gra == ERSPAN_GRA_100NS)
-		unit = 100;
-	else
+	if (p->erspan_gra != ERSPAN_GRA_100US && p->erspan_gra != ERSPAN_GRA_100NS)
 		return -1; /* user-defined: we cannot know its unit */
+	unit = tick_ns(p->erspan_gra);
 	/* A free-running 32-bit counter with no epoch: unwrapped, anchored at the first arrival. */
 	if (!v->have_raw) {
 		v->have_raw = true;
@@ -185,6 +188,11 @@ static void fit_clock(struct mirror_vantage *v)
 
 	if (!n || !a || !b)
 		goto cleanup;
+	/* Fewer than 1000 ticks (100 us ticks over 0.1 s): the rounding is all a fit would see. */
+	if ((uint64_t)(v->sw[n - 1] - v->sw[0]) < 1000 * tick_ns(c->gra)) {
+		c->samples = 0;
+		goto cleanup;
+	}
 	t0 = (double)v->sw[0];
 	for (uint32_t j = 0; j < k; j++) {
 		uint32_t lo = (uint32_t)((uint64_t)n * j / k), hi = (uint32_t)((uint64_t)n * (j + 1) / k);
