@@ -6,8 +6,11 @@
 #     a VXLAN) session of its own (--mirror-sessions): the one trace is analyzed as one vantage
 #     per session, each with the per-host file's packets and flows, and gives the same
 #     findings, totals and per-flow figures as the per-host files.
+#     Two incidents: eight hosts (eight sessions), and two hosts (two sessions).
 #  2. ERSPAN III copies stamped late by the collector (--collector-delay/-jitter/-drift): the
 #     capture health (JSON, text, database meta) gives the injected delay, drift and jitter.
+#  3. ERSPAN III counter clocks: 100 ns ticks time the packets (latencies match the plain
+#     trace's), 100 us ticks are too coarse (the collector's time stays).
 # The expectations come from the synthesizer's options and the per-host run, never stored.
 . "$(dirname "$0")/../lib.sh"
 SYNTH=$BIN/agentxdp-synth ANALYZE=$BIN/agentxdp-analyze
@@ -18,10 +21,6 @@ fi
 command -v jq >/dev/null || { skip mirror-sessions "jq not installed"; exit 0; }
 work=$(tmpdir)
 trap 'rm -rf "$work"' EXIT
-
-args=(--workload mixed --duration 3ms --seed 11 --vantage each-host
-	--fault link=leaf0-spine0,kind=loss,size=2%
-	--host-fault host=198.18.0.12,kind=slow-responder,size=50us,onset=1ms)
 
 # norm DIR: the flows with each capture named by its host (from truth.json), without the ids
 # (the order flows are met in differs between 8 merged files and one), sorted.
@@ -38,40 +37,53 @@ norm() {
 		"$1/out.json"
 }
 
-hosts=$work/hosts
-if ! "$SYNTH" -q -o "$hosts" "${args[@]}" ||
-	! "$ANALYZE" -q --json --window 1ms --topology "$hosts/links.csv" --paths "$hosts/paths.csv" \
-		"$hosts"/trace-*.pcapng >"$hosts/out.json" 2>"$hosts/err"; then
-	fail mirror-sessions-per-host "synth or analyze failed: $(head -n 1 "$hosts/err" 2>/dev/null)"
-	exit 0
-fi
-norm "$hosts" >"$hosts/norm.json"
-n_flows=$(jq '.flows | length' "$hosts/norm.json" 2>/dev/null)
-n_hosts=$(jq '.vantages | length' "$hosts/truth.json")
-n_alerts=$(jq '[.findings[] | select(.level == "alert")] | length' "$hosts/out.json")
-# The comparison means something only when the per-host run finds the incident.
-if [ "$n_hosts" -ge 2 ] && [ "$n_alerts" -gt 0 ] && [ "${n_flows:-0}" -gt 0 ]; then pass mirror-sessions-per-host-has-alerts; else
-	fail mirror-sessions-per-host-has-alerts "$n_hosts hosts, $n_alerts alerts, ${n_flows:-no} flows"
-fi
+# sessions NAME ARGS...: the incident as per-host files, then as one trace of ERSPAN II (and
+# VXLAN) sessions; the sessions must be the per-host files' vantages and analysis.
+sessions() {
+	local name=$1 hosts=$work/$1-hosts dir encap n_flows n_hosts n_alerts
+	shift
+	if ! "$SYNTH" -q -o "$hosts" "$@" --vantage each-host ||
+		! "$ANALYZE" -q --json --window 1ms --topology "$hosts/links.csv" --paths "$hosts/paths.csv" \
+			"$hosts"/trace-*.pcapng >"$hosts/out.json" 2>"$hosts/err"; then
+		fail "mirror-sessions-$name-per-host" "synth or analyze failed: $(head -n 1 "$hosts/err" 2>/dev/null)"
+		return
+	fi
+	norm "$hosts" >"$hosts/norm.json"
+	n_flows=$(jq '.flows | length' "$hosts/norm.json" 2>/dev/null)
+	n_hosts=$(jq '.vantages | length' "$hosts/truth.json")
+	n_alerts=$(jq '[.findings[] | select(.level == "alert")] | length' "$hosts/out.json")
+	# The comparison means something only when the per-host run finds the incident.
+	if [ "$n_hosts" -ge 2 ] && [ "$n_alerts" -gt 0 ] && [ "${n_flows:-0}" -gt 0 ]; then
+		pass "mirror-sessions-$name-per-host-has-alerts"
+	else
+		fail "mirror-sessions-$name-per-host-has-alerts" "$n_hosts hosts, $n_alerts alerts, ${n_flows:-no} flows"
+	fi
+	for encap in erspan2 vxlan; do
+		dir=$work/$name-$encap
+		if ! "$SYNTH" -q -o "$dir" "$@" --vantage each-host --encap "$encap" --mirror-sessions ||
+			! "$ANALYZE" -q --json --window 1ms --topology "$dir/links.csv" --paths "$dir/paths.csv" \
+				"$dir/trace.pcapng" >"$dir/out.json" 2>"$dir/err"; then
+			fail "mirror-sessions-$name-$encap" "synth or analyze failed: $(head -n 1 "$dir/err" 2>/dev/null)"
+			continue
+		fi
+		expect_eq "mirror-sessions-$name-$encap-one-trace" 1 "$(find "$dir" -name '*.pcapng' | wc -l)"
+		expect_eq "mirror-sessions-$name-$encap-vantages" "$n_hosts" "$(jq '.captures | length' "$dir/out.json")"
+		expect_eq "mirror-sessions-$name-$encap-flows-split" "$n_hosts" \
+			"$(jq '[.flows[].capture] | unique | length' "$dir/out.json")"
+		norm "$dir" >"$dir/norm.json"
+		if cmp -s "$hosts/norm.json" "$dir/norm.json"; then pass "mirror-sessions-$name-$encap-same-as-per-host"; else
+			fail "mirror-sessions-$name-$encap-same-as-per-host" \
+				"$(diff "$hosts/norm.json" "$dir/norm.json" | head -n 4 | tr '\n' ' ')"
+		fi
+	done
+}
 
-for encap in erspan2 vxlan; do
-	dir=$work/$encap
-	if ! "$SYNTH" -q -o "$dir" "${args[@]}" --encap "$encap" --mirror-sessions ||
-		! "$ANALYZE" -q --json --window 1ms --topology "$dir/links.csv" --paths "$dir/paths.csv" \
-			"$dir/trace.pcapng" >"$dir/out.json" 2>"$dir/err"; then
-		fail "mirror-sessions-$encap" "synth or analyze failed: $(head -n 1 "$dir/err" 2>/dev/null)"
-		continue
-	fi
-	expect_eq "mirror-sessions-$encap-one-trace" 1 "$(find "$dir" -name '*.pcapng' | wc -l)"
-	expect_eq "mirror-sessions-$encap-vantages" "$n_hosts" "$(jq '.captures | length' "$dir/out.json")"
-	expect_eq "mirror-sessions-$encap-flows-split" "$n_hosts" \
-		"$(jq '[.flows[].capture] | unique | length' "$dir/out.json")"
-	norm "$dir" >"$dir/norm.json"
-	if cmp -s "$hosts/norm.json" "$dir/norm.json"; then pass "mirror-sessions-$encap-same-as-per-host"; else
-		fail "mirror-sessions-$encap-same-as-per-host" \
-			"$(diff "$hosts/norm.json" "$dir/norm.json" | head -n 4 | tr '\n' ' ')"
-	fi
-done
+# Eight hosts on two leaves: a lossy spine link and a slow responder. Two hosts on one leaf (two
+# sessions): a lossy host link.
+sessions 8hosts --workload mixed --duration 3ms --seed 11 --fault link=leaf0-spine0,kind=loss,size=2% \
+	--host-fault host=198.18.0.12,kind=slow-responder,size=50us,onset=1ms
+sessions 2hosts --hosts 2 --leaves 1 --spines 1 --peers 1 --workload write --duration 3ms --seed 21 \
+	--fault link=198.18.0.11-leaf0,kind=loss,size=2%
 
 # ERSPAN III: the collector stamps each copy 30 us late, with 0.5 us normal jitter, by a clock
 # 100 ppm fast. Tolerances: the fit over ~10^5 packets in 5 ms (slope error ~ 0.5us /
