@@ -58,7 +58,7 @@ static const char *hint(uint32_t kind, char *buf, size_t len)
 {
 	uint32_t v = kind & 0xffff;
 
-	if (kind & FRAME_KIND_IN_TUNNEL)
+	if (FRAME_KIND_TUNNEL(kind))
 		return "the mirror session delivers no RoCE: mirror the ports (or ACL) RoCE flows through";
 	switch (kind >> 24) {
 	case FRAME_KIND_LINKTYPE:

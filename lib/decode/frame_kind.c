@@ -11,9 +11,9 @@
 #define IPPROTO_GRE_NUMBER 47
 #define VXLAN_UDP_PORT 4789
 
-static uint32_t kind(uint32_t type, uint32_t value, bool in_tunnel)
+static uint32_t kind(uint32_t type, uint32_t value, uint8_t tunnel)
 {
-	return type << 24 | (in_tunnel ? FRAME_KIND_IN_TUNNEL : 0) | (value & 0xffff);
+	return type << 24 | (uint32_t)tunnel << 16 | (value & 0xffff);
 }
 
 /* Ethernet with up to four VLAN tags: the EtherType after them. */
@@ -63,7 +63,7 @@ static uint16_t link_proto(int linktype, struct byte_reader *br)
 uint32_t roce_frame_kind(int linktype, const uint8_t *frame, size_t caplen)
 {
 	struct byte_reader br;
-	bool in_tunnel = false;
+	uint8_t in_tunnel = ROCE_ENCAP_NONE;
 	uint16_t et;
 
 	br_init(&br, frame, frame ? caplen : 0);
@@ -111,7 +111,7 @@ uint32_t roce_frame_kind(int linktype, const uint8_t *frame, size_t caplen)
 		} else {
 			return kind(FRAME_KIND_IP_PROTO, proto, in_tunnel);
 		}
-		in_tunnel = true;
+		in_tunnel = t.kind;
 		et = ether_type(&br);
 	}
 	return kind(FRAME_KIND_SHORT, 0, in_tunnel); /* tunnels nested deeper than we open */
@@ -120,8 +120,10 @@ uint32_t roce_frame_kind(int linktype, const uint8_t *frame, size_t caplen)
 void roce_frame_kind_str(uint32_t k, char *buf, size_t len)
 {
 	uint32_t v = k & 0xffff;
-	const char *in = k & FRAME_KIND_IN_TUNNEL ? " in a mirror tunnel" : "";
+	char in[32] = "";
 
+	if (FRAME_KIND_TUNNEL(k))
+		snprintf(in, sizeof(in), " in %s", roce_encap_name((uint8_t)FRAME_KIND_TUNNEL(k)));
 	switch (k >> 24) {
 	case FRAME_KIND_LINKTYPE:
 		snprintf(buf, len, "link type %u", v);
@@ -129,12 +131,15 @@ void roce_frame_kind_str(uint32_t k, char *buf, size_t len)
 	case FRAME_KIND_ETHERTYPE:
 		snprintf(buf, len, "EtherType 0x%04x%s", v, in);
 		break;
-	case FRAME_KIND_IP_PROTO:
-		snprintf(buf, len, "%s%s", v == 6 ? "TCP" : v == 1 ? "ICMP" : v == 58 ? "ICMPv6" : "IP protocol",
-			 in);
-		if (v != 6 && v != 1 && v != 58)
+	case FRAME_KIND_IP_PROTO: {
+		const char *name = v == 6 ? "TCP" : v == 1 ? "ICMP" : v == 58 ? "ICMPv6" : NULL;
+
+		if (name)
+			snprintf(buf, len, "%s%s", name, in);
+		else
 			snprintf(buf, len, "IP protocol %u%s", v, in);
 		break;
+	}
 	case FRAME_KIND_UDP_PORT:
 		snprintf(buf, len, "UDP port %u%s", v, in);
 		break;

@@ -55,8 +55,9 @@ const char *roce_encap_name(uint8_t encap);
 int roce_erspan3_ns(const struct roce_pkt *p, uint64_t near_ns, uint64_t *ns);
 /*
  * What a frame the decoder did not take as RoCE carries (agentxdp-analyze says what a trace
- * held instead of RoCE): FRAME_KIND_* << 24 | FRAME_KIND_IN_TUNNEL when it was found inside
- * a mirror tunnel | the value (link type, EtherType, IP protocol, UDP port, GRE protocol).
+ * held instead of RoCE): FRAME_KIND_* << 24 | the mirror tunnel it was found in (enum
+ * roce_encap, FRAME_KIND_TUNNEL()) << 16 | the value (link type, EtherType, IP protocol, UDP
+ * port, GRE protocol).
  */
 enum frame_kind_type {
 	FRAME_KIND_SHORT = 0,		/* ended before anything could be named */
@@ -66,9 +67,9 @@ enum frame_kind_type {
 	FRAME_KIND_UDP_PORT = 4,	/* UDP to a port that is not RoCE v2 (nor VXLAN) */
 	FRAME_KIND_GRE_PROTO = 5,	/* GRE carrying what no mirror session sends */
 };
-#define FRAME_KIND_IN_TUNNEL (1u << 16)
+#define FRAME_KIND_TUNNEL(kind) (((kind) >> 16) & 0xff)
 uint32_t roce_frame_kind(int linktype, const uint8_t *frame, size_t caplen);
-/* "UDP port 8472", "link type 197", "TCP in a mirror tunnel", ... */
+/* "UDP port 8472", "link type 197", "TCP in erspan2", ... */
 void roce_frame_kind_str(uint32_t kind, char *buf, size_t len);
 /* True when the opcode is defined by the IBA (or is CNP). */
 int roce_opcode_known(uint8_t opcode);

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				/* What analyze says a refused frame was (frame_kind.c). */
 				uint32_t k = roce_frame_kind(link_types[i], data, size);
 
-				if (k >> 24 > FRAME_KIND_GRE_PROTO)
+				if (k >> 24 > FRAME_KIND_GRE_PROTO || FRAME_KIND_TUNNEL(k) > ROCE_ENCAP_MAX)
 					abort();
 				roce_frame_kind_str(k, addr, sizeof(addr));
 				continue;

@@ -113,7 +113,7 @@ expect not-understood-tcp "$work/tcp.pcap" "TCP \(40\), EtherType 0x0806 \(2\)"
 mk "$work/vxlan.pcap" vxlan8472
 expect not-understood-vxlan-port "$work/vxlan.pcap" "UDP port 8472 \(30\)" "--vxlan-port 8472"
 mk "$work/erspan.pcap" erspan-tcp
-expect not-understood-erspan-no-roce "$work/erspan.pcap" "TCP in a mirror tunnel \(12\)" \
+expect not-understood-erspan-no-roce "$work/erspan.pcap" "TCP in erspan2 \(12\)" \
 	"mirror session delivers no RoCE"
 
 # RoCE v2 on another UDP port: the line names the port and --port; with it, an analysis.

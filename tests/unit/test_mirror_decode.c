@@ -147,9 +147,9 @@ static void test_frame_kinds(void **state)
 	ip4(&f, "0028", "06");
 	put(&f, "0000000000000000000000000000000000000000");
 	assert_int_equal(kind_of(&f, DLT_EN10MB),
-			 (uint32_t)FRAME_KIND_IP_PROTO << 24 | FRAME_KIND_IN_TUNNEL | 6);
+			 (uint32_t)FRAME_KIND_IP_PROTO << 24 | ROCE_ENCAP_ERSPAN2 << 16 | 6);
 	roce_frame_kind_str(kind_of(&f, DLT_EN10MB), s, sizeof(s));
-	assert_string_equal(s, "TCP in a mirror tunnel");
+	assert_string_equal(s, "TCP in erspan2");
 
 	/* Raw IPv6 (DLT_RAW) with UDP to 53 */
 	memset(&f, 0, sizeof(f));
