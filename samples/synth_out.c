@@ -244,7 +244,6 @@ static size_t build_ib_frame(uint8_t *buf, size_t cap, const struct sim *s, cons
 	put_be16(buf + 6, (uint16_t)addr_lid(s->hosts[q->host[fl->side]].ip));
 	memset(buf + IB_LRH_LEN + n, 0, IB_VCRC_LEN);
 	return IB_LRH_LEN + n + IB_VCRC_LEN;
-
 }
 
 /*
