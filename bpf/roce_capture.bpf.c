@@ -1,4 +1,7 @@
 /* roce_capture.bpf.c: XDP program copying RoCE v1/v2 headers into per-CPU rings; always XDP_PASS. */
+/* Wire formats and the UAPI xdp_md need no CO-RE: without relocations libbpf never
+ * reads the kernel BTF (/sys/kernel/btf/vmlinux), half of the start-up CPU. */
+#define BPF_NO_PRESERVE_ACCESS_INDEX
 #include "vmlinux.h"
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
