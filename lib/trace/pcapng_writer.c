@@ -56,6 +56,7 @@ struct block_out {
 	/* Offset of a record's length field and the fixed size it adds, to walk blocks. */
 	bool pcap_records;	/* classic pcap: 16-byte header, incl_len at offset 8 */
 	uint64_t *if_packets;	/* pcapng: packet blocks in the file, per interface */
+	uint64_t *if_pending;	/* pcapng: packet blocks in buf, per interface */
 	size_t n_if;
 };
 
@@ -81,10 +82,16 @@ static size_t block_len_at(const struct block_out *o, const uint8_t *p, size_t a
 	return v ? v : 1;
 }
 
-/* Count the packet blocks among the whole blocks in buf[0, len), per interface. */
+/*
+ * Count the packet blocks among the whole blocks in buf[0, len), per interface. Only a
+ * short write needs the walk: a whole buffer's packets are the pending counts.
+ */
 static void out_count_packets(struct block_out *o, size_t len)
 {
 	size_t off = 0;
+
+	if (o->if_pending)
+		memset(o->if_pending, 0, o->n_if * sizeof(*o->if_pending));
 
 	while (o->if_packets && off + 12 <= len) {
 		if (get_u32(o->buf + off) == PCAPNG_BT_EPB) {
@@ -136,7 +143,10 @@ static int out_drain(struct block_out *o)
 		}
 		done += (size_t)n;
 	}
-	out_count_packets(o, o->used);
+	for (size_t i = 0; o->if_pending && i < o->n_if; i++) {
+		o->if_packets[i] += o->if_pending[i];
+		o->if_pending[i] = 0;
+	}
 	o->bytes += o->used;
 	o->used = 0;
 	return 0;
@@ -254,13 +264,6 @@ static void block_opt(struct block *b, uint16_t code, const void *val, size_t le
 		memcpy(block_add(b, len), val, len);
 }
 
-static void block_opt_u32(struct block *b, uint16_t code, uint32_t v)
-{
-	uint8_t val[4];
-	put_u32(val, v);
-	block_opt(b, code, val, 4);
-}
-
 static void block_opt_u64(struct block *b, uint16_t code, uint64_t v)
 {
 	uint8_t val[8];
@@ -324,6 +327,8 @@ struct pcapng_writer {
 	size_t snaplens_cap;	/* entries allocated in snaplens */
 	uint64_t *if_packets;	/* per interface: packets the file holds whole */
 	size_t if_packets_cap;
+	uint64_t *if_pending;	/* per interface: packets in the buffer */
+	size_t if_pending_cap;
 	bool any_packet;
 };
 
@@ -416,12 +421,17 @@ int pcapng_writer_add_interface(struct pcapng_writer *w, const struct pcapng_if_
 	if (!err)
 		err = util_ensure_mem((void **)&w->if_packets, &w->if_packets_cap, sizeof(*w->if_packets),
 				      (size_t)w->n_interfaces + 1);
+	if (!err)
+		err = util_ensure_mem((void **)&w->if_pending, &w->if_pending_cap, sizeof(*w->if_pending),
+				      (size_t)w->n_interfaces + 1);
 	if (err) {
 		errno = -err;
 		return -1;
 	}
 	w->out.if_packets = w->if_packets;
+	w->out.if_pending = w->if_pending;
 	w->if_packets[w->n_interfaces] = 0;
+	w->if_pending[w->n_interfaces] = 0;
 	size_t max_len = 20 + opt_room(opt_str_len(ifi->name)) +
 			 opt_room(opt_str_len(ifi->description)) + opt_room(1) + 4 + 4;
 	if (block_begin(&w->out, &b, max_len, PCAPNG_BT_IDB) < 0)
@@ -439,10 +449,23 @@ int pcapng_writer_add_interface(struct pcapng_writer *w, const struct pcapng_if_
 	return (int)w->n_interfaces++;
 }
 
+/* An option with a 4-byte value at p: 8 bytes. */
+static inline uint8_t *put_opt_u32(uint8_t *p, uint16_t code, uint32_t v)
+{
+	put_u16(p, code);
+	put_u16(p + 2, 4);
+	put_u32(p + 4, v);
+	return p + 8;
+}
+
+/*
+ * The per-packet path: one Enhanced Packet Block stored straight into the buffer with its
+ * length known up front (no block walk, no zeroing beyond the data's padding); the bytes
+ * are those of the generic block helpers. A write(2) happens only when the buffer fills
+ * or the caller flushes.
+ */
 int pcapng_writer_write_packet(struct pcapng_writer *w, const struct pcapng_packet *pkt)
 {
-	struct block b;
-
 	if (!w || !pkt || pkt->if_id >= w->n_interfaces || (pkt->caplen && !pkt->data)) {
 		errno = EINVAL;
 		return -1;
@@ -452,25 +475,44 @@ int pcapng_writer_write_packet(struct pcapng_writer *w, const struct pcapng_pack
 	if (snaplen && caplen > snaplen)
 		caplen = snaplen;
 	uint32_t origlen = pkt->origlen < caplen ? caplen : pkt->origlen;
-	size_t max_len = 28 + pad4(caplen) + 3 * opt_room(8) + 4 + 4;
-	if (block_begin(&w->out, &b, max_len, PCAPNG_BT_EPB) < 0)
+	size_t data_room = pad4(caplen);
+	size_t opt_len = (pkt->has_flags ? 8 : 0) + (pkt->has_dropcount ? 12 : 0) + (pkt->has_queue ? 8 : 0);
+	if (opt_len)
+		opt_len += 4; /* opt_endofopt */
+	size_t len = 28 + data_room + opt_len + 4;
+	if (out_reserve(&w->out, len) < 0)
 		return -1;
-	uint8_t *p = block_add(&b, 20);
-	put_u32(p, pkt->if_id);
-	put_u32(p + 4, (uint32_t)(pkt->ts_ns >> 32));
-	put_u32(p + 8, (uint32_t)pkt->ts_ns);
-	put_u32(p + 12, caplen);
-	put_u32(p + 16, origlen);
+	uint8_t *p = w->out.buf + w->out.used;
+	put_u32(p, PCAPNG_BT_EPB);
+	put_u32(p + 4, (uint32_t)len);
+	put_u32(p + 8, pkt->if_id);
+	put_u32(p + 12, (uint32_t)(pkt->ts_ns >> 32));
+	put_u32(p + 16, (uint32_t)pkt->ts_ns);
+	put_u32(p + 20, caplen);
+	put_u32(p + 24, origlen);
+	p += 28;
 	if (caplen)
-		memcpy(block_add(&b, caplen), pkt->data, caplen);
-	bool opts = pkt->has_flags || pkt->has_queue || pkt->has_dropcount;
+		memcpy(p, pkt->data, caplen);
+	memset(p + caplen, 0, data_room - caplen);
+	p += data_room;
 	if (pkt->has_flags)
-		block_opt_u32(&b, OPT_EPB_FLAGS, pkt->flags);
-	if (pkt->has_dropcount)
-		block_opt_u64(&b, OPT_EPB_DROPCOUNT, pkt->dropcount);
+		p = put_opt_u32(p, OPT_EPB_FLAGS, pkt->flags);
+	if (pkt->has_dropcount) {
+		put_u16(p, OPT_EPB_DROPCOUNT);
+		put_u16(p + 2, 8);
+		put_u32(p + 4, (uint32_t)pkt->dropcount);
+		put_u32(p + 8, (uint32_t)(pkt->dropcount >> 32));
+		p += 12;
+	}
 	if (pkt->has_queue)
-		block_opt_u32(&b, OPT_EPB_QUEUE, pkt->queue);
-	block_end(&w->out, &b, opts);
+		p = put_opt_u32(p, OPT_EPB_QUEUE, pkt->queue);
+	if (opt_len) {
+		put_u32(p, OPT_ENDOFOPT); /* code 0, length 0 */
+		p += 4;
+	}
+	put_u32(p, (uint32_t)len);
+	w->out.used += len;
+	w->if_pending[pkt->if_id]++;
 	w->any_packet = true;
 	return 0;
 }
@@ -619,6 +661,7 @@ int pcapng_writer_close(struct pcapng_writer *w)
 	rc = out_close(&w->out);
 	free(w->snaplens);
 	free(w->if_packets);
+	free(w->if_pending);
 	free(w);
 	return rc;
 }
