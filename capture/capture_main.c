@@ -696,8 +696,11 @@ static int capture_loop(struct capture_run *run)
 			write_stats(run, now);
 			last_stats_ns = now;
 		}
-		/* A quiet link still reaches the file: kill -9 loses at most the last second. */
-		if (run->writer && now - last_flush_ns >= FLUSH_EVERY_NS) {
+		/*
+		 * One write(2) per drained batch (and when the buffer fills); a quiet link still
+		 * reaches the file: kill -9 loses at most the last second.
+		 */
+		if (run->writer && (n > 0 || now - last_flush_ns >= FLUSH_EVERY_NS)) {
 			if (pcapng_writer_flush(run->writer)) {
 				run->write_errno = errno;
 				run->done = true;
