@@ -3,42 +3,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/track/latency_hist.h"
 #include "lib/track/latency_set.h"
 #include "lib/util/sort_u32.h"
 #include "lib/util/util.h"
 
-/*
- * Histogram buckets: values below 64 ns exact; above, 64 sub-buckets per power of two, so a
- * bucket is at most 1/64 of its value wide and its midpoint is within 0.8% of any member.
- */
-#define HIST_SUB_BITS 6
-#define HIST_SUB (1u << HIST_SUB_BITS)
-#define HIST_BUCKETS (HIST_SUB + (32 - HIST_SUB_BITS) * HIST_SUB)
+/* Past the exact cap: latency_hist's buckets for 32-bit values (6.8 KB, under 0.8% error). */
+#define HIST_BUCKETS LAT_HIST_BUCKETS(32)
 
 static uint32_t hist_bucket(uint32_t v)
 {
-	uint32_t e;
-
-	if (v < HIST_SUB)
-		return v;
-	e = 31 - (uint32_t)__builtin_clz(v); /* >= HIST_SUB_BITS */
-	return HIST_SUB + (e - HIST_SUB_BITS) * HIST_SUB + ((v >> (e - HIST_SUB_BITS)) & (HIST_SUB - 1));
+	return latency_hist_bucket(v);
 }
 
 /* Representative value of a bucket: its midpoint. */
 static uint32_t hist_value(uint32_t b)
 {
-	uint32_t e, sub;
-	uint64_t lo, width;
+	uint64_t mid = latency_hist_mid(b);
 
-	if (b < HIST_SUB)
-		return b;
-	e = (b - HIST_SUB) / HIST_SUB + HIST_SUB_BITS;
-	sub = (b - HIST_SUB) % HIST_SUB;
-	width = 1ull << (e - HIST_SUB_BITS);
-	lo = (1ull << e) + sub * width;
-	lo += width / 2;
-	return lo > UINT32_MAX ? UINT32_MAX : (uint32_t)lo;
+	return mid > UINT32_MAX ? UINT32_MAX : (uint32_t)mid;
 }
 
 /* Past the exact cap (or out of memory for more exact samples): move to the histogram. */

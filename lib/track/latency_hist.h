@@ -1,0 +1,75 @@
+/*
+ * latency_hist.h: log-bucket latency histograms (no I/O).
+ *
+ * Buckets: a value below 64 ns is its own bucket; above, every power of two is cut into 64
+ * equal sub-buckets, so a bucket is at most 1/64 of its lower bound wide and its midpoint is
+ * within 0.8% of any value in it. Bucket b covers [latency_hist_lo(b), latency_hist_hi(b)).
+ * latency_set uses the same buckets past its exact cap.
+ *
+ * struct lat_flow_hist counts one flow's samples of every kind: per (kind, bucket) a count
+ * for the current time window and one for the whole trace (sparse: 16 bytes a bucket in use),
+ * and per kind the window's exact count, sum, min and max. Closing the window reports each
+ * kind's summary (p50/p99 from the buckets, clamped to the exact min and max).
+ */
+#ifndef AGENTXDP_LATENCY_HIST_H
+#define AGENTXDP_LATENCY_HIST_H
+
+#include <stdint.h>
+
+#define LAT_HIST_SUB_BITS 6
+#define LAT_HIST_SUB (1u << LAT_HIST_SUB_BITS)
+/* Buckets for values below 2^bits. */
+#define LAT_HIST_BUCKETS(bits) (LAT_HIST_SUB + ((bits) - LAT_HIST_SUB_BITS) * LAT_HIST_SUB)
+#define LAT_HIST_MAX_BUCKETS LAT_HIST_BUCKETS(64)
+#define LAT_HIST_KINDS 8	/* kinds a lat_flow_hist tells apart (0..7) */
+
+static inline uint32_t latency_hist_bucket(uint64_t v)
+{
+	uint32_t e;
+
+	if (v < LAT_HIST_SUB)
+		return (uint32_t)v;
+	e = 63 - (uint32_t)__builtin_clzll(v); /* >= LAT_HIST_SUB_BITS */
+	return LAT_HIST_SUB + (e - LAT_HIST_SUB_BITS) * LAT_HIST_SUB +
+	       (uint32_t)((v >> (e - LAT_HIST_SUB_BITS)) & (LAT_HIST_SUB - 1));
+}
+
+uint64_t latency_hist_lo(uint32_t b);
+/* Exclusive upper bound; UINT64_MAX for the last bucket. */
+uint64_t latency_hist_hi(uint32_t b);
+/* The value a bucket stands for: its midpoint. */
+uint64_t latency_hist_mid(uint32_t b);
+
+struct lat_hist_entry;
+struct lat_kind_window {
+	uint64_t samples, sum_ns, min_ns, max_ns;
+};
+
+/* All zero is empty. */
+struct lat_flow_hist {
+	struct lat_hist_entry *e;	/* open addressing by (kind, bucket) */
+	uint32_t n, cap;
+	struct lat_kind_window *kw;	/* [LAT_HIST_KINDS]: the current window, once sampled */
+	uint8_t in_window;		/* kinds with samples in the current window (bits) */
+};
+
+/* One kind's samples in a closed window. */
+struct lat_window_summary {
+	uint32_t kind;
+	uint64_t samples, sum_ns, min_ns, p50_ns, p99_ns, max_ns;
+};
+
+/* Count one sample (kind < LAT_HIST_KINDS). 0, or -ENOMEM (not counted). */
+int lat_flow_hist_add(struct lat_flow_hist *h, uint32_t kind, uint64_t ns);
+/*
+ * Close the current window: fn once per kind with samples in it, in kind order. The whole
+ * trace counts are kept. 0, or -ENOMEM (no summary; the window is still closed).
+ */
+int lat_flow_hist_close_window(struct lat_flow_hist *h,
+			       void (*fn)(void *ctx, const struct lat_window_summary *w), void *ctx);
+/* fn for every bucket in use over the whole trace, by kind then bucket. 0, or -ENOMEM. */
+int lat_flow_hist_buckets(const struct lat_flow_hist *h,
+			  void (*fn)(void *ctx, uint32_t kind, uint32_t bucket, uint64_t count), void *ctx);
+void lat_flow_hist_free(struct lat_flow_hist *h);
+
+#endif
