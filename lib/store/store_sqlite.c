@@ -15,6 +15,7 @@
 
 #include "lib/util/log.h"
 #include "lib/util/text_buf.h"
+#include "lib/store/store_latency.h"
 #include "lib/store/store_sqlite.h"
 #include "lib/util/util.h"
 #include "lib/store/store_links.h"
@@ -58,6 +59,11 @@ static const char schema_tail_sql[] =
 	" a_tier INTEGER, b_tier INTEGER);\n"
 	"CREATE TABLE flow_link (qp_id INTEGER NOT NULL, link TEXT NOT NULL, share REAL NOT NULL,"
 	" a_to_b INTEGER);\n"
+	"CREATE TABLE latency_window (qp_id INTEGER NOT NULL, kind INTEGER NOT NULL,"
+	" start_ns INTEGER NOT NULL, samples INTEGER, sum_ns INTEGER, min_ns INTEGER, p50_ns INTEGER,"
+	" p99_ns INTEGER, max_ns INTEGER);\n"
+	"CREATE TABLE latency_hist (qp_id INTEGER NOT NULL, kind INTEGER NOT NULL, lo_ns INTEGER NOT NULL,"
+	" hi_ns INTEGER NOT NULL, count INTEGER NOT NULL);\n"
 	"CREATE VIEW latency_sample_v AS SELECT s.qp_id, k.name AS kind, s.ts_ns, s.psn,"
 	" s.latency_ns, s.latency_ns / 1000.0 AS latency_us FROM latency_sample s"
 	" JOIN sample_kind k ON k.id = s.kind;\n";
@@ -66,20 +72,15 @@ static const char schema_tail_sql[] =
 static const char index_sql[] =
 	"CREATE INDEX qp_key ON qp (src_ip, dst_ip, dst_qpn);\n"
 	"CREATE INDEX latency_sample_qp ON latency_sample (qp_id, kind, latency_ns);\n"
+	"CREATE INDEX latency_window_qp ON latency_window (qp_id, kind, start_ns);\n"
+	"CREATE INDEX latency_hist_qp ON latency_hist (qp_id, kind, lo_ns);\n"
 	"CREATE INDEX retransmission_qp ON retransmission (qp_id, ts_ns);\n"
 	"CREATE INDEX nak_qp ON nak (qp_id, ts_ns);\n"
 	"CREATE INDEX cnp_qp ON cnp (qp_id, ts_ns);\n"
 	"CREATE INDEX qp_window_qp ON qp_window (qp_id, start_ns);\n"
 	"CREATE INDEX flow_link_link ON flow_link (link, qp_id);\n";
 
-/* latency_sample rows go in SAMPLE_BATCH at a time: one statement step per batch, not per row. */
-#define SAMPLE_BATCH 64
-#define SAMPLE_COLS 5
-#define SAMPLE_INSERT "INSERT INTO latency_sample (qp_id, kind, ts_ns, psn, latency_ns) VALUES "
-
 enum stmt_id {
-	ST_SAMPLE,
-	ST_SAMPLE_BATCH,
 	ST_RETX,
 	ST_NAK,
 	ST_CNP,
@@ -88,8 +89,6 @@ enum stmt_id {
 };
 
 static const char *const stmt_sql[ST_N] = {
-	[ST_SAMPLE] = SAMPLE_INSERT "(?,?,?,?,?)",
-	[ST_SAMPLE_BATCH] = NULL, /* built in store_open: SAMPLE_BATCH rows */
 	[ST_RETX] = "INSERT INTO retransmission (qp_id, ts_ns, psn, opcode, cause, tx_count, first_tx_ns,"
 		     " prev_tx_ns, trigger_ns) VALUES (?,?,?,?,?,?,?,?,?)",
 	[ST_NAK] = "INSERT INTO nak (qp_id, responder_qp_id, ts_ns, psn, msn, syndrome, kind, rnr_timer_ns)"
@@ -100,12 +99,6 @@ static const char *const stmt_sql[ST_N] = {
 		      " ack_latency_p99_us, ack_latency_max_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 };
 
-/* Per-flow thinning state for latency_sample rows. */
-struct thin {
-	uint64_t window_start_ns;
-	uint32_t kept[QP_SAMPLE_KINDS];
-};
-
 struct store {
 	sqlite3 *db;
 	char *path;		/* final name */
@@ -113,14 +106,9 @@ struct store {
 	sqlite3_stmt *st[ST_N];
 	struct qp_event_sink sink;
 	struct store_opts opts;
-	uint64_t window_ns;
-	struct thin *thin;	/* by flow id */
-	size_t n_thin;
+	struct store_lat *lat;	/* latency_sample, latency_window, latency_hist */
 	int failed;		/* first SQLite error code */
 	char errmsg[256];
-	uint64_t sample_rows;
-	struct qp_latency_sample batch[SAMPLE_BATCH]; /* rows not inserted yet, in order */
-	int n_batch;
 };
 
 static void note_error(struct store *s, int rc, const char *what)
@@ -370,70 +358,12 @@ static int store_create_qp(struct store *s)
 
 /* ---- the sink ---- */
 
-static int thin_keep(struct store *s, const struct qp_latency_sample *x)
-{
-	struct thin *th;
-
-	if (!s->opts.max_samples_per_window || !x->flow_id)
-		return 1;
-	if (x->flow_id > s->n_thin) {
-		size_t n = s->n_thin;
-
-		if (util_ensure_mem((void **)&s->thin, &n, sizeof(*s->thin), x->flow_id))
-			return 1; /* no memory to thin: keep the row */
-		memset(s->thin + s->n_thin, 0, (n - s->n_thin) * sizeof(*s->thin));
-		s->n_thin = n;
-	}
-	th = &s->thin[x->flow_id - 1];
-	if (x->ts_ns >= th->window_start_ns + s->window_ns || x->ts_ns < th->window_start_ns) {
-		if (x->ts_ns >= th->window_start_ns + s->window_ns) {
-			th->window_start_ns = x->ts_ns - x->ts_ns % s->window_ns;
-			memset(th->kept, 0, sizeof(th->kept));
-		}
-	}
-	if (th->kept[x->kind] >= s->opts.max_samples_per_window)
-		return 0;
-	th->kept[x->kind]++;
-	return 1;
-}
-
-static void bind_sample(sqlite3_stmt *st, int col, const struct qp_latency_sample *x)
-{
-	bind_u64(st, col + 1, x->flow_id);
-	sqlite3_bind_int(st, col + 2, x->kind);
-	bind_u64(st, col + 3, x->ts_ns);
-	sqlite3_bind_int64(st, col + 4, x->psn);
-	bind_u64(st, col + 5, x->latency_ns);
-}
-
-/* Insert the rows waiting in the batch, in order. */
-static void flush_samples(struct store *s)
-{
-	if (!s->failed && s->n_batch == SAMPLE_BATCH) {
-		sqlite3_stmt *st = s->st[ST_SAMPLE_BATCH];
-
-		for (int i = 0; i < SAMPLE_BATCH; i++)
-			bind_sample(st, i * SAMPLE_COLS, &s->batch[i]);
-		step(s, st, "latency samples");
-	} else {
-		for (int i = 0; i < s->n_batch && !s->failed; i++) {
-			bind_sample(s->st[ST_SAMPLE], 0, &s->batch[i]);
-			step(s, s->st[ST_SAMPLE], "latency samples");
-		}
-	}
-	s->n_batch = 0;
-}
-
 static void sink_latency(void *ctx, const struct qp_latency_sample *x)
 {
 	struct store *s = ctx;
 
-	if (s->failed || !thin_keep(s, x))
-		return;
-	s->batch[s->n_batch++] = *x;
-	if (s->n_batch == SAMPLE_BATCH)
-		flush_samples(s);
-	s->sample_rows++;
+	if (!s->failed)
+		store_lat_sample(s->lat, x);
 }
 
 static void sink_retx(void *ctx, const struct qp_retx_event *e)
@@ -527,6 +457,7 @@ void store_abort(struct store *s)
 		return;
 	for (int i = 0; i < ST_N; i++)
 		sqlite3_finalize(s->st[i]);
+	store_lat_free(s->lat);
 	if (s->db)
 		sqlite3_close(s->db);
 	if (s->tmp_path) {
@@ -534,7 +465,6 @@ void store_abort(struct store *s)
 		free(s->tmp_path);
 	}
 	free(s->path);
-	free(s->thin);
 	free(s);
 }
 
@@ -552,6 +482,8 @@ static const struct {
 	{ "table", "qp" },	      { "table", "sample_kind" },     { "table", "latency_sample" },
 	{ "table", "retransmission" }, { "table", "nak" },	      { "table", "cnp" },
 	{ "table", "qp_window" },     { "table", "malformed" },       { "table", "finding" },
+	{ "table", "latency_window" }, { "table", "latency_hist" },
+	{ "index", "latency_window_qp" }, { "index", "latency_hist_qp" },
 	{ "view", "latency_sample_v" }, { "index", "qp_key" },	      { "index", "latency_sample_qp" },
 	{ "index", "retransmission_qp" }, { "index", "nak_qp" },      { "index", "cnp_qp" },
 	{ "index", "qp_window_qp" }, { "table", "link" },	      { "table", "flow_link" },
@@ -692,7 +624,6 @@ int store_open(struct store **out, const char *path, const struct store_opts *op
 	}
 	if (opts)
 		s->opts = *opts;
-	s->window_ns = 1000000000ull;
 	s->path = strdup(path);
 	s->tmp_path = malloc(n);
 	if (!s->path || !s->tmp_path) {
@@ -733,19 +664,8 @@ int store_open(struct store **out, const char *path, const struct store_opts *op
 			goto fail;
 		}
 	}
-	{
-		/* "INSERT INTO latency_sample (...) VALUES (?,?,?,?,?),(?,?,?,?,?),..." */
-		char batch_sql[sizeof(SAMPLE_INSERT) + SAMPLE_BATCH * 12];
-		size_t off = (size_t)snprintf(batch_sql, sizeof(batch_sql), "%s", SAMPLE_INSERT);
-
-		for (int i = 0; i < SAMPLE_BATCH; i++)
-			off += (size_t)snprintf(batch_sql + off, sizeof(batch_sql) - off, "%s(?,?,?,?,?)", i ? "," : "");
-		if (sqlite3_prepare_v3(s->db, batch_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->st[ST_SAMPLE_BATCH],
-				       NULL) != SQLITE_OK) {
-			snprintf(err, errlen, "%s: sqlite: %s", path, sqlite3_errmsg(s->db));
-			goto fail;
-		}
-	}
+	if (store_lat_open(&s->lat, s->db, s->path, s->tmp_path, opts, err, errlen))
+		goto fail;
 	for (int i = 0; i < ST_N; i++) {
 		if (!stmt_sql[i])
 			continue;
@@ -779,8 +699,7 @@ fail:
 
 void store_set_window(struct store *s, uint64_t window_ns)
 {
-	if (window_ns)
-		s->window_ns = window_ns;
+	store_lat_set_window(s->lat, window_ns);
 }
 
 const struct qp_event_sink *store_sink(struct store *s)
@@ -790,12 +709,25 @@ const struct qp_event_sink *store_sink(struct store *s)
 
 int store_failed(const struct store *s)
 {
-	return s->failed;
+	const char *msg;
+
+	return s->failed ? s->failed : s->lat ? store_lat_failed(s->lat, &msg) : 0;
 }
 
 uint64_t store_sample_rows(const struct store *s)
 {
-	return s->sample_rows;
+	return s->lat ? store_lat_rows(s->lat) : 0;
+}
+
+const char *store_samples_name(uint8_t samples)
+{
+	static const char *const names[] = {
+		[STORE_SAMPLES_FINDINGS] = "findings",
+		[STORE_SAMPLES_ALL] = "all",
+		[STORE_SAMPLES_NONE] = "none",
+	};
+
+	return samples < ARRAY_SIZE(names) ? names[samples] : NULL;
 }
 
 static sqlite3_stmt *prepare(struct store *s, const char *sql, const char *what)
@@ -1022,9 +954,16 @@ const char *store_temp_path(const struct store *s)
 
 int store_commit(struct store *s, char *err, size_t errlen)
 {
+	const char *msg;
 	int rc = -1;
 
-	flush_samples(s);
+	if (!s->failed && (store_lat_finish(s->lat) || store_lat_failed(s->lat, &msg))) {
+		store_lat_failed(s->lat, &msg);
+		s->failed = SQLITE_ERROR;
+		snprintf(s->errmsg, sizeof(s->errmsg), "%s", msg);
+	}
+	store_lat_free(s->lat); /* its statements, before the database closes */
+	s->lat = NULL;
 	if (!s->failed)
 		exec(s, index_sql, "indexes");
 	if (!s->failed)

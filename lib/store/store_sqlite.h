@@ -53,9 +53,17 @@ struct store_capture {
 	struct capture_clock clock;	/* a mirror session's switch clock (ERSPAN III) */
 };
 
+/* Which flows keep raw latency_sample rows (every flow keeps its histogram). */
+enum store_samples {
+	STORE_SAMPLES_FINDINGS = 0,	/* the flows the findings and the report's charts use */
+	STORE_SAMPLES_ALL = 1,
+	STORE_SAMPLES_NONE = 2,
+};
+
 /* Latency sample rows kept: all, or per flow, kind and window at most `max_per_window`. */
 struct store_opts {
 	uint32_t max_samples_per_window; /* 0 = every sample */
+	uint8_t samples;		/* enum store_samples */
 };
 
 /*
@@ -94,6 +102,8 @@ const char *store_temp_path(const struct store *s);
 /* Rows written to latency_sample (after any thinning). */
 uint64_t store_sample_rows(const struct store *s);
 
-const char *store_transport_name(uint8_t transport); /* "RC", "UC", "UD", "XRC", "RD", "CNP" */
+const char *store_transport_name(uint8_t transport);
+/* "findings", "all", "none"; NULL for another value. */
+const char *store_samples_name(uint8_t samples); /* "RC", "UC", "UD", "XRC", "RD", "CNP" */
 
 #endif

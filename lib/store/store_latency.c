@@ -1,0 +1,481 @@
+/* store_latency.c: latency_sample, latency_window and latency_hist rows (docs/schema.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/store/store_latency.h"
+#include "lib/track/latency_hist.h"
+#include "lib/util/util.h"
+
+_Static_assert(QP_SAMPLE_KINDS <= LAT_HIST_KINDS, "every sample kind has its histogram");
+
+/* Rows go in BATCH_ROWS at a time: one statement step per batch, not per row. */
+#define BATCH_ROWS 64
+#define MAX_COLS 9
+
+struct row_batch {
+	sqlite3_stmt *one, *many;
+	const char *what;
+	int cols, n;
+	int64_t v[BATCH_ROWS * MAX_COLS];
+};
+
+/* One flow: the window its thinning and histogram count in, and the histogram. */
+struct lat_flow {
+	uint64_t win_start;
+	uint32_t kept[QP_SAMPLE_KINDS];
+	struct lat_flow_hist h;
+};
+
+/* A raw row waiting for the end in the spill file (STORE_SAMPLES_FINDINGS). */
+struct spill_rec {
+	uint64_t flow_id, ts_ns, latency_ns;
+	uint32_t psn, kind;
+};
+#define SPILL_BUF 2048
+
+enum { B_SAMPLE, B_WINDOW, B_HIST, B_N };
+
+struct store_lat {
+	sqlite3 *db;
+	const char *path;	/* the database's final name, for messages */
+	struct store_opts opts;
+	uint64_t window_ns;
+	struct lat_flow *flows;	/* by flow id - 1 */
+	size_t n_flows;
+	struct row_batch b[B_N];
+	int spill_fd;
+	struct spill_rec spill[SPILL_BUF];
+	int n_spill;
+	uint64_t rows;
+	int failed;
+	char errmsg[256];
+};
+
+static void note(struct store_lat *l, int rc, const char *what)
+{
+	if (l->failed)
+		return;
+	l->failed = rc ? rc : SQLITE_ERROR;
+	if (rc == SQLITE_FULL)
+		snprintf(l->errmsg, sizeof(l->errmsg), "%s: disk full while writing %s", l->path, what);
+	else
+		snprintf(l->errmsg, sizeof(l->errmsg), "%s: writing %s: %s", l->path, what, sqlite3_errmsg(l->db));
+}
+
+static void note_errno(struct store_lat *l, int err, const char *what)
+{
+	if (l->failed)
+		return;
+	l->failed = err == ENOSPC ? SQLITE_FULL : SQLITE_IOERR;
+	snprintf(l->errmsg, sizeof(l->errmsg), "%s: %s: %s", l->path, what, strerror(err));
+}
+
+static int64_t sat(uint64_t v)
+{
+	return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* "INSERT INTO t (a, b) VALUES " + rows x "(?,?)". */
+static int prepare_rows(sqlite3 *db, const char *head, int cols, int rows, sqlite3_stmt **st)
+{
+	size_t len = strlen(head) + (size_t)rows * ((size_t)cols * 2 + 2) + 1, off;
+	char *sql = malloc(len);
+	int rc;
+
+	if (!sql)
+		return SQLITE_NOMEM;
+	off = (size_t)snprintf(sql, len, "%s", head);
+	for (int r = 0; r < rows; r++) {
+		sql[off++] = r ? ',' : '(';
+		if (r)
+			sql[off++] = '(';
+		for (int c = 0; c < cols; c++) {
+			sql[off++] = '?';
+			sql[off++] = c + 1 < cols ? ',' : ')';
+		}
+	}
+	sql[off] = 0;
+	rc = sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL);
+	free(sql);
+	return rc;
+}
+
+static int batch_open(sqlite3 *db, struct row_batch *b, const char *head, int cols, const char *what)
+{
+	int rc = prepare_rows(db, head, cols, 1, &b->one);
+
+	if (rc == SQLITE_OK)
+		rc = prepare_rows(db, head, cols, BATCH_ROWS, &b->many);
+	b->cols = cols;
+	b->what = what;
+	return rc;
+}
+
+static void batch_step(struct store_lat *l, struct row_batch *b, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc != SQLITE_DONE)
+		note(l, rc, b->what);
+	sqlite3_reset(st);
+}
+
+/* Insert the rows waiting in the batch, in order. */
+static void batch_flush(struct store_lat *l, struct row_batch *b)
+{
+	if (!l->failed && b->n == BATCH_ROWS) {
+		for (int i = 0; i < BATCH_ROWS * b->cols; i++)
+			sqlite3_bind_int64(b->many, i + 1, b->v[i]);
+		batch_step(l, b, b->many);
+	} else {
+		for (int r = 0; r < b->n && !l->failed; r++) {
+			for (int c = 0; c < b->cols; c++)
+				sqlite3_bind_int64(b->one, c + 1, b->v[r * b->cols + c]);
+			batch_step(l, b, b->one);
+		}
+	}
+	b->n = 0;
+}
+
+static int64_t *batch_row(struct store_lat *l, struct row_batch *b)
+{
+	if (b->n == BATCH_ROWS)
+		batch_flush(l, b);
+	return &b->v[b->n++ * b->cols];
+}
+
+static void sample_row(struct store_lat *l, uint64_t flow_id, uint32_t kind, uint64_t ts_ns, uint32_t psn,
+		       uint64_t latency_ns)
+{
+	int64_t *r = batch_row(l, &l->b[B_SAMPLE]);
+
+	r[0] = sat(flow_id);
+	r[1] = kind;
+	r[2] = sat(ts_ns);
+	r[3] = psn;
+	r[4] = sat(latency_ns);
+	l->rows++;
+}
+
+struct window_ctx {
+	struct store_lat *l;
+	uint64_t flow_id, start_ns;
+};
+
+static void window_row(void *ctx, const struct lat_window_summary *w)
+{
+	struct window_ctx *c = ctx;
+	int64_t *r = batch_row(c->l, &c->l->b[B_WINDOW]);
+
+	r[0] = sat(c->flow_id);
+	r[1] = w->kind;
+	r[2] = sat(c->start_ns);
+	r[3] = sat(w->samples);
+	r[4] = sat(w->sum_ns);
+	r[5] = sat(w->min_ns);
+	r[6] = sat(w->p50_ns);
+	r[7] = sat(w->p99_ns);
+	r[8] = sat(w->max_ns);
+}
+
+static void close_window(struct store_lat *l, uint64_t flow_id, struct lat_flow *f)
+{
+	struct window_ctx c = { .l = l, .flow_id = flow_id, .start_ns = f->win_start };
+
+	if (lat_flow_hist_close_window(&f->h, window_row, &c))
+		note_errno(l, ENOMEM, "latency windows");
+}
+
+static void hist_row(void *ctx, uint32_t kind, uint32_t bucket, uint64_t count)
+{
+	struct window_ctx *c = ctx;
+	int64_t *r = batch_row(c->l, &c->l->b[B_HIST]);
+
+	r[0] = sat(c->flow_id);
+	r[1] = kind;
+	r[2] = sat(latency_hist_lo(bucket));
+	r[3] = sat(latency_hist_hi(bucket));
+	r[4] = sat(count);
+}
+
+static void spill_flush(struct store_lat *l)
+{
+	const char *p = (const char *)l->spill;
+	size_t left = (size_t)l->n_spill * sizeof(*l->spill);
+
+	l->n_spill = 0;
+	while (left && !l->failed) {
+		ssize_t w = write(l->spill_fd, p, left);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			note_errno(l, w < 0 ? errno : ENOSPC, "writing the latency sample spill file");
+			return;
+		}
+		p += w;
+		left -= (size_t)w;
+	}
+}
+
+/* The flow's state, grown to hold its id; NULL without memory (or id 0). */
+static struct lat_flow *flow_of(struct store_lat *l, uint64_t id)
+{
+	if (!id)
+		return NULL;
+	if (id > l->n_flows) {
+		size_t n = l->n_flows;
+
+		if (util_ensure_mem((void **)&l->flows, &n, sizeof(*l->flows), id))
+			return NULL;
+		memset(l->flows + l->n_flows, 0, (n - l->n_flows) * sizeof(*l->flows));
+		l->n_flows = n;
+	}
+	return &l->flows[id - 1];
+}
+
+void store_lat_sample(struct store_lat *l, const struct qp_latency_sample *x)
+{
+	struct lat_flow *f = flow_of(l, x->flow_id);
+
+	if (l->failed)
+		return;
+	if (f) {
+		if (x->ts_ns >= f->win_start + l->window_ns) {
+			close_window(l, x->flow_id, f);
+			f->win_start = x->ts_ns - x->ts_ns % l->window_ns;
+			memset(f->kept, 0, sizeof(f->kept));
+		}
+		/* Late samples count in the current window, as the tracker's windows do. */
+		if (lat_flow_hist_add(&f->h, x->kind, x->latency_ns))
+			note_errno(l, ENOMEM, "latency histograms");
+		/* --sample-rows: the first rows of each flow, kind and window. */
+		if (l->opts.max_samples_per_window) {
+			if (f->kept[x->kind] >= l->opts.max_samples_per_window)
+				return;
+			f->kept[x->kind]++;
+		}
+	}
+	if (l->opts.samples == STORE_SAMPLES_ALL) {
+		sample_row(l, x->flow_id, x->kind, x->ts_ns, x->psn, x->latency_ns);
+	} else if (l->opts.samples == STORE_SAMPLES_FINDINGS) {
+		l->spill[l->n_spill++] = (struct spill_rec){ x->flow_id, x->ts_ns, x->latency_ns, x->psn, x->kind };
+		if (l->n_spill == SPILL_BUF)
+			spill_flush(l);
+	}
+}
+
+/*
+ * STORE_SAMPLES_FINDINGS keeps the raw rows of: the flows the findings' evidence lists, the
+ * other direction of each, the report's healthy comparison (the 8 flows nearest the median
+ * p50 that no finding lists), the 8 flows with the highest p99 ACK latency and the 8 with
+ * the most loss events. Everything else is in latency_window and latency_hist.
+ */
+static const char keep_sql[] =
+	"CREATE TEMP TABLE keep_flow (id INTEGER PRIMARY KEY);\n"
+	"INSERT OR IGNORE INTO keep_flow SELECT json_extract(e.value, '$.id') FROM finding f,"
+	" json_each(f.evidence, '$.flows') e WHERE json_valid(f.evidence)"
+	" AND json_type(f.evidence, '$.flows') = 'array' AND e.type = 'object'"
+	" AND json_type(e.value, '$.id') = 'integer';\n"
+	"INSERT OR IGNORE INTO keep_flow SELECT qp.id FROM qp,"
+	" (SELECT ack_latency_p50_us AS m FROM qp WHERE ack_samples > 0 ORDER BY ack_latency_p50_us"
+	"  LIMIT 1 OFFSET (SELECT count(*) FROM qp WHERE ack_samples > 0) / 2) med"
+	" WHERE qp.ack_samples > 0 AND qp.id NOT IN (SELECT id FROM keep_flow)"
+	" ORDER BY abs(qp.ack_latency_p50_us - med.m), qp.id LIMIT 8;\n"
+	"INSERT OR IGNORE INTO keep_flow SELECT peer_qp_id FROM qp WHERE peer_qp_id IS NOT NULL"
+	" AND id IN (SELECT id FROM keep_flow);\n"
+	"INSERT OR IGNORE INTO keep_flow SELECT id FROM qp WHERE ack_samples > 0"
+	" ORDER BY ack_latency_p99_us DESC, id LIMIT 8;\n"
+	"INSERT OR IGNORE INTO keep_flow SELECT id FROM qp"
+	" WHERE retransmitted_packets + naks_psn_seq + naks_other + rnr_naks + timeouts > 0"
+	" ORDER BY retransmitted_packets + naks_psn_seq + naks_other + rnr_naks + timeouts DESC, id LIMIT 8;\n";
+
+/* keep[id] = 1 for the flows keep_sql picks; *n the array's length. */
+static uint8_t *pick_flows(struct store_lat *l, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	uint8_t *keep = NULL;
+	int rc;
+
+	*n = 0;
+	rc = sqlite3_exec(l->db, keep_sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(l->db, "SELECT id FROM keep_flow WHERE id > 0 ORDER BY id", -1, &st, NULL);
+	while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		sqlite3_int64 id = sqlite3_column_int64(st, 0);
+		size_t len = *n;
+
+		if ((uint64_t)id >= SIZE_MAX / 2)
+			break; /* no flow has that id */
+		if (util_ensure_mem((void **)&keep, &len, 1, (size_t)id + 1)) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		memset(keep + *n, 0, len - *n);
+		*n = len;
+		keep[id] = 1;
+		rc = SQLITE_OK;
+	}
+	if (rc != SQLITE_DONE && rc != SQLITE_OK)
+		note(l, rc, "the choice of latency sample rows");
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE || rc == SQLITE_OK)
+		sqlite3_exec(l->db, "DROP TABLE temp.keep_flow", NULL, NULL, NULL);
+	return keep;
+}
+
+/* The spilled rows of the picked flows, in the order they came. */
+static void replay_spill(struct store_lat *l)
+{
+	size_t n_keep = 0;
+	uint8_t *keep = pick_flows(l, &n_keep);
+
+	spill_flush(l);
+	if (!l->failed && lseek(l->spill_fd, 0, SEEK_SET) < 0)
+		note_errno(l, errno, "reading the latency sample spill file");
+	while (!l->failed) {
+		ssize_t got = read(l->spill_fd, l->spill, sizeof(l->spill));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			note_errno(l, errno, "reading the latency sample spill file");
+		if (got <= 0)
+			break;
+		for (size_t i = 0; i < (size_t)got / sizeof(*l->spill); i++) {
+			const struct spill_rec *x = &l->spill[i];
+
+			if (x->flow_id < n_keep && keep[x->flow_id])
+				sample_row(l, x->flow_id, x->kind, x->ts_ns, x->psn, x->latency_ns);
+		}
+	}
+	free(keep);
+}
+
+int store_lat_finish(struct store_lat *l)
+{
+	for (size_t i = 0; i < l->n_flows && !l->failed; i++) {
+		struct lat_flow *f = &l->flows[i];
+		struct window_ctx c = { .l = l, .flow_id = i + 1 };
+
+		close_window(l, i + 1, f);
+		if (lat_flow_hist_buckets(&f->h, hist_row, &c))
+			note_errno(l, ENOMEM, "latency histograms");
+		lat_flow_hist_free(&f->h);
+	}
+	if (l->opts.samples == STORE_SAMPLES_FINDINGS && !l->failed)
+		replay_spill(l);
+	for (int i = 0; i < B_N; i++)
+		batch_flush(l, &l->b[i]);
+	if (!l->failed) {
+		sqlite3_stmt *st;
+		int rc = sqlite3_prepare_v2(l->db, "INSERT OR REPLACE INTO meta (key, value) VALUES ('samples', ?)",
+					    -1, &st, NULL);
+
+		if (rc == SQLITE_OK) {
+			sqlite3_bind_text(st, 1, store_samples_name(l->opts.samples), -1, SQLITE_STATIC);
+			rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(l->db);
+			sqlite3_finalize(st);
+		}
+		if (rc != SQLITE_OK)
+			note(l, rc, "run metadata");
+	}
+	return l->failed ? -1 : 0;
+}
+
+int store_lat_open(struct store_lat **out, sqlite3 *db, const char *db_path, const char *spill_base,
+		   const struct store_opts *opts, char *err, size_t errlen)
+{
+	static const char *const heads[B_N] = {
+		[B_SAMPLE] = "INSERT INTO latency_sample (qp_id, kind, ts_ns, psn, latency_ns) VALUES ",
+		[B_WINDOW] = "INSERT INTO latency_window (qp_id, kind, start_ns, samples, sum_ns, min_ns, p50_ns,"
+			     " p99_ns, max_ns) VALUES ",
+		[B_HIST] = "INSERT INTO latency_hist (qp_id, kind, lo_ns, hi_ns, count) VALUES ",
+	};
+	static const int cols[B_N] = { 5, 9, 5 };
+	static const char *const what[B_N] = { "latency samples", "latency windows", "latency histograms" };
+	struct store_lat *l = calloc(1, sizeof(*l));
+
+	*out = NULL;
+	if (!l) {
+		snprintf(err, errlen, "%s: %s", db_path, strerror(ENOMEM));
+		return -1;
+	}
+	l->db = db;
+	l->path = db_path;
+	l->spill_fd = -1;
+	l->window_ns = 1000000000ull;
+	if (opts)
+		l->opts = *opts;
+	if (!store_samples_name(l->opts.samples)) {
+		snprintf(err, errlen, "%s: unknown latency sample mode %u", db_path, l->opts.samples);
+		goto fail;
+	}
+	for (int i = 0; i < B_N; i++) {
+		if (batch_open(db, &l->b[i], heads[i], cols[i], what[i]) != SQLITE_OK) {
+			snprintf(err, errlen, "%s: sqlite: %s", db_path, sqlite3_errmsg(db));
+			goto fail;
+		}
+	}
+	if (l->opts.samples == STORE_SAMPLES_FINDINGS) {
+		/* Beside the database (not a tmpfs /tmp), unlinked at once: nothing to clean up. */
+		size_t n = strlen(spill_base) + sizeof("-samples");
+		char *p = malloc(n);
+
+		if (p) {
+			snprintf(p, n, "%s-samples", spill_base);
+			l->spill_fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+			if (l->spill_fd >= 0)
+				unlink(p);
+		}
+		if (!p || l->spill_fd < 0) {
+			snprintf(err, errlen, "%s: cannot create a file beside it: %s", db_path,
+				 strerror(p ? errno : ENOMEM));
+			free(p);
+			goto fail;
+		}
+		free(p);
+	}
+	*out = l;
+	return 0;
+fail:
+	store_lat_free(l);
+	return -1;
+}
+
+void store_lat_set_window(struct store_lat *l, uint64_t window_ns)
+{
+	if (window_ns)
+		l->window_ns = window_ns;
+}
+
+int store_lat_failed(const struct store_lat *l, const char **msg)
+{
+	*msg = l->errmsg;
+	return l->failed;
+}
+
+uint64_t store_lat_rows(const struct store_lat *l)
+{
+	return l->rows;
+}
+
+void store_lat_free(struct store_lat *l)
+{
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n_flows; i++)
+		lat_flow_hist_free(&l->flows[i].h);
+	free(l->flows);
+	for (int i = 0; i < B_N; i++) {
+		sqlite3_finalize(l->b[i].one);
+		sqlite3_finalize(l->b[i].many);
+	}
+	if (l->spill_fd >= 0)
+		close(l->spill_fd);
+	free(l);
+}

@@ -1,0 +1,33 @@
+/*
+ * store_latency.h: the latency tables of the store (lib/store only; schema: docs/schema.md).
+ *
+ * Every sample goes into its flow's log-bucket histogram (latency_window rows as windows
+ * close, latency_hist rows at the end). Raw latency_sample rows (after --sample-rows
+ * thinning) go straight in with STORE_SAMPLES_ALL; with STORE_SAMPLES_FINDINGS they are
+ * spilled to an unlinked file beside the database and only the rows of the flows the
+ * findings and the report need are inserted at the end, once those are known.
+ */
+#ifndef AGENTXDP_STORE_LATENCY_H
+#define AGENTXDP_STORE_LATENCY_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/store/store_sqlite.h"
+
+struct store_lat;
+
+/* SPILL_BASE: a path whose "-samples" sibling may be created (then unlinked at once). */
+int store_lat_open(struct store_lat **out, sqlite3 *db, const char *db_path, const char *spill_base,
+		   const struct store_opts *opts, char *err, size_t errlen);
+void store_lat_set_window(struct store_lat *l, uint64_t window_ns);
+void store_lat_sample(struct store_lat *l, const struct qp_latency_sample *x);
+/* After the qp and finding rows: close the windows, write the buckets, pick the raw rows. */
+int store_lat_finish(struct store_lat *l);
+/* The first SQLite error code (0 none); its message in *msg. */
+int store_lat_failed(const struct store_lat *l, const char **msg);
+uint64_t store_lat_rows(const struct store_lat *l);
+void store_lat_free(struct store_lat *l);
+
+#endif
