@@ -38,6 +38,7 @@ struct analyze_opts {
 	int n_extra_ports;
 	uint16_t vxlan_port;		/* --vxlan-port: VXLAN's UDP port (0: the default, 4789) */
 	uint32_t max_samples_per_window; /* --sample-rows: latency rows kept per flow/kind/window, 0 = all */
+	uint8_t samples;		/* --samples: enum store_samples, which flows keep rows */
 	uint64_t dedup_ns;		/* --dedup: identical packets this close are mirror copies */
 	struct trace_filter *filter;	/* pcap-filter expression (after -r, or --pcap-filter), NULL none */
 	uint32_t qps[MAX_QP_SELECT];	/* --qp: keep RoCE packets to these destination QPs */

@@ -483,7 +483,8 @@ static int run_start_tracker(struct analyze_run *r)
 	cfg.window_ns = r->window_ns;
 	cfg.dup_window_ns = opts->dedup_ns;
 	if (r->db_path) {
-		struct store_opts sopts = { .max_samples_per_window = opts->max_samples_per_window };
+		struct store_opts sopts = { .max_samples_per_window = opts->max_samples_per_window,
+					    .samples = opts->samples };
 		int rc = store_open(&r->st, r->db_path, &sopts, err, sizeof(err));
 
 		if (rc) {

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "analyze/analyze_opts.h"
+#include "lib/store/store_sqlite.h"
 #include "lib/trace/trace_filter.h"
 #include "lib/util/log.h"
 #include "lib/util/parse_num.h"
@@ -56,6 +57,10 @@ static const char usage_text[] =
 	"      --sample-rows N    keep at most N latency sample rows per flow, kind and\n"
 	"                         window in the database (default 1000; 0 = all);\n"
 	"                         percentiles always use every sample\n"
+	"      --samples WHICH    flows whose latency sample rows go in the database:\n"
+	"                         findings (default: the flows the findings and the\n"
+	"                         report use), all, none; every flow keeps its latency\n"
+	"                         histograms (latency_window, latency_hist)\n"
 	"      --dedup DURATION   a packet identical to its flow's previous one within\n"
 	"                         DURATION is a mirror's copy, not a retransmission\n"
 	"                         (default 0: only identical timestamps)\n"
@@ -96,6 +101,7 @@ enum {
 	OPT_PORT,
 	OPT_VXLAN_PORT,
 	OPT_SAMPLE_ROWS,
+	OPT_SAMPLES,
 	OPT_DEDUP,
 	OPT_PCAP_FILTER,
 	OPT_QP,
@@ -120,6 +126,7 @@ static const struct option long_options[] = {
 	{ "port", required_argument, NULL, OPT_PORT },
 	{ "vxlan-port", required_argument, NULL, OPT_VXLAN_PORT },
 	{ "sample-rows", required_argument, NULL, OPT_SAMPLE_ROWS },
+	{ "samples", required_argument, NULL, OPT_SAMPLES },
 	{ "dedup", required_argument, NULL, OPT_DEDUP },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -358,6 +365,16 @@ int main(int argc, char **argv)
 			if (parse_u64(optarg, 0, UINT32_MAX, &v))
 				return usage_error("invalid --sample-rows '%s' (0 to 4294967295)", optarg);
 			opts.max_samples_per_window = (uint32_t)v;
+			break;
+		case OPT_SAMPLES:
+			if (!strcmp(optarg, "findings"))
+				opts.samples = STORE_SAMPLES_FINDINGS;
+			else if (!strcmp(optarg, "all"))
+				opts.samples = STORE_SAMPLES_ALL;
+			else if (!strcmp(optarg, "none"))
+				opts.samples = STORE_SAMPLES_NONE;
+			else
+				return usage_error("invalid --samples '%s' (findings, all or none)", optarg);
 			break;
 		case OPT_DEDUP:
 			if ((rc = duration_opt("--dedup", optarg, 0, 1000000000ull, "0 to 1s, e.g. 500ns", &v)))
