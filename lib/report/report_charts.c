@@ -148,17 +148,43 @@ static int64_t write_cdf(struct chart_ctx *c, sqlite3_stmt *st, const char *name
  * flow p50 among those no finding's evidence lists. Not "the least bad of the worst".
  */
 #define CDF_HEALTHY_FLOWS 8
-static const char healthy_samples_sql[] =
-	"WITH named AS (SELECT json_extract(e.value, '$.id') AS id FROM finding f,"
-	"  json_each(f.evidence, '$.flows') e WHERE json_valid(f.evidence)"
-	"  AND json_type(f.evidence, '$.flows') = 'array' AND e.type = 'object'),"
-	" med AS (SELECT ack_latency_p50_us AS m FROM qp WHERE ack_samples > 0 ORDER BY ack_latency_p50_us"
-	"  LIMIT 1 OFFSET (SELECT count(*) FROM qp WHERE ack_samples > 0) / 2),"
-	" healthy AS (SELECT qp.id FROM qp, med WHERE qp.ack_samples > 0"
-	"  AND qp.id NOT IN (SELECT id FROM named WHERE id IS NOT NULL)"
-	"  ORDER BY abs(qp.ack_latency_p50_us - med.m), qp.id LIMIT ?1)"
-	" SELECT s.latency_ns FROM latency_sample s WHERE s.kind = 0"
-	" AND s.qp_id IN (SELECT id FROM healthy) ORDER BY s.latency_ns";
+/*
+ * ACK samples of the flows in CTE `sel`: their latency_sample rows, and for a flow without
+ * rows (agentxdp-analyze --samples keeps them for some flows only) its latency_hist buckets,
+ * each bucket's midpoint repeated count times. Databases without latency_hist: rows only.
+ */
+#define CDF_HIST_CTE                                                                                 \
+	" hs(v, n) AS (SELECT (h.lo_ns + h.hi_ns) / 2, h.count FROM latency_hist h WHERE h.kind = 0"   \
+	"  AND h.qp_id IN (SELECT id FROM sel) AND NOT EXISTS (SELECT 1 FROM latency_sample s"         \
+	"  WHERE s.qp_id = h.qp_id AND s.kind = 0) UNION ALL SELECT v, n - 1 FROM hs WHERE n > 1)"
+#define CDF_SAMPLES_ROWS " SELECT s.latency_ns FROM latency_sample s WHERE s.kind = 0 AND s.qp_id IN (SELECT id FROM sel)"
+#define CDF_SAMPLES_HIST CDF_SAMPLES_ROWS " UNION ALL SELECT v FROM hs ORDER BY 1"
+#define HEALTHY_CTE \
+	"WITH RECURSIVE named AS (SELECT json_extract(e.value, '$.id') AS id FROM finding f," \
+	"  json_each(f.evidence, '$.flows') e WHERE json_valid(f.evidence)" \
+	"  AND json_type(f.evidence, '$.flows') = 'array' AND e.type = 'object')," \
+	" med AS (SELECT ack_latency_p50_us AS m FROM qp WHERE ack_samples > 0 ORDER BY ack_latency_p50_us" \
+	"  LIMIT 1 OFFSET (SELECT count(*) FROM qp WHERE ack_samples > 0) / 2)," \
+	" healthy AS (SELECT qp.id FROM qp, med WHERE qp.ack_samples > 0" \
+	"  AND qp.id NOT IN (SELECT id FROM named WHERE id IS NOT NULL)" \
+	"  ORDER BY abs(qp.ack_latency_p50_us - med.m), qp.id LIMIT ?1), sel AS (SELECT id FROM healthy)"
+static const char *const healthy_samples_sql[] = {
+	HEALTHY_CTE "," CDF_HIST_CTE CDF_SAMPLES_HIST,
+	HEALTHY_CTE CDF_SAMPLES_ROWS " ORDER BY 1",
+};
+#define PAIR_CTE "WITH RECURSIVE sel AS (SELECT id FROM qp WHERE src_ip = ?1 AND dst_ip = ?2)"
+static const char *const pair_samples_sql[] = {
+	PAIR_CTE "," CDF_HIST_CTE CDF_SAMPLES_HIST,
+	PAIR_CTE CDF_SAMPLES_ROWS " ORDER BY 1",
+};
+
+/* The first of two statements (with the histogram fallback, without) that prepares. */
+static int prepare_either(sqlite3 *db, const char *const sql[2], sqlite3_stmt **st)
+{
+	if (sqlite3_prepare_v2(db, sql[0], -1, st, NULL) == SQLITE_OK)
+		return SQLITE_OK;
+	return sqlite3_prepare_v2(db, sql[1], -1, st, NULL);
+}
 
 /* ACK latency CDF for the worst host pairs and, for contrast, healthy flows. */
 static void chart_latency_cdf(struct chart_ctx *c)
@@ -169,10 +195,7 @@ static void chart_latency_cdf(struct chart_ctx *c)
 	char label[160], ql[400];
 	int drawn = 0;
 
-	if (sqlite3_prepare_v2(c->db,
-			       "SELECT s.latency_ns FROM latency_sample s JOIN qp ON qp.id = s.qp_id"
-			       " WHERE s.kind = 0 AND qp.src_ip = ? AND qp.dst_ip = ? ORDER BY s.latency_ns",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (prepare_either(c->db, pair_samples_sql, &st) != SQLITE_OK)
 		return;
 	gp = open_in(c, "latency_cdf.gp");
 	if (!gp)
@@ -195,7 +218,7 @@ static void chart_latency_cdf(struct chart_ctx *c)
 		fprintf(gp, "%s'%s' using 1:2 with lines lw 2 title '%s'", drawn++ ? ", " : "", name,
 			q(label, ql, sizeof(ql)));
 	}
-	if (sqlite3_prepare_v2(c->db, healthy_samples_sql, -1, &healthy, NULL) == SQLITE_OK) {
+	if (prepare_either(c->db, healthy_samples_sql, &healthy) == SQLITE_OK) {
 		sqlite3_bind_int(healthy, 1, CDF_HEALTHY_FLOWS);
 		if (write_cdf(c, healthy, "cdf_healthy.dat") > 0)
 			fprintf(gp, "%s'cdf_healthy.dat' using 1:2 with lines lw 3 dt 2 lc rgb '#2ca02c'"
