@@ -7,7 +7,7 @@
 
 /* key = kind << KEY_KIND_SHIFT | bucket, stored + 1 so that 0 is an empty slot. */
 #define KEY_KIND_SHIFT 12
-#define MIN_CAP 8
+#define MIN_CAP 4
 
 struct lat_hist_entry {
 	uint16_t key1;
@@ -77,6 +77,31 @@ static int grow(struct lat_flow_hist *h)
 	return 0;
 }
 
+/* The window's stats of KIND, added (zero) when new; most flows have one or two kinds. */
+static struct lat_kind_window *kind_window(struct lat_flow_hist *h, uint32_t kind)
+{
+	struct lat_kind_window *w;
+
+	for (uint32_t i = 0; i < h->n_kw; i++)
+		if (h->kw[i].kind == kind)
+			return &h->kw[i];
+	if (h->n_kw == h->cap_kw) {
+		uint32_t cap = h->cap_kw ? h->cap_kw * 2u : 1u;
+
+		if (cap > LAT_HIST_KINDS)
+			cap = LAT_HIST_KINDS;
+		w = realloc(h->kw, cap * sizeof(*w));
+		if (!w)
+			return NULL;
+		h->kw = w;
+		h->cap_kw = (uint8_t)cap;
+	}
+	w = &h->kw[h->n_kw++];
+	memset(w, 0, sizeof(*w));
+	w->kind = kind;
+	return w;
+}
+
 int lat_flow_hist_add(struct lat_flow_hist *h, uint32_t kind, uint64_t ns)
 {
 	uint32_t key1 = (kind << KEY_KIND_SHIFT | latency_hist_bucket(ns)) + 1;
@@ -85,11 +110,9 @@ int lat_flow_hist_add(struct lat_flow_hist *h, uint32_t kind, uint64_t ns)
 
 	if (kind >= LAT_HIST_KINDS)
 		return -EINVAL;
-	if (!h->kw) {
-		h->kw = calloc(LAT_HIST_KINDS, sizeof(*h->kw));
-		if (!h->kw)
-			return -ENOMEM;
-	}
+	w = kind_window(h, kind);
+	if (!w)
+		return -ENOMEM;
 	/* At most 3/4 full: probes stay short. */
 	if ((h->n + 1) * 4 > h->cap * 3 && grow(h))
 		return -ENOMEM;
@@ -100,7 +123,6 @@ int lat_flow_hist_add(struct lat_flow_hist *h, uint32_t kind, uint64_t ns)
 	}
 	x->win++;
 	x->total++;
-	w = &h->kw[kind];
 	if (!w->samples || ns < w->min_ns)
 		w->min_ns = ns;
 	if (ns > w->max_ns)
@@ -166,12 +188,17 @@ int lat_flow_hist_close_window(struct lat_flow_hist *h,
 	if (!v)
 		rc = -ENOMEM;
 	for (uint32_t kind = 0; v && kind < LAT_HIST_KINDS; kind++) {
-		const struct lat_kind_window *w = &h->kw[kind];
+		const struct lat_kind_window *w = NULL;
 		uint32_t first = i;
 
 		while (i < n && ((v[i] >> 32) - 1) >> KEY_KIND_SHIFT == kind)
 			i++;
 		if (!(h->in_window & 1u << kind))
+			continue;
+		for (uint32_t k = 0; k < h->n_kw; k++)
+			if (h->kw[k].kind == kind)
+				w = &h->kw[k];
+		if (!w)
 			continue;
 		fn(ctx, &(struct lat_window_summary){
 				.kind = kind,
@@ -186,7 +213,7 @@ int lat_flow_hist_close_window(struct lat_flow_hist *h,
 	free(v);
 	for (i = 0; i < h->cap; i++)
 		h->e[i].win = 0;
-	memset(h->kw, 0, LAT_HIST_KINDS * sizeof(*h->kw));
+	h->n_kw = 0;
 	h->in_window = 0;
 	return rc;
 }

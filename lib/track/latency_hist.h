@@ -8,7 +8,7 @@
  *
  * struct lat_flow_hist counts one flow's samples of every kind: per (kind, bucket) a count
  * for the current time window and one for the whole trace (sparse: 16 bytes a bucket in use),
- * and per kind the window's exact count, sum, min and max. Closing the window reports each
+ * and per kind seen in the window its exact count, sum, min and max (40 bytes a kind). Closing the window reports each
  * kind's summary (p50/p99 from the buckets, clamped to the exact min and max).
  */
 #ifndef AGENTXDP_LATENCY_HIST_H
@@ -43,13 +43,15 @@ uint64_t latency_hist_mid(uint32_t b);
 struct lat_hist_entry;
 struct lat_kind_window {
 	uint64_t samples, sum_ns, min_ns, max_ns;
+	uint32_t kind;
 };
 
 /* All zero is empty. */
 struct lat_flow_hist {
 	struct lat_hist_entry *e;	/* open addressing by (kind, bucket) */
 	uint32_t n, cap;
-	struct lat_kind_window *kw;	/* [LAT_HIST_KINDS]: the current window, once sampled */
+	struct lat_kind_window *kw;	/* the current window's kinds, in first-seen order */
+	uint8_t n_kw, cap_kw;
 	uint8_t in_window;		/* kinds with samples in the current window (bits) */
 };
 
