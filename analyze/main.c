@@ -274,6 +274,26 @@ static int port_opt(struct analyze_opts *o, bool vxlan, const char *arg)
 	return 0;
 }
 
+/* --sample-rows N, --samples findings|all|none (store_samples_name()'s names). */
+static int samples_opt(int c, const char *text, struct analyze_opts *opts)
+{
+	uint64_t v;
+
+	if (c == OPT_SAMPLE_ROWS) {
+		if (parse_u64(text, 0, UINT32_MAX, &v))
+			return usage_error("invalid --sample-rows '%s' (0 to 4294967295)", text);
+		opts->max_samples_per_window = (uint32_t)v;
+		return 0;
+	}
+	for (uint8_t m = 0; store_samples_name(m); m++) {
+		if (!strcmp(text, store_samples_name(m))) {
+			opts->samples = m;
+			return 0;
+		}
+	}
+	return usage_error("invalid --samples '%s' (findings, all or none)", text);
+}
+
 /* A file or folder option: an empty name is a usage error before any work. */
 #define PATH_OPT(dst, what)                                                   \
 	do {                                                                  \
@@ -362,19 +382,9 @@ int main(int argc, char **argv)
 				return rc;
 			break;
 		case OPT_SAMPLE_ROWS:
-			if (parse_u64(optarg, 0, UINT32_MAX, &v))
-				return usage_error("invalid --sample-rows '%s' (0 to 4294967295)", optarg);
-			opts.max_samples_per_window = (uint32_t)v;
-			break;
 		case OPT_SAMPLES:
-			if (!strcmp(optarg, "findings"))
-				opts.samples = STORE_SAMPLES_FINDINGS;
-			else if (!strcmp(optarg, "all"))
-				opts.samples = STORE_SAMPLES_ALL;
-			else if (!strcmp(optarg, "none"))
-				opts.samples = STORE_SAMPLES_NONE;
-			else
-				return usage_error("invalid --samples '%s' (findings, all or none)", optarg);
+			if ((rc = samples_opt(c, optarg, &opts)))
+				return rc;
 			break;
 		case OPT_DEDUP:
 			if ((rc = duration_opt("--dedup", optarg, 0, 1000000000ull, "0 to 1s, e.g. 500ns", &v)))
