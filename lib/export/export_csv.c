@@ -12,7 +12,7 @@
 
 static const char *const csv_tables[] = {
 	"capture", "endpoint", "qp", "qp_window", "retransmission", "nak", "cnp", "malformed", "finding",
-	"latency_sample_v",
+	"latency_sample_v", "latency_window", "latency_hist",
 };
 
 /* Write one query's rows; text through csv_fwrite (quoting), numbers as they are. */
