@@ -272,8 +272,9 @@ void store_lat_sample(struct store_lat *l, const struct qp_latency_sample *x)
 /*
  * STORE_SAMPLES_FINDINGS keeps the raw rows of: the flows the findings' evidence lists, the
  * other direction of each, the report's healthy comparison (the 8 flows nearest the median
- * p50 that no finding lists), the 8 flows with the highest p99 ACK latency and the 8 with
- * the most loss events. Everything else is in latency_window and latency_hist.
+ * p50 that no finding lists), the 8 flows with the highest p99 ACK latency, the 8 with the
+ * most loss events and the report's 10 worst flows (its default table and PSN charts).
+ * Everything else is in latency_window and latency_hist.
  */
 static const char keep_sql[] =
 	"CREATE TEMP TABLE keep_flow (id INTEGER PRIMARY KEY);\n"
@@ -292,7 +293,14 @@ static const char keep_sql[] =
 	" ORDER BY ack_latency_p99_us DESC, id LIMIT 8;\n"
 	"INSERT OR IGNORE INTO keep_flow SELECT id FROM qp"
 	" WHERE retransmitted_packets + naks_psn_seq + naks_other + rnr_naks + timeouts > 0"
-	" ORDER BY retransmitted_packets + naks_psn_seq + naks_other + rnr_naks + timeouts DESC, id LIMIT 8;\n";
+	" ORDER BY retransmitted_packets + naks_psn_seq + naks_other + rnr_naks + timeouts DESC, id LIMIT 8;\n"
+	/* agentxdp-report's flow ranking (its PSN charts): p99 over the median p99 + loss per 1000 */
+	"INSERT OR IGNORE INTO keep_flow SELECT id FROM qp,"
+	" (SELECT ack_latency_p99_us AS m FROM qp WHERE ack_samples > 0 ORDER BY ack_latency_p99_us"
+	"  LIMIT 1 OFFSET (SELECT count(*) FROM qp WHERE ack_samples > 0) / 2) med"
+	" ORDER BY (CASE WHEN ack_samples > 0 AND med.m > 0 THEN ack_latency_p99_us / med.m ELSE 0 END)"
+	" + 1000.0 * (retransmitted_packets + naks_psn_seq + naks_other + rnr_naks + timeouts + cnps)"
+	" / max(packets, 1) DESC, id LIMIT 10;\n";
 
 /* keep[id] = 1 for the flows keep_sql picks; *n the array's length. */
 static uint8_t *pick_flows(struct store_lat *l, size_t *n)
