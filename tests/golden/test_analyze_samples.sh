@@ -104,6 +104,26 @@ for t in qp qp_window latency_window latency_hist finding retransmission; do
 done
 [ $same = 1 ] && pass "samples: qp, windows, histograms, findings identical across modes"
 
+# The report's ACK latency CDFs: from latency_hist where a flow has no rows, within 1%.
+if command -v gnuplot >/dev/null; then
+	"$BIN/agentxdp-report" -q -o "$T/rep-all" "$T/all.db" && "$BIN/agentxdp-report" -q -o "$T/rep-none" "$T/none.db" ||
+		fail "samples: report failed"
+	cdf_q() { awk -v q="$2" '$2 >= q { print $1; exit }' "$1"; }
+	ok=1 n=0
+	for f in "$T"/rep-all/charts/cdf_*.dat; do
+		g="$T/rep-none/charts/$(basename "$f")"
+		n=$((n + 1))
+		for qq in 0.5 0.99; do
+			a=$(cdf_q "$f" $qq) b=$(cdf_q "$g" $qq)
+			awk -v a="$a" -v b="$b" 'BEGIN { exit !(a > 0 && b > 0 && (a - b) ^ 2 <= (0.01 * a) ^ 2) }' ||
+				{ fail "samples: $(basename "$f") q$qq: $a us with rows, '$b' from the histograms"; ok=0; }
+		done
+	done
+	[ $ok = 1 ] && [ $n -ge 2 ] && pass "samples: $n report CDFs from histograms within 1% (p50, p99)"
+else
+	skip "samples: report CDFs" "gnuplot not installed"
+fi
+
 # A bad mode: one line, exit 2, no database.
 "$A" -q "$T/s/trace.pcapng" --samples some -o "$T/bad.db" 2>"$T/bad.err"
 rc=$?
