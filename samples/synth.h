@@ -77,6 +77,7 @@ struct synth_opts {
 	uint64_t ecn_kmin_bytes, ecn_kmax_bytes;
 	double ecn_pmax;
 	uint64_t ack_timeout_ns;
+	uint32_t ack_every_pkts;	/* RC ACK coalescing; 0 = the model's default */
 	uint64_t max_packets;		/* stop after this many packets written (0 = no limit) */
 	uint64_t pause_ns;		/* collective: pause between phases */
 	struct link_fault faults[SYNTH_MAX_FAULTS];

@@ -23,7 +23,7 @@ enum {
 	OPT_LOAD, OPT_MSG, OPT_OUTSTANDING, OPT_MTU, OPT_FAULT, OPT_HOST_FAULT, OPT_SEED, OPT_IPV6,
 	OPT_VLAN, OPT_SNAPLEN, OPT_VANTAGE, OPT_FORMAT, OPT_PSN_WRAP, OPT_HOST_GBPS,
 	OPT_FABRIC_GBPS, OPT_LATENCY, OPT_BUFFER, OPT_KMIN, OPT_KMAX, OPT_PMAX, OPT_ACK_TIMEOUT,
-	OPT_PAUSE, OPT_START, OPT_MAX_PACKETS, OPT_ENCAP, OPT_LINK,
+	OPT_PAUSE, OPT_START, OPT_MAX_PACKETS, OPT_ENCAP, OPT_LINK, OPT_ACK_EVERY,
 	OPT_MIRROR_SESSIONS, OPT_COLLECTOR_DELAY, OPT_COLLECTOR_JITTER, OPT_COLLECTOR_DRIFT,
 };
 
@@ -622,6 +622,9 @@ static const struct opt_def opt_defs[] = {
 	 VAL(OT_FRAC, ecn_pmax)},
 	{"ack-timeout", 1, OPT_ACK_TIMEOUT, "TIME", "RC local ACK timeout (default 1ms)",
 	 FN(opt_ack_timeout)},
+	{"ack-every", 1, OPT_ACK_EVERY, "N", "RC responders ACK at least every N request packets\n"
+					   "(coalescing; default 16)",
+	 NUM(OT_U32, ack_every_pkts, 1, 4096)},
 	{"pause", 1, OPT_PAUSE, "TIME", "collective: pause between phases (default 100us)",
 	 VAL(OT_TIME, pause_ns)},
 	{"start-time", 1, OPT_START, "SECONDS", "epoch of the first timestamp (default 1767225600,\n"

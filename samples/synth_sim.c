@@ -376,6 +376,8 @@ static int add_qp_end(struct sim *s, uint32_t qp_id, int side)
 	c.mtu_bytes = s->o->mtu;
 	c.line_rate_bps = (uint64_t)(s->o->host_gbps * 1e9);
 	c.ack_timeout_ns = s->o->ack_timeout_ns;
+	if (s->o->ack_every_pkts)
+		c.ack_every_pkts = s->o->ack_every_pkts;
 	c.min_rnr_timer = 0x0c;	/* 0.64 ms, rdma-core's default */
 	c.max_inflight_pkts = 256;
 	return rc_qp_init(&s->qpe[qp_id * 2 + (uint32_t)side].rc, &c);
