@@ -9,7 +9,9 @@ AGENT_REPLAY := $(BUILD)/agent_replay
 GEN_QP_TRACE := $(BUILD)/gen_qp_trace
 # The crafted-ACK trace (issue #22) and the tracker's work on a trace.
 GEN_CRAFTED_ACKS := $(BUILD)/gen_crafted_acks
-TEST_HELPERS := $(DECODE_FIELDS) $(AGENT_REPLAY) $(GEN_QP_TRACE) $(GEN_CRAFTED_ACKS)
+# The core's CPU per packet (decode, decode + track) without reading or storing: bench_analyze.
+BENCH_CORE := $(BUILD)/bench_core
+TEST_HELPERS := $(DECODE_FIELDS) $(AGENT_REPLAY) $(GEN_QP_TRACE) $(GEN_CRAFTED_ACKS) $(BENCH_CORE)
 all: $(TEST_HELPERS)
 $(TEST_HELPERS): $(BUILD)/%: tests/tools/%.c $(MODEL_LIB) $(AGENTXDP_LIBS)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,137 @@
+/*
+ * bench_core.c: the analysis core's CPU cost per packet, without the trace reading and the
+ * store around it. Not installed.
+ *
+ *   bench_core TRACE   print "packets N decode_ns X decode_mpps Y core_ns Z flows F"
+ *
+ * The trace is read (trace_reader) in chunks of CHUNK frames copied into memory; each chunk
+ * is then decoded alone (decode_ns: roce_decode_frame per frame) and decoded and tracked
+ * (core_ns: roce_decode_frame + qp_tracker_add, no event sink), both timed with this
+ * thread's CPU clock. Memory stays flat in the trace's length; every frame is used.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lib/decode/roce_decode.h"
+#include "lib/trace/trace_reader.h"
+#include "lib/track/qp_track.h"
+
+#define CHUNK 65536
+#define SNAP 256	/* frames are cut here: the decoder never reads past the headers */
+
+struct chunk_frame {
+	uint64_t ts_ns;
+	uint32_t caplen, origlen;
+	int linktype;
+	uint32_t vantage;
+};
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Decode every frame of the chunk; the count of RoCE packets keeps the work from being dropped. */
+static uint64_t decode_chunk(const struct roce_decode_opts *dopts, const struct chunk_frame *fr,
+			     const uint8_t *data, size_t n)
+{
+	struct roce_pkt pkt;
+	uint64_t ok = 0;
+
+	for (size_t i = 0; i < n; i++)
+		ok += roce_decode_frame(dopts, fr[i].linktype, data + i * SNAP, fr[i].caplen, fr[i].origlen,
+					fr[i].ts_ns, &pkt) == ROCE_DECODE_OK;
+	return ok;
+}
+
+static int track_chunk(const struct roce_decode_opts *dopts, struct qp_tracker *t, const struct chunk_frame *fr,
+		       const uint8_t *data, size_t n)
+{
+	struct roce_pkt pkt;
+
+	for (size_t i = 0; i < n; i++)
+		if (roce_decode_frame(dopts, fr[i].linktype, data + i * SNAP, fr[i].caplen, fr[i].origlen,
+				      fr[i].ts_ns, &pkt) == ROCE_DECODE_OK &&
+		    qp_tracker_add(t, &pkt, fr[i].vantage))
+			return -1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct roce_decode_opts dopts;
+	struct qp_tracker_cfg cfg;
+	struct qp_tracker *t = NULL;
+	struct trace_reader *tr = NULL;
+	struct chunk_frame *fr = malloc(CHUNK * sizeof(*fr));
+	uint8_t *data = malloc((size_t)CHUNK * SNAP);
+	uint64_t packets = 0, roce = 0, dec_ns = 0, core_ns = 0;
+	char err[512];
+	int status = 1, rc = 1;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: bench_core TRACE\n");
+		return 2;
+	}
+	roce_decode_opts_default(&dopts);
+	qp_tracker_cfg_default(&cfg);
+	t = qp_tracker_new(&cfg);
+	if (!fr || !data || !t) {
+		fprintf(stderr, "bench_core: %s\n", strerror(ENOMEM));
+		goto cleanup;
+	}
+	if (trace_reader_open(&tr, (const char *const *)&argv[1], 1, err, sizeof(err))) {
+		fprintf(stderr, "bench_core: %s\n", err);
+		goto cleanup;
+	}
+	while (rc != 0) {
+		struct trace_frame f;
+		size_t n = 0;
+		uint64_t t0, t1, t2;
+
+		while (n < CHUNK && (rc = trace_reader_next(tr, &f)) == 1) {
+			uint32_t len = f.caplen < SNAP ? f.caplen : SNAP;
+
+			fr[n] = (struct chunk_frame){ f.ts_ns, len, f.origlen, f.linktype, (uint32_t)f.trace_index };
+			memcpy(data + n * SNAP, f.data, len);
+			n++;
+		}
+		if (rc < 0) {
+			fprintf(stderr, "bench_core: %s\n", trace_reader_error(tr));
+			goto cleanup;
+		}
+		t0 = cpu_ns();
+		roce += decode_chunk(&dopts, fr, data, n);
+		t1 = cpu_ns();
+		if (track_chunk(&dopts, t, fr, data, n)) {
+			fprintf(stderr, "bench_core: out of memory\n");
+			goto cleanup;
+		}
+		t2 = cpu_ns();
+		dec_ns += t1 - t0;
+		core_ns += t2 - t1;
+		packets += n;
+	}
+	qp_tracker_finish(t);
+	if (!packets) {
+		fprintf(stderr, "bench_core: %s: no frames\n", argv[1]);
+		goto cleanup;
+	}
+	printf("packets %" PRIu64 " roce %" PRIu64 " decode_ns %.1f decode_mpps %.2f core_ns %.1f flows %" PRIu64 "\n",
+	       packets, roce, (double)dec_ns / packets, packets * 1e3 / (double)(dec_ns ? dec_ns : 1),
+	       (double)core_ns / packets, qp_tracker_totals(t)->flows);
+	status = 0;
+cleanup:
+	trace_reader_close(tr);
+	qp_tracker_free(t);
+	free(fr);
+	free(data);
+	return status;
+}
