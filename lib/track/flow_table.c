@@ -1,5 +1,6 @@
 /* flow_table.c: the tracker's flows, found by key and by host pair (open addressing). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,19 +50,31 @@ static inline int flow_is(const struct qp_flow *f, const uint8_t *src, const uin
 	       !memcmp(f->dst_ip, dst, 16);
 }
 
+/*
+ * A flow slot holds the flow's index + 1 (low half, 0 empty) and the top half of its key's
+ * hash: a probe compares hashes in the slot array and reads a flow only when they match, so
+ * a lookup touches one flow instead of one per probe (each a cache miss on a big trace).
+ */
+static inline uint64_t slot_make(uint64_t hash, uint32_t idx)
+{
+	return (hash & 0xffffffff00000000ull) | (idx + 1);
+}
+
 static int grow_flow_slots(struct qp_tracker *t)
 {
-	uint32_t ncap = (t->flow_slots_mask + 1) * 2, *ns = calloc(ncap, sizeof(*ns));
+	uint32_t ncap = (t->flow_slots_mask + 1) * 2;
+	uint64_t *ns = calloc(ncap, sizeof(*ns));
 
 	if (!ns)
 		return -ENOMEM;
 	for (uint32_t i = 0; i <= t->flow_slots_mask; i++) {
-		uint32_t v = t->flow_slots[i], j;
+		uint64_t v = t->flow_slots[i];
+		uint32_t j;
 		struct qp_flow *f;
 
 		if (!v)
 			continue;
-		f = flow_at(t, v - 1);
+		f = flow_at(t, (uint32_t)v - 1);
 		j = (uint32_t)hash_flow(f->src_ip, f->dst_ip, f->dst_qpn, f->vantage) & (ncap - 1);
 		while (ns[j])
 			j = (j + 1) & (ncap - 1);
@@ -115,21 +128,84 @@ uint32_t *flow_table_hp_slot(struct qp_tracker *t, const uint8_t *src, const uin
 	}
 }
 
+uint64_t flow_table_hash(const uint8_t *src, const uint8_t *dst, uint32_t qpn, uint32_t vantage)
+{
+	return hash_flow(src, dst, qpn, vantage);
+}
+
+/*
+ * Prefetching for a batch (qp_tracker_add_batch): the slot a hash starts probing at, then
+ * the hot lines of the first flow whose tag matches (read without comparing its key: a wrong
+ * guess costs a wasted prefetch, never a wrong answer). Returns that flow, or NULL.
+ */
+void flow_table_prefetch_slot(const struct qp_tracker *t, uint64_t h)
+{
+	__builtin_prefetch(&t->flow_slots[(uint32_t)h & t->flow_slots_mask]);
+}
+
+struct qp_flow *flow_table_prefetch_flow(const struct qp_tracker *t, uint64_t h)
+{
+	uint64_t tag = h & 0xffffffff00000000ull;
+	uint32_t j = (uint32_t)h & t->flow_slots_mask;
+
+	for (uint32_t probes = 0; probes < 4; probes++, j = (j + 1) & t->flow_slots_mask) {
+		uint64_t v = t->flow_slots[j];
+		const char *f;
+
+		if (!v)
+			return NULL;
+		if ((v & 0xffffffff00000000ull) != tag)
+			continue;
+		f = (const char *)flow_at(t, (uint32_t)v - 1);
+		/* What every packet reads: the key, the counters, the requester state, the ring
+		 * pointer, the latency sets and the current window (struct qp_flow's layout). */
+		__builtin_prefetch(f);
+		__builtin_prefetch(f + offsetof(struct qp_flow, st.packets));
+		__builtin_prefetch(f + offsetof(struct qp_flow, snd_una));
+		__builtin_prefetch(f + offsetof(struct qp_flow, last_activity_ns));
+		__builtin_prefetch(f + offsetof(struct qp_flow, ring));
+		__builtin_prefetch(f + offsetof(struct qp_flow, lat));
+		__builtin_prefetch(f + offsetof(struct qp_flow, win_samples));
+		return (struct qp_flow *)f;
+	}
+	return NULL;
+}
+
 /* Find or create flow; NULL on ENOMEM. */
 struct qp_flow *flow_table_get(struct qp_tracker *t, const uint8_t *src, const uint8_t *dst, uint32_t qpn,
 				uint32_t vantage, int create)
 {
-	uint32_t j = (uint32_t)hash_flow(src, dst, qpn, vantage) & t->flow_slots_mask, idx, *hs;
-	struct qp_flow *f;
+	struct qp_flow *f = t->last_flow;
 
+	/* Packets of one flow often come in runs (a message's packets): the previous lookup's
+	 * flow first. */
+	if (f && flow_is(f, src, dst, qpn, vantage))
+		return f;
+	return flow_table_get_hashed(t, hash_flow(src, dst, qpn, vantage), src, dst, qpn, vantage, create);
+}
+
+/* flow_table_get() with the key's hash (flow_table_hash) already known. */
+struct qp_flow *flow_table_get_hashed(struct qp_tracker *t, uint64_t h, const uint8_t *src, const uint8_t *dst,
+				      uint32_t qpn, uint32_t vantage, int create)
+{
+	uint64_t tag = h & 0xffffffff00000000ull;
+	uint32_t j = (uint32_t)h & t->flow_slots_mask, idx, *hs;
+	struct qp_flow *f = t->last_flow;
+
+	if (f && flow_is(f, src, dst, qpn, vantage))
+		return f;
 	for (;;) {
-		uint32_t v = t->flow_slots[j];
+		uint64_t v = t->flow_slots[j];
 
 		if (!v)
 			break;
-		f = flow_at(t, v - 1);
-		if (flow_is(f, src, dst, qpn, vantage))
-			return f;
+		if ((v & 0xffffffff00000000ull) == tag) {
+			f = flow_at(t, (uint32_t)v - 1);
+			if (flow_is(f, src, dst, qpn, vantage)) {
+				t->last_flow = f;
+				return f;
+			}
+		}
 		j = (j + 1) & t->flow_slots_mask;
 	}
 	if (!create)
@@ -153,7 +229,7 @@ struct qp_flow *flow_table_get(struct qp_tracker *t, const uint8_t *src, const u
 	memcpy(f->st.key.dst_ip, dst, 16);
 	f->st.key.dst_qpn = qpn;
 	f->st.vantage = vantage;
-	t->flow_slots[j] = idx + 1;
+	t->flow_slots[j] = slot_make(h, idx);
 	t->n_flows++;
 
 	hs = flow_table_hp_slot(t, src, dst, vantage);
@@ -166,6 +242,7 @@ struct qp_flow *flow_table_get(struct qp_tracker *t, const uint8_t *src, const u
 		return NULL;
 	if ((uint64_t)t->n_hp * 10 > (uint64_t)(t->hp_slots_mask + 1) * 7 && grow_hp_slots(t))
 		return NULL;
+	t->last_flow = f;
 	return f;
 }
 

@@ -775,15 +775,14 @@ struct qp_tracker *qp_tracker_new(const struct qp_tracker_cfg *cfg)
 	return t;
 }
 
-int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t vantage)
+/* One packet whose flow is f (found or created by the caller). */
+static int tracker_add(struct qp_tracker *t, struct qp_flow *f, const struct roce_pkt *pkt, uint32_t vantage)
 {
 	uint32_t v = t->cfg.split_vantage ? vantage : 0, qpn = pkt->dest_qp & PSN_MASK;
 	uint8_t tr = pkt->opcode >> 5, op = pkt->opcode & 0x1f;
 	uint64_t ts = pkt->ts_ns, prev_ts;
 	struct flow_window *w;
-	struct qp_flow *f;
 
-	f = flow_table_get(t, pkt->src_ip, pkt->dst_ip, qpn, v, 1);
 	if (!f)
 		return -ENOMEM;
 	if (v >= t->n_vantages)
@@ -874,6 +873,62 @@ int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t va
 	} else if (op_is_response(op)) {
 		f->has_responses = 1;
 		on_response(t, f, pkt, op, w);
+	}
+	return 0;
+}
+
+int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t vantage)
+{
+	uint32_t v = t->cfg.split_vantage ? vantage : 0;
+
+	return tracker_add(t, flow_table_get(t, pkt->src_ip, pkt->dst_ip, pkt->dest_qp & PSN_MASK, v, 1), pkt,
+			   vantage);
+}
+
+/*
+ * The batch is a software pipeline over the cache misses a big trace costs per packet (the
+ * flow's hash slot, the flow, its ring slot): the slots of the whole batch are prefetched
+ * first, a flow PF_FLOW packets ahead, its ring slot PF_RING packets ahead, so the misses
+ * overlap instead of following one another. Packets are tracked in order, as by
+ * qp_tracker_add(), so the results are the same.
+ */
+#define PF_FLOW 8
+#define PF_RING 4
+
+static void prefetch_ring_slot(const struct qp_flow *f, const struct roce_pkt *pkt)
+{
+	/* A request lands on its own flow's ring; a response on its requester's (the peer). */
+	if (f->ring_mask)
+		__builtin_prefetch(&f->ring[pkt->psn & f->ring_mask]);
+}
+
+int qp_tracker_add_batch(struct qp_tracker *t, const struct roce_pkt *pkts, const uint32_t *vantages, size_t n)
+{
+	uint64_t h[QP_BATCH_MAX];
+	struct qp_flow *guess[QP_BATCH_MAX];
+
+	if (n > QP_BATCH_MAX)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t v = t->cfg.split_vantage ? vantages[i] : 0;
+
+		h[i] = flow_table_hash(pkts[i].src_ip, pkts[i].dst_ip, pkts[i].dest_qp & PSN_MASK, v);
+		flow_table_prefetch_slot(t, h[i]);
+		guess[i] = NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct roce_pkt *p = &pkts[i];
+		uint32_t v = t->cfg.split_vantage ? vantages[i] : 0;
+		int rc;
+
+		if (i + PF_FLOW < n)
+			guess[i + PF_FLOW] = flow_table_prefetch_flow(t, h[i + PF_FLOW]);
+		if (i + PF_RING < n && guess[i + PF_RING])
+			prefetch_ring_slot(guess[i + PF_RING], &pkts[i + PF_RING]);
+		rc = tracker_add(t, flow_table_get_hashed(t, h[i], p->src_ip, p->dst_ip, p->dest_qp & PSN_MASK, v, 1),
+				 p, vantages[i]);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }

@@ -189,6 +189,13 @@ void qp_tracker_cfg_default(struct qp_tracker_cfg *cfg);
 struct qp_tracker *qp_tracker_new(const struct qp_tracker_cfg *cfg);
 /* One decoded packet seen at `vantage` (the input trace index). 0, or -ENOMEM. */
 int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t vantage);
+/*
+ * n (<= QP_BATCH_MAX) packets in order, as n calls of qp_tracker_add() (same results), with
+ * the memory they need fetched ahead: faster on traces of many flows. 0, -ENOMEM (packets
+ * before the failing one are tracked) or -EINVAL (n too big).
+ */
+#define QP_BATCH_MAX 64
+int qp_tracker_add_batch(struct qp_tracker *t, const struct roce_pkt *pkts, const uint32_t *vantages, size_t n);
 /* End of input: close every flow's current window (emitted to the sink). */
 void qp_tracker_finish(struct qp_tracker *t);
 /*

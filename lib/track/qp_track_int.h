@@ -135,11 +135,12 @@ struct qp_tracker {
 	size_t cap_chunks;
 	uint32_t n_flows;
 
-	uint32_t *flow_slots;		/* open addressing: flow index+1, 0 empty */
+	uint64_t *flow_slots;		/* open addressing: hash tag << 32 | flow index+1, 0 empty */
 	uint32_t flow_slots_mask;
 	uint32_t *hp_slots;		/* host pair -> first flow index+1 */
 	uint32_t hp_slots_mask;
 	uint32_t n_hp;
+	struct qp_flow *last_flow;	/* the previous lookup's flow (flows never move) */
 
 	uint32_t *id_to_index;		/* flow id - 1 -> index */
 	uint64_t n_ids;
@@ -184,6 +185,11 @@ uint32_t *flow_table_hp_slot(struct qp_tracker *t, const uint8_t *src, const uin
 /* Find or create flow; NULL on ENOMEM. */
 struct qp_flow *flow_table_get(struct qp_tracker *t, const uint8_t *src, const uint8_t *dst, uint32_t qpn,
 			       uint32_t vantage, int create);
+struct qp_flow *flow_table_get_hashed(struct qp_tracker *t, uint64_t h, const uint8_t *src, const uint8_t *dst,
+				      uint32_t qpn, uint32_t vantage, int create);
+uint64_t flow_table_hash(const uint8_t *src, const uint8_t *dst, uint32_t qpn, uint32_t vantage);
+void flow_table_prefetch_slot(const struct qp_tracker *t, uint64_t h);
+struct qp_flow *flow_table_prefetch_flow(const struct qp_tracker *t, uint64_t h);
 int flow_table_assign_id(struct qp_tracker *t, struct qp_flow *f, uint32_t idx);
 
 /* flow_window.c: per-flow time windows */

@@ -6,7 +6,7 @@
  *
  * The trace is read (trace_reader) in chunks of CHUNK frames copied into memory; each chunk
  * is then decoded alone (decode_ns: roce_decode_frame per frame) and decoded and tracked
- * (core_ns: roce_decode_frame + qp_tracker_add, no event sink), both timed with this
+ * (core_ns: roce_decode_frame + qp_tracker_add_batch, no event sink), both timed with this
  * thread's CPU clock. Memory stays flat in the trace's length; every frame is used.
  */
 #include <errno.h>
@@ -51,16 +51,24 @@ static uint64_t decode_chunk(const struct roce_decode_opts *dopts, const struct 
 	return ok;
 }
 
+/* Decode and track, in batches as agentxdp-analyze does (qp_tracker_add_batch). */
 static int track_chunk(const struct roce_decode_opts *dopts, struct qp_tracker *t, const struct chunk_frame *fr,
 		       const uint8_t *data, size_t n)
 {
-	struct roce_pkt pkt;
+	static struct roce_pkt pkts[QP_BATCH_MAX];
+	uint32_t vantages[QP_BATCH_MAX];
+	size_t k = 0;
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (roce_decode_frame(dopts, fr[i].linktype, data + i * SNAP, fr[i].caplen, fr[i].origlen,
-				      fr[i].ts_ns, &pkt) == ROCE_DECODE_OK &&
-		    qp_tracker_add(t, &pkt, fr[i].vantage))
-			return -1;
+				      fr[i].ts_ns, &pkts[k]) == ROCE_DECODE_OK)
+			vantages[k++] = fr[i].vantage;
+		if (k == QP_BATCH_MAX || (i + 1 == n && k)) {
+			if (qp_tracker_add_batch(t, pkts, vantages, k))
+				return -1;
+			k = 0;
+		}
+	}
 	return 0;
 }
 
