@@ -300,6 +300,10 @@ struct analyze_run {
 	double t_start;
 	int interrupted;		/* the signal that stopped reading, 0 none */
 	int status;			/* the exit status: 1 once anything failed */
+	/* Decoded packets waiting for the tracker, which takes them in batches (prefetching). */
+	struct roce_pkt batch[QP_BATCH_MAX];
+	uint32_t batch_vantage[QP_BATCH_MAX];
+	size_t batch_n;
 };
 
 /* Open the traces and the per-trace counters. */
@@ -540,17 +544,33 @@ int analyze_select_qp(const struct analyze_opts *opts, int decode_rc, const stru
 	return 0;
 }
 
+/* The batch to the tracker: 0, or -1 (out of memory, said; the packets before are tracked). */
+static int run_track_batch(struct analyze_run *r)
+{
+	int rc = r->batch_n ? qp_tracker_add_batch(r->t, r->batch, r->batch_vantage, r->batch_n) : 0;
+
+	r->batch_n = 0;
+	if (rc) {
+		/* Stop reading; what was tracked is still analyzed and written. */
+		pr_err("out of memory tracking %" PRIu64 " flows\n", qp_tracker_totals(r->t)->flows);
+		r->status = 1;
+		return -1;
+	}
+	return 0;
+}
+
 /* Every frame of every trace (that the filter, --qp and -c select) through the decoder into the tracker. */
 static int run_read_frames(struct analyze_run *r)
 {
 	const struct analyze_opts *opts = r->opts;
 	struct trace_frame frame;
-	struct roce_pkt pkt;
 	uint64_t frames = 0, selected = 0;
+	bool tracked = true;
 	int rc;
 
 	while ((rc = trace_reader_next(r->tr, &frame)) != 0) {
 		struct trace_counts *cnt;
+		struct roce_pkt *pkt = &r->batch[r->batch_n];
 
 		if (rc < 0) {
 			/* Keep what was read: the other inputs still deliver their frames. */
@@ -567,16 +587,15 @@ static int run_read_frames(struct analyze_run *r)
 		}
 		cnt = &r->counts[frame.trace_index];
 		rc = roce_decode_frame(&r->dopts, frame.linktype, frame.data, frame.caplen, frame.origlen,
-				       frame.ts_ns, &pkt);
-		if (!analyze_select_qp(opts, rc, &pkt))
+				       frame.ts_ns, pkt);
+		if (!analyze_select_qp(opts, rc, pkt))
 			continue;
 		selected++;
 		if (rc == ROCE_DECODE_OK) {
 			cnt->roce++;
-			if (qp_tracker_add(r->t, &pkt, mirror_vantage_of(&r->mv, frame.trace_index, &pkt))) {
-				/* Stop reading; what was tracked is still analyzed and written. */
-				pr_err("out of memory tracking %" PRIu64 " flows\n", qp_tracker_totals(r->t)->flows);
-				r->status = 1;
+			r->batch_vantage[r->batch_n++] = mirror_vantage_of(&r->mv, frame.trace_index, pkt);
+			if (r->batch_n == QP_BATCH_MAX && run_track_batch(r)) {
+				tracked = false;
 				break;
 			}
 		} else if (rc > 0) {
@@ -596,6 +615,8 @@ static int run_read_frames(struct analyze_run *r)
 		if (opts->max_frames && selected == opts->max_frames)
 			break; /* -c */
 	}
+	if (tracked)
+		run_track_batch(r);
 	if (opts->filter || opts->n_qps)
 		pr_info("%" PRIu64 " of %" PRIu64 " frames selected by%s%s%s\n", selected, frames,
 			opts->filter ? " the filter" : "", opts->filter && opts->n_qps ? " and" : "",
