@@ -888,18 +888,44 @@ int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t va
 /*
  * The batch is a software pipeline over the cache misses a big trace costs per packet (the
  * flow's hash slot, the flow, its ring slot): the slots of the whole batch are prefetched
- * first, a flow PF_FLOW packets ahead, its ring slot PF_RING packets ahead, so the misses
- * overlap instead of following one another. Packets are tracked in order, as by
+ * first, a flow PF_FLOW packets ahead, its ring slot (or its peer's flow, then ring slot) after,
+ * so the misses overlap instead of following one another. Packets are tracked in order, as by
  * qp_tracker_add(), so the results are the same.
  */
 #define PF_FLOW 8
-#define PF_RING 4
+#define PF_NEXT 4
+#define PF_RING 2
 
-static void prefetch_ring_slot(const struct qp_flow *f, const struct roce_pkt *pkt)
+static void prefetch_flow_lines(const struct qp_flow *f)
 {
-	/* A request lands on its own flow's ring; a response on its requester's (the peer). */
-	if (f->ring_mask)
-		__builtin_prefetch(&f->ring[pkt->psn & f->ring_mask]);
+	__builtin_prefetch(&f->st.packets);
+	__builtin_prefetch(&f->snd_una);
+	__builtin_prefetch(&f->ring);
+}
+
+/*
+ * PF_NEXT packets ahead, the flow is in cache: a request's ring slot (its own ring), or for a
+ * response the requester's flow (its peer), whose ring slot follows PF_RING packets ahead.
+ */
+static void prefetch_next(const struct qp_tracker *t, const struct qp_flow *f, const struct roce_pkt *pkt)
+{
+	uint8_t op = pkt->opcode & 0x1f;
+	const struct qp_flow *r;
+
+	if (op_is_request(op)) {
+		if (f->ring_mask)
+			__builtin_prefetch(&f->ring[pkt->psn & f->ring_mask]);
+	} else if (op_is_response(op) && (r = peer_of(t, f))) {
+		prefetch_flow_lines(r);
+	}
+}
+
+static void prefetch_peer_ring(const struct qp_tracker *t, const struct qp_flow *f, const struct roce_pkt *pkt)
+{
+	const struct qp_flow *r;
+
+	if (op_is_response(pkt->opcode & 0x1f) && (r = peer_of(t, f)) && r->ring_mask)
+		__builtin_prefetch(&r->ring[pkt->psn & r->ring_mask]);
 }
 
 int qp_tracker_add_batch(struct qp_tracker *t, const struct roce_pkt *pkts, const uint32_t *vantages, size_t n)
@@ -923,8 +949,10 @@ int qp_tracker_add_batch(struct qp_tracker *t, const struct roce_pkt *pkts, cons
 
 		if (i + PF_FLOW < n)
 			guess[i + PF_FLOW] = flow_table_prefetch_flow(t, h[i + PF_FLOW]);
+		if (i + PF_NEXT < n && guess[i + PF_NEXT])
+			prefetch_next(t, guess[i + PF_NEXT], &pkts[i + PF_NEXT]);
 		if (i + PF_RING < n && guess[i + PF_RING])
-			prefetch_ring_slot(guess[i + PF_RING], &pkts[i + PF_RING]);
+			prefetch_peer_ring(t, guess[i + PF_RING], &pkts[i + PF_RING]);
 		rc = tracker_add(t, flow_table_get_hashed(t, h[i], p->src_ip, p->dst_ip, p->dest_qp & PSN_MASK, v, 1),
 				 p, vantages[i]);
 		if (rc)
