@@ -23,6 +23,31 @@
 
 #define INPUT_BUFFER_BYTES (256 * 1024)
 #define LINKTYPE_RAW 101
+#define FAST_BUFFER_BYTES (1024 * 1024)
+
+/*
+ * Our own buffered reader of a regular file's records, which libpcap opened and validated
+ * first: records are parsed in place in one big buffer, with no per-record stdio call or
+ * copy. It reads only what it is sure libpcap reads the same way (native byte order, pcap
+ * 2.4 or pcapng EPBs in one section whose interfaces all have libpcap's link type, us or ns
+ * timestamps without offset, no record over the snapshot length); on anything else, errors
+ * included, the input goes back to libpcap, reopened and past the frames already delivered,
+ * so frames, times and error messages stay libpcap's.
+ */
+enum fast_kind { FAST_OFF, FAST_PCAP, FAST_PCAPNG };
+
+struct fast_input {
+	enum fast_kind kind;
+	int fd;
+	uint8_t *buf;
+	size_t cap, pos, len;		/* bytes [pos, len) of buf are read, not yet parsed */
+	bool eof;
+	bool pcap_nsec;			/* classic pcap: the fraction is ns, not us */
+	uint32_t snapshot;		/* libpcap's snapshot length: longer records go back to it */
+	struct pcapng_frames ng;	/* pcapng: the section's interfaces */
+	size_t ng_checked;		/* interfaces checked so far */
+	bool ng_section;		/* the first SHB was read */
+};
 
 struct trace_input {
 	char *path;
@@ -45,6 +70,7 @@ struct trace_input {
 	bool error_unreported;		/* reading stopped on an error not yet returned by next() */
 	int fd;				/* what the stream reads, -1 once closed */
 	struct pcapng_drops_walker *drops; /* until the input ended */
+	struct fast_input fast;		/* our buffered reader, while fast.kind != FAST_OFF */
 };
 
 /* Set by trace_reader_interrupt() from a signal handler: reading ends at the next read. */
@@ -160,9 +186,12 @@ static void input_take(struct trace_input *in, uint64_t ts, uint32_t caplen, uin
 	in->pending_data = data;
 }
 
+static void fast_close(struct trace_input *in);
+
 /* Reading of this input is over: close what reads it, settle its drop counters. */
 static void input_end(struct trace_input *in)
 {
+	fast_close(in);
 	if (in->pcap)
 		pcap_close(in->pcap);
 	in->pcap = NULL;
@@ -282,6 +311,218 @@ static void input_fetch_own(struct trace_input *in)
 	input_end(in);
 }
 
+/* Our buffered reader is over (at the end, or back to libpcap): free what it holds. */
+static void fast_close(struct trace_input *in)
+{
+	struct fast_input *fi = &in->fast;
+
+	if (fi->kind == FAST_OFF)
+		return;
+	if (fi->fd >= 0)
+		close(fi->fd);
+	free(fi->buf);
+	pcapng_frames_free(&fi->ng);
+	memset(fi, 0, sizeof(*fi));
+	fi->fd = -1;
+}
+
+/*
+ * At least n bytes at buf + pos: 1; 0 at the end of the file before them; -1 with errno. The
+ * bytes read go through the pcapng drop-counter walker too, as libpcap's stream does.
+ */
+static int fast_want(struct trace_input *in, size_t n)
+{
+	struct fast_input *fi = &in->fast;
+
+	while (fi->len - fi->pos < n) {
+		ssize_t got;
+
+		if (fi->eof)
+			return 0;
+		if (fi->pos) {
+			memmove(fi->buf, fi->buf + fi->pos, fi->len - fi->pos);
+			fi->len -= fi->pos;
+			fi->pos = 0;
+		}
+		if (util_ensure_mem((void **)&fi->buf, &fi->cap, 1, n > FAST_BUFFER_BYTES ? n : FAST_BUFFER_BYTES))
+			return -1;
+		if (interrupted) {
+			errno = EINTR;
+			return -1;
+		}
+		got = read(fi->fd, fi->buf + fi->len, fi->cap - fi->len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -1;
+		if (got == 0)
+			fi->eof = true;
+		else if (in->drops)
+			pcapng_drops_feed(in->drops, fi->buf + fi->len, (size_t)got);
+		fi->len += (size_t)got;
+	}
+	return 1;
+}
+
+/* A classic pcap record: 1, 0 at a clean end, -1 for libpcap to read it. */
+static int fast_next_pcap(struct trace_input *in, struct pcapng_frame *f)
+{
+	struct fast_input *fi = &in->fast;
+	uint32_t rec[4];	/* seconds, us or ns, captured length, original length */
+	int rc = fast_want(in, sizeof(rec));
+
+	if (rc <= 0)
+		return rc == 0 && fi->pos == fi->len ? 0 : -1;
+	memcpy(rec, fi->buf + fi->pos, sizeof(rec));
+	if (rec[2] > fi->snapshot || fast_want(in, sizeof(rec) + rec[2]) != 1)
+		return -1;
+	/* As libpcap gives it at ns precision, and frame_time_ns() takes it. */
+	f->ts_ns = (uint64_t)rec[0] * 1000000000ull + (uint64_t)rec[1] * (fi->pcap_nsec ? 1 : 1000);
+	f->caplen = rec[2];
+	f->origlen = rec[3];
+	f->data = fi->buf + fi->pos + sizeof(rec);
+	fi->pos += sizeof(rec) + rec[2];
+	return 1;
+}
+
+/* The section's interfaces read so far are ones libpcap reads as we do (see struct fast_input). */
+static bool fast_ng_ifaces_ok(struct trace_input *in)
+{
+	struct fast_input *fi = &in->fast;
+
+	for (; fi->ng_checked < fi->ng.n_ifaces; fi->ng_checked++) {
+		const struct pcapng_iface *ifc = &fi->ng.ifaces[fi->ng_checked];
+
+		if (ifc->linktype != in->linktype || ifc->snaplen != fi->ng.ifaces[0].snaplen || ifc->tsoffset_s ||
+		    (ifc->units_per_s != 1000000 && ifc->units_per_s != 1000000000))
+			return false;
+	}
+	return true;
+}
+
+/* The next EPB of a pcapng: 1, 0 at a clean end, -1 for libpcap to read it. */
+static int fast_next_pcapng(struct trace_input *in, struct pcapng_frame *f)
+{
+	struct fast_input *fi = &in->fast;
+
+	for (;;) {
+		const char *reason;
+		uint32_t type, total;
+		int rc = fast_want(in, 12);
+
+		if (rc <= 0)
+			return rc == 0 && fi->pos == fi->len ? 0 : -1;
+		memcpy(&type, fi->buf + fi->pos, 4);
+		if (type == 0x0A0D0D0A ? fi->ng_section : type == 2 || type == 3)
+			return -1; /* a second section, an SPB or an obsolete PB */
+		if (pcapng_frames_block_length(&fi->ng, fi->buf + fi->pos, &total, &reason) || fi->ng.swapped ||
+		    fast_want(in, total) != 1)
+			return -1;
+		rc = pcapng_frames_block(&fi->ng, fi->buf + fi->pos, total, f, &reason);
+		if (rc < 0)
+			return -1;
+		fi->pos += total;
+		fi->ng_section = true;
+		if (!fast_ng_ifaces_ok(in))
+			return -1;
+		if (rc == 1)
+			return f->caplen > fi->snapshot ? -1 : 1;
+	}
+}
+
+/*
+ * Back to libpcap: the file reopened from its start (the drop counters too), past the frames
+ * already delivered. 0, or -1 with the reason in stop_reason.
+ */
+static int fast_fallback(struct trace_input *in)
+{
+	char pcap_err[PCAP_ERRBUF_SIZE] = "";
+	uint64_t skip = in->frame_number;
+	FILE *fp;
+
+	fast_close(in);
+	in->fd = open(in->path, O_RDONLY | O_CLOEXEC);
+	if (in->drops)
+		pcapng_drops_walker_init(in->drops);
+	fp = in->fd < 0 ? NULL : input_stream(in);
+	if (!fp) {
+		snprintf(in->health.stop_reason, sizeof(in->health.stop_reason), "%s", strerror(errno));
+		return -1;
+	}
+	in->pcap = pcap_fopen_offline_with_tstamp_precision(fp, PCAP_TSTAMP_PRECISION_NANO, pcap_err);
+	if (!in->pcap) {
+		fclose(fp);
+		snprintf(in->health.stop_reason, sizeof(in->health.stop_reason), "%s", pcap_err);
+		return -1;
+	}
+	while (skip--) {
+		struct pcap_pkthdr *hdr;
+		const u_char *data;
+
+		if (pcap_next_ex(in->pcap, &hdr, &data) != 1) {
+			snprintf(in->health.stop_reason, sizeof(in->health.stop_reason), "%s",
+				 interrupted ? "interrupted" : pcap_geterr(in->pcap));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The next frame by our own reader: true when it was taken (or the input ended). */
+static bool fast_fetch(struct trace_input *in)
+{
+	struct pcapng_frame f;
+	int rc = in->fast.kind == FAST_PCAP ? fast_next_pcap(in, &f) : fast_next_pcapng(in, &f);
+
+	if (rc == 1) {
+		input_take(in, f.ts_ns, f.caplen, f.origlen, in->linktype, f.data);
+		return true;
+	}
+	if (rc == 0 || interrupted || fast_fallback(in)) {
+		if (rc != 0)
+			input_failed(in, "read error"); /* the fallback's reason is in stop_reason already */
+		input_end(in);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * After libpcap opened and validated a regular file: read its records ourselves when its
+ * format is one fast_next_pcap() or fast_next_pcapng() reads (else nothing changes).
+ */
+static void fast_start(struct trace_input *in)
+{
+	struct fast_input *fi = &in->fast;
+	uint32_t head[3];	/* pcap: magic, version; pcapng: SHB type, length, byte-order magic */
+	int fd = open(in->path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (pread(fd, head, sizeof(head), 0) != (ssize_t)sizeof(head)) {
+		close(fd);
+		return;
+	}
+	if ((head[0] == 0xa1b2c3d4 || head[0] == 0xa1b23c4d) && head[1] == (4u << 16 | 2u)) {
+		fi->kind = FAST_PCAP;
+		fi->pcap_nsec = head[0] == 0xa1b23c4d;
+	} else if (head[0] == 0x0A0D0D0A && head[2] == 0x1A2B3C4D) {
+		fi->kind = FAST_PCAPNG;
+		pcapng_frames_init(&fi->ng);
+	} else {
+		close(fd);
+		return;
+	}
+	fi->fd = fd;
+	fi->snapshot = (uint32_t)pcap_snapshot(in->pcap);
+	pcap_close(in->pcap); /* closes in->fd */
+	in->pcap = NULL;
+	if (in->drops)
+		pcapng_drops_walker_init(in->drops);
+	if (fi->kind == FAST_PCAP && fast_want(in, 24) == 1)
+		fi->pos = 24; /* the file header, read by libpcap */
+}
+
 /* Read the next frame of one input into its pending slot; record how reading stopped. */
 static void input_fetch(struct trace_input *in)
 {
@@ -291,6 +532,8 @@ static void input_fetch(struct trace_input *in)
 	int rc;
 
 	in->pending = false;
+	if (in->fast.kind != FAST_OFF && fast_fetch(in))
+		return;
 	if (in->own_fp) {
 		input_fetch_own(in);
 		return;
@@ -434,6 +677,9 @@ static int input_open(struct trace_input *in, const char *path, char *err, size_
 		return -1;
 	}
 	in->linktype = pcap_datalink(in->pcap);
+	in->fast.fd = -1;
+	if (!is_stdin && S_ISREG(st.st_mode))
+		fast_start(in);
 	return 0;
 }
 
@@ -490,7 +736,7 @@ static void stop_interrupted(struct trace_reader *tr)
 	for (int i = 0; i < tr->n; i++) {
 		struct trace_input *in = &tr->inputs[i];
 
-		if (!in->pcap && !in->own_fp)
+		if (!in->pcap && !in->own_fp && in->fast.kind == FAST_OFF)
 			continue;
 		snprintf(in->health.stop_reason, sizeof(in->health.stop_reason), "interrupted");
 		input_end(in);
