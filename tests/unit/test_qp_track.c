@@ -1,4 +1,5 @@
 /* test_qp_track.c: per-QP reconstruction over crafted packet sequences (qp_track.h). */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -783,6 +784,83 @@ static void test_windows_and_many_flows(void **state)
 	qp_tracker_free(t);
 }
 
+/*
+ * qp_tracker_add_batch() against one qp_tracker_add() per packet: 300 RC queue pairs between
+ * 20 hosts, interleaved, with lost requests (go-back-N resends) and ACKs every second packet,
+ * fed in batches of every size from 1 to QP_BATCH_MAX: every flow's statistics are the same.
+ */
+static void test_batch_same_as_single(void **state)
+{
+	enum { QPS = 300, PKTS = 40000 };
+	struct qp_tracker_cfg cfg;
+	struct qp_tracker *one, *batch;
+	struct roce_pkt *p = calloc(PKTS, sizeof(*p));
+	uint32_t *vant = calloc(PKTS, sizeof(*vant)), next_psn[QPS] = { 0 }, unacked[QPS] = { 0 };
+	const struct flow_stats *a, *b;
+	uint64_t x = 88172645463325252ull, ts = 1000;
+	long na, nb;
+	size_t i = 0, k;
+
+	assert_non_null(p);
+	assert_non_null(vant);
+	while (i < PKTS) {
+		uint32_t q, src, dst;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		q = (uint32_t)(x % QPS);
+		src = 1 + q % 20;
+		dst = 1 + (q / 20 + src) % 20;
+		if (dst == src)
+			dst = 1 + dst % 20;
+		ts += 100 + (x >> 40) % 500;
+		if ((x >> 20) % 100 == 0)
+			next_psn[q]++; /* this request is lost before the capture */
+		p[i] = pkt(ts, (int)src, (int)dst, 0x1000 + q, RC(ROCE_OP_WRITE_ONLY), next_psn[q]++);
+		vant[i] = (uint32_t)(x >> 50) % 2;
+		i++;
+		if (++unacked[q] == 2 && i < PKTS) {
+			p[i] = pkt(ts + 50, (int)dst, (int)src, 0x8000 + q, RC(ROCE_OP_ACK), next_psn[q] - 1);
+			p[i].headers |= ROCE_H_AETH;
+			p[i].aeth_syndrome = SYN_ACK;
+			vant[i] = vant[i - 1];
+			unacked[q] = 0;
+			i++;
+		}
+	}
+	qp_tracker_cfg_default(&cfg);
+	one = qp_tracker_new(&cfg);
+	batch = qp_tracker_new(&cfg);
+	assert_non_null(one);
+	assert_non_null(batch);
+	for (i = 0; i < PKTS; i++)
+		assert_int_equal(qp_tracker_add(one, &p[i], vant[i]), 0);
+	for (i = 0, k = 1; i < PKTS; i += k, k = k % QP_BATCH_MAX + 1)
+		assert_int_equal(qp_tracker_add_batch(batch, &p[i], &vant[i], i + k <= PKTS ? k : PKTS - i), 0);
+	assert_int_equal(qp_tracker_add_batch(batch, p, vant, QP_BATCH_MAX + 1), -EINVAL);
+	qp_tracker_finish(one);
+	qp_tracker_finish(batch);
+	na = qp_tracker_snapshot(one, &a);
+	nb = qp_tracker_snapshot(batch, &b);
+	assert_true(na > 2 * QPS);
+	assert_int_equal(na, nb);
+	for (long f = 0; f < na; f++) {
+		assert_memory_equal(&a[f].key, &b[f].key, sizeof(a[f].key));
+		assert_int_equal(a[f].packets, b[f].packets);
+		assert_int_equal(a[f].bytes, b[f].bytes);
+		assert_int_equal(a[f].retransmitted_packets, b[f].retransmitted_packets);
+		assert_int_equal(a[f].psn_gaps, b[f].psn_gaps);
+		assert_int_equal(a[f].dup_acks, b[f].dup_acks);
+		assert_int_equal(a[f].ack_samples, b[f].ack_samples);
+		assert_true(a[f].ack_latency_p99_us == b[f].ack_latency_p99_us);
+		assert_int_equal(a[f].n_windows, b[f].n_windows);
+	}
+	assert_memory_equal(qp_tracker_totals(one), qp_tracker_totals(batch), sizeof(struct qp_tracker_totals));
+	qp_tracker_free(one);
+	qp_tracker_free(batch);
+	free(p);
+	free(vant);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -802,6 +880,7 @@ int main(void)
 		cmocka_unit_test(test_pairing_by_psn_and_cm),
 		cmocka_unit_test(test_percentiles_and_histogram),
 		cmocka_unit_test(test_windows_and_many_flows),
+		cmocka_unit_test(test_batch_same_as_single),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
