@@ -14,6 +14,9 @@ EXPECTED='decode rate|bench_decode|^ *decode throughput
 analyze rate end to end|bench_analyze|analyze packets/s end to end
 analyze ratio to tshark|bench_analyze|analyze vs tshark
 analyze peak RSS on the 10M-packet trace|bench_analyze|peak RSS
+analyze core ns per packet|bench_analyze|core only
+decoder-only packets/s|bench_analyze|decoder only
+analyze database size per million packets|bench_analyze|database size per million
 synthesizer rate|bench_synth|synth generation rate
 capture zero-loss rate against tcpdump|bench_capture|captured / lost
 capture CPU per packet against tcpdump|bench_capture|CPU per captured packet
@@ -48,6 +51,8 @@ done
 	echo "| figure | measured | peer / target | command |"
 	echo "|---|---|---|---|"
 	grep '^|' "$rows" | grep -v '^|---' | grep -Eiv '^\| *(figure|fault|healthy: no finding) *\|'
+	# What people wrote about the figures, below this marker, is kept from the last table.
+	sed -n '/^<!-- notes: kept by scripts\/bench.sh -->$/,$p' docs/benchmarks.md 2>/dev/null | sed '1s/^/\n/'
 } >"$out"
 
 # Every expected figure, from the scripts that ran: a row whose measurement is real.

@@ -2,12 +2,15 @@
  * bench_core.c: the analysis core's CPU cost per packet, without the trace reading and the
  * store around it. Not installed.
  *
- *   bench_core TRACE   print "packets N decode_ns X decode_mpps Y core_ns Z flows F"
+ *   bench_core TRACE   print "packets N roce R decode_ns X decode_mpps Y core_ns Z
+ *                      single_ns S flows F"
  *
  * The trace is read (trace_reader) in chunks of CHUNK frames copied into memory; each chunk
- * is then decoded alone (decode_ns: roce_decode_frame per frame) and decoded and tracked
- * (core_ns: roce_decode_frame + qp_tracker_add_batch, no event sink), both timed with this
- * thread's CPU clock. Memory stays flat in the trace's length; every frame is used.
+ * is then decoded alone (decode_ns: roce_decode_frame per frame), decoded and tracked as
+ * agentxdp-analyze does (core_ns: roce_decode_frame + qp_tracker_add_batch, no event sink),
+ * and decoded and tracked one packet at a time by a second tracker (single_ns:
+ * qp_tracker_add, the peer in the same run), each timed with this thread's CPU clock.
+ * Every frame is used; memory grows with the trackers' state, not with the trace.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -52,6 +55,20 @@ static uint64_t decode_chunk(const struct roce_decode_opts *dopts, const struct 
 }
 
 /* Decode and track, in batches as agentxdp-analyze does (qp_tracker_add_batch). */
+/* The peer: one qp_tracker_add() per packet, no batch. */
+static int track_chunk_single(const struct roce_decode_opts *dopts, struct qp_tracker *t,
+			      const struct chunk_frame *fr, const uint8_t *data, size_t n)
+{
+	struct roce_pkt pkt;
+
+	for (size_t i = 0; i < n; i++)
+		if (roce_decode_frame(dopts, fr[i].linktype, data + i * SNAP, fr[i].caplen, fr[i].origlen,
+				      fr[i].ts_ns, &pkt) == ROCE_DECODE_OK &&
+		    qp_tracker_add(t, &pkt, fr[i].vantage))
+			return -1;
+	return 0;
+}
+
 static int track_chunk(const struct roce_decode_opts *dopts, struct qp_tracker *t, const struct chunk_frame *fr,
 		       const uint8_t *data, size_t n)
 {
@@ -76,11 +93,11 @@ int main(int argc, char **argv)
 {
 	struct roce_decode_opts dopts;
 	struct qp_tracker_cfg cfg;
-	struct qp_tracker *t = NULL;
+	struct qp_tracker *t = NULL, *t1 = NULL;
 	struct trace_reader *tr = NULL;
 	struct chunk_frame *fr = malloc(CHUNK * sizeof(*fr));
 	uint8_t *data = malloc((size_t)CHUNK * SNAP);
-	uint64_t packets = 0, roce = 0, dec_ns = 0, core_ns = 0;
+	uint64_t packets = 0, roce = 0, dec_ns = 0, core_ns = 0, single_ns = 0;
 	char err[512];
 	int status = 1, rc = 1;
 
@@ -91,7 +108,8 @@ int main(int argc, char **argv)
 	roce_decode_opts_default(&dopts);
 	qp_tracker_cfg_default(&cfg);
 	t = qp_tracker_new(&cfg);
-	if (!fr || !data || !t) {
+	t1 = qp_tracker_new(&cfg);
+	if (!fr || !data || !t || !t1) {
 		fprintf(stderr, "bench_core: %s\n", strerror(ENOMEM));
 		goto cleanup;
 	}
@@ -102,7 +120,7 @@ int main(int argc, char **argv)
 	while (rc != 0) {
 		struct trace_frame f;
 		size_t n = 0;
-		uint64_t t0, t1, t2;
+		uint64_t c0, c1, c2, c3;
 
 		while (n < CHUNK && (rc = trace_reader_next(tr, &f)) == 1) {
 			uint32_t len = f.caplen < SNAP ? f.caplen : SNAP;
@@ -115,30 +133,37 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bench_core: %s\n", trace_reader_error(tr));
 			goto cleanup;
 		}
-		t0 = cpu_ns();
+		c0 = cpu_ns();
 		roce += decode_chunk(&dopts, fr, data, n);
-		t1 = cpu_ns();
-		if (track_chunk(&dopts, t, fr, data, n)) {
+		c1 = cpu_ns();
+		rc = track_chunk(&dopts, t, fr, data, n) ? -2 : rc;
+		c2 = cpu_ns();
+		rc = track_chunk_single(&dopts, t1, fr, data, n) ? -2 : rc;
+		c3 = cpu_ns();
+		if (rc == -2) {
 			fprintf(stderr, "bench_core: out of memory\n");
 			goto cleanup;
 		}
-		t2 = cpu_ns();
-		dec_ns += t1 - t0;
-		core_ns += t2 - t1;
+		dec_ns += c1 - c0;
+		core_ns += c2 - c1;
+		single_ns += c3 - c2;
 		packets += n;
 	}
 	qp_tracker_finish(t);
+	qp_tracker_finish(t1);
 	if (!packets) {
 		fprintf(stderr, "bench_core: %s: no frames\n", argv[1]);
 		goto cleanup;
 	}
-	printf("packets %" PRIu64 " roce %" PRIu64 " decode_ns %.1f decode_mpps %.2f core_ns %.1f flows %" PRIu64 "\n",
+	printf("packets %" PRIu64 " roce %" PRIu64 " decode_ns %.1f decode_mpps %.2f core_ns %.1f single_ns %.1f"
+	       " flows %" PRIu64 "\n",
 	       packets, roce, (double)dec_ns / packets, packets * 1e3 / (double)(dec_ns ? dec_ns : 1),
-	       (double)core_ns / packets, qp_tracker_totals(t)->flows);
+	       (double)core_ns / packets, (double)single_ns / packets, qp_tracker_totals(t)->flows);
 	status = 0;
 cleanup:
 	trace_reader_close(tr);
 	qp_tracker_free(t);
+	qp_tracker_free(t1);
 	free(fr);
 	free(data);
 	return status;
