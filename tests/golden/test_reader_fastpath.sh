@@ -49,6 +49,9 @@ for d in "$TOP"/samples/*/; do
 done
 if have_shared; then
 	inputs+=("$SHARED_CAPTURES"/*.pcap)
+	for f in "$SHARED_CAPTURES"/ib/*.pcap*; do
+		[ -f "$f" ] && inputs+=("$f") # native InfiniBand (DLT_INFINIBAND)
+	done
 else
 	skip reader-fastpath-shared "no $SHARED_CAPTURES"
 fi
