@@ -24,7 +24,8 @@ Usage:
 
 Environment: SEEDS (per cell, default 20), FIRST_SEED (1; thresholds are tuned on
 1001-1999, reported on 1-999), JOBS (2), CELLS (regular expression on cell names),
-MATRIX (eval/matrix.txt), EVAL_OUT (build/eval/matrix_runs.txt), EVAL_BIN (bin), TMPDIR.
+MATRIX (eval/matrix.txt), EVAL_OUT (build/eval/matrix_runs.txt), EVAL_BIN (bin), TMPDIR,
+EVAL_JSON_DIR (keep the analyzer's JSON of every run there, as CELL-SEED-MODE.json).
 """
 import concurrent.futures as cf
 import glob
@@ -250,7 +251,7 @@ def fault_text(f):
 
 # ---------------------------------------------------------------- running
 
-def analyze(work, cell, topo):
+def analyze(work, cell, topo, keep=None):
     if cell["vantage"] == "each-host":
         traces = sorted(glob.glob(os.path.join(work, "trace-*.pcapng")))
     else:
@@ -262,6 +263,9 @@ def analyze(work, cell, topo):
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     if r.returncode != 0:
         return None
+    if keep:
+        with open(keep, "wb") as f:
+            f.write(r.stdout)
     try:
         return json.loads(r.stdout).get("findings") or []
     except ValueError:
@@ -290,7 +294,10 @@ def run(job):
             f["seen"] = fault_seen(f, truth) if truth else 0
         for mode in modes(cell):
             head = "cell=%s seed=%d mode=%s target=%s" % (cell["name"], seed, mode, cell["target"])
-            findings = analyze(work, cell, mode == "topo") if ok else None
+            keep = os.environ.get("EVAL_JSON_DIR")
+            if keep:
+                keep = os.path.join(keep, "%s-%d-%s.json" % (cell["name"], seed, mode))
+            findings = analyze(work, cell, mode == "topo", keep) if ok else None
             if findings is None:
                 lines.append("%s status=%s | %s" % (head, "analyze-failed" if ok else
                                                    "synth-failed", cell["faults_text"]))
