@@ -56,6 +56,7 @@ struct conn {
 	 * host): each packet is stamped where it arrives, so the ACK latency is the
 	 * responder's turnaround plus the ACKs' way back, and the data's way is not in it. */
 	bool ack_only;
+	bool data_rev;			/* READ: the data (and their loss, marks) go resp -> req */
 	int klass;			/* baseline group: hop count * 4 + latency kind */
 	double baseline_us, y[N_SIGNALS], w[N_SIGNALS];
 	bool lat_own_past;		/* SIG_LATENCY: too few peers, baseline_us is its first windows */
@@ -125,6 +126,7 @@ struct candidate {
 	int variant;			/* loss/ECN: 0 both directions, 1 a -> b, 2 b -> a */
 	enum finding_level level;
 	double load_ratio;		/* packets through the subject / median of its kind */
+	double peer_ce_rate;		/* CE marks per packet of connections not crossing it */
 	const char *notice_why;		/* what ordinary traffic explains, for a notice */
 };
 

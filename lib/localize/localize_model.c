@@ -137,6 +137,15 @@ static int add_inc(struct ctx *c, const struct conn *k, long var, double rtt, do
 		return (int)var;
 	if (util_ensure_mem((void **)&c->inc, &c->cap_inc, sizeof(*c->inc), c->n_inc + 1))
 		return -ENOMEM;
+	if (k->data_rev && !k->ack_only && c->vars[var].kind != VAR_HOST) {
+		/* The data go responder -> requester: their way is the ACKs' way. */
+		double t = fwd, t_ab = fwd_ab;
+
+		fwd = rev;
+		fwd_ab = rev_ab;
+		rev = t;
+		rev_ab = t_ab;
+	}
 	c->inc[c->n_inc++] = (struct incidence){ .var = (uint32_t)var,
 						 .rtt = (float)rtt,
 						 .fwd = (float)fwd,
@@ -237,6 +246,11 @@ static void fill_conn_counts(struct conn *k)
 	k->ce_events = max2(ce, cnps);
 	k->rnr_naks = rnr;
 	k->packets = (double)(q ? q->packets : r->packets);
+	/* READ: the data are the responses. Loss and marks are per data packet, on the
+	 * data's way (a mark per read request made 5-packet requests look 100% marked). */
+	k->data_rev = q && r && r->packets > q->packets;
+	if (k->data_rev)
+		k->packets = (double)r->packets;
 }
 
 int loc_build_conns(struct ctx *c)
