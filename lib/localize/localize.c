@@ -46,6 +46,7 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->tie_min_ratio = 0.95;
 	cfg->load_notice_ratio = 2;
 	cfg->host_alert_min_ratio = 2;
+	cfg->busy_ce_rate = 0.005;
 	cfg->max_ecmp_paths = 64;
 	cfg->max_findings = 5;
 	cfg->min_confidence = 0.2;
@@ -123,6 +124,40 @@ static double load_ratio(const struct ctx *c, const double *load, double *scratc
 	return median > 0 ? load[var] / median : 0;
 }
 
+/* Does connection cn cross the candidate's subject (or a member of its set)? */
+static bool conn_crosses(const struct ctx *c, const struct conn *cn, const struct candidate *cand)
+{
+	for (size_t i = 0; i < cn->inc_len; i++) {
+		const struct incidence *e = &c->inc[cn->inc_start + i];
+
+		if (e->rtt <= 0 && e->fwd <= 0)
+			continue;
+		if (e->var == cand->var)
+			return true;
+		for (size_t j = 0; j < cand->n_set; j++)
+			if (e->var == cand->set[j])
+				return true;
+	}
+	return false;
+}
+
+/* CE marks per packet of the connections that do not cross the subject: how much the rest
+ * of the fabric queues. */
+static double peer_ce_rate(const struct ctx *c, const struct candidate *cand)
+{
+	double ce = 0, packets = 0;
+
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+
+		if (!cn->inc_len || conn_crosses(c, cn, cand))
+			continue;
+		ce += cn->ce_events;
+		packets += cn->packets;
+	}
+	return packets > 0 ? ce / packets : 0;
+}
+
 /*
  * Alert or notice: an alert is what ordinary traffic does not explain. A slow or congested
  * subject carrying at least load_notice_ratio times its peers' load queues because of it,
@@ -136,11 +171,17 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	cand->level = FINDING_ALERT;
 	cand->notice_why = NULL;
 	cand->load_ratio = load_ratio(c, load, scratch, cand->var);
+	cand->peer_ce_rate = peer_ce_rate(c, cand);
 	switch (cand->kind) {
 	case FINDING_CONGESTED:
 	case FINDING_SLOW:
 		if (cand->load_ratio >= cfg->load_notice_ratio)
 			cand->notice_why = "it carries far more than its peers: load explains the queueing";
+		/* A fabric that marks everywhere is queueing everywhere: the hottest queue
+		 * is ordinary congestion (loaded, oversubscribed healthy fabrics raised an
+		 * alert in every run). */
+		else if (cfg->busy_ce_rate > 0 && cand->peer_ce_rate >= cfg->busy_ce_rate)
+			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		break;
 	case FINDING_HOST:
 		if (cand->signal == SIG_TURNAROUND && cand->severity < cfg->host_alert_min_ratio)

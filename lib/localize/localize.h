@@ -57,6 +57,9 @@ struct localize_config {
 	/* Alert or notice (enum finding_level): what ordinary traffic does not explain. */
 	double load_notice_ratio;	/* slow or congested: a notice when the subject carries
 					   this many times its peers' median load (2) */
+	double busy_ce_rate;		/* slow or congested: a notice when the packets of the
+					   connections that do not cross the subject are
+					   CE-marked at this rate or more (0.005) */
 	double host_alert_min_ratio;	/* responder turnaround over peers for an alert (2) */
 
 	uint32_t max_ecmp_paths;	/* shortest paths enumerated per host pair (64) */

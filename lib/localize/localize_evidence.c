@@ -263,8 +263,9 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 				    "\"rate_elsewhere\":%.6g",
 				cand->in_events, cand->in_packets, jnum(cand->in_rate),
 				jnum(cand->out_rate));
-	text_buf_printf(ev, ",\"level\":\"%s\",\"load_ratio\":%.3f", finding_level_name(cand->level),
-			jnum(cand->load_ratio));
+	text_buf_printf(ev, ",\"level\":\"%s\",\"load_ratio\":%.3f,\"peer_ce_rate\":%.4g",
+			finding_level_name(cand->level), jnum(cand->load_ratio),
+			jnum(cand->peer_ce_rate));
 	if (cand->notice_why) {
 		text_buf_puts(ev, ",\"notice_why\":");
 		text_buf_json_string(ev, cand->notice_why);
