@@ -84,6 +84,12 @@ struct synth_opts {
 	int n_faults;
 	struct host_fault host_faults[SYNTH_MAX_FAULTS];
 	int n_host_faults;
+	/* Healthy load shapes, no fault (docs/evaluation.md): */
+	bool incast;			/* incast_ip receives incast_factor x its share */
+	uint8_t incast_ip[16];
+	char incast_text[48];
+	uint32_t incast_factor;
+	double ecmp_skew;		/* this share of cross-leaf flows hash to spine 0 */
 	char command[4096];		/* the command line, for truth.json and command.txt */
 };
 

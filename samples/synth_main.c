@@ -25,6 +25,7 @@ enum {
 	OPT_FABRIC_GBPS, OPT_LATENCY, OPT_BUFFER, OPT_KMIN, OPT_KMAX, OPT_PMAX, OPT_ACK_TIMEOUT,
 	OPT_PAUSE, OPT_START, OPT_MAX_PACKETS, OPT_ENCAP, OPT_LINK, OPT_ACK_EVERY,
 	OPT_MIRROR_SESSIONS, OPT_COLLECTOR_DELAY, OPT_COLLECTOR_JITTER, OPT_COLLECTOR_DRIFT,
+	OPT_INCAST, OPT_INCAST_FACTOR, OPT_ECMP_SKEW,
 };
 
 static const char help_head[] =
@@ -110,6 +111,7 @@ void synth_opts_default(struct synth_opts *o)
 	o->collector_delay_ns = 20000;
 	o->collector_jitter_ns = 1000;
 	o->collector_drift_ppm = 50;
+	o->incast_factor = 3;
 }
 
 const char *synth_workload_name(enum synth_workload w)
@@ -508,6 +510,16 @@ static int opt_start_time(struct synth_opts *o, const char *arg)
 	return 0;
 }
 
+/* --incast IP: a healthy incast toward that host (its senders give it more). */
+static int opt_incast(struct synth_opts *o, const char *arg)
+{
+	if (parse_ip(arg, o->incast_ip))
+		return usage_error("--incast: '%s' is not an IP address", arg);
+	snprintf(o->incast_text, sizeof(o->incast_text), "%s", arg);
+	o->incast = true;
+	return 0;
+}
+
 /* The one option table: getopt's table and --help are both made from it. */
 enum opt_type {
 	OT_ACTION,	/* -q -v -h -V: main() acts on them */
@@ -572,6 +584,14 @@ static const struct opt_def opt_defs[] = {
 	 FN(parse_fault)},
 	{"host-fault", 1, OPT_HOST_FAULT, "SPEC", "host fault, repeatable; see FAULTS",
 	 FN(parse_host_fault)},
+	{"incast", 1, OPT_INCAST, "IP", "healthy incast: IP receives --incast-factor times the\n"
+					 "traffic of other hosts (no fault)",
+	 FN(opt_incast)},
+	{"incast-factor", 1, OPT_INCAST_FACTOR, "N", "the incast's multiple (default 3)",
+	 NUM(OT_U32, incast_factor, 1, 100)},
+	{"ecmp-skew", 1, OPT_ECMP_SKEW, "FRAC", "healthy ECMP imbalance: FRAC of the cross-leaf\n"
+						"flows hash to spine0, the rest as usual",
+	 VAL(OT_FRAC, ecmp_skew)},
 	{"seed", 1, OPT_SEED, "N", "random seed: same seed, same bytes (default 1)",
 	 NUM(OT_U64, seed, 0, UINT64_MAX)},
 	{"ipv6", 0, OPT_IPV6, NULL, "IPv6 hosts (fd99::10, ...) instead of IPv4 (198.18.0.10, ...)",

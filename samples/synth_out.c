@@ -637,6 +637,19 @@ static void write_truth_header(FILE *f, const struct sim *s)
 	fprintf(f, "    \"links\": \"links.csv\", \"paths\": \"paths.csv\"\n  },\n");
 }
 
+/* Healthy load shapes (--incast, --ecmp-skew): not faults, but the truth says so. */
+static void write_truth_shapes(FILE *f, const struct sim *s)
+{
+	const struct synth_opts *o = s->o;
+
+	if (o->incast)
+		fprintf(f, "  \"incast\": {\"host\": \"%s\", \"factor\": %u},\n", o->incast_text,
+			o->incast_factor);
+	if (o->ecmp_skew > 0)
+		fprintf(f, "  \"ecmp_skew\": {\"spine\": \"spine0\", \"share\": %g},\n",
+			o->ecmp_skew);
+}
+
 /* The link faults, one entry per faulty direction. */
 static void write_truth_faults(FILE *f, const struct sim *s)
 {
@@ -779,6 +792,7 @@ static int write_truth(struct sim *s, const char *path)
 	if (!f)
 		return -1;
 	write_truth_header(f, s);
+	write_truth_shapes(f, s);
 	write_truth_faults(f, s);
 	write_truth_host_faults(f, s);
 	write_truth_qps(f, s);

@@ -188,6 +188,9 @@ static uint32_t ecmp_spine(const struct sim *s, uint32_t src_host, uint32_t dst_
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdull;
 	x ^= x >> 33;
+	/* --ecmp-skew: a badly seeded hash sends this share of the flows to spine 0. */
+	if (s->o->ecmp_skew > 0 && (double)(x >> 40) / (double)(1ull << 24) < s->o->ecmp_skew)
+		return 0;
 	return (uint32_t)(x % s->o->spines);
 }
 
@@ -417,6 +420,37 @@ static uint64_t default_msg_bytes(enum qp_op op, enum rc_service svc, uint32_t m
 	}
 }
 
+/* --incast: the host that receives more, or -1 (none, or an error already printed: -2). */
+static int incast_victim(const struct sim *s)
+{
+	const struct synth_opts *o = s->o;
+
+	if (!o->incast)
+		return -1;
+	for (uint32_t i = 0; i < s->n_hosts; i++)
+		if (memcmp(s->hosts[i].ip, o->incast_ip, 16) == 0)
+			return (int)i;
+	pr_err("--incast: no host %s in this fabric (hosts are %s .. %s)\n", o->incast_text,
+	       s->hosts[0].name, s->hosts[s->n_hosts - 1].name);
+	return -2;
+}
+
+/*
+ * A requester's first peer becomes the incast host with the probability that gives it
+ * incast_factor times the QPs (and so the traffic) an average host receives: ordinary
+ * many-to-one traffic, no fault.
+ */
+static uint32_t incast_peer(struct sim *s, int victim, uint32_t i, uint32_t p, uint32_t j)
+{
+	const struct synth_opts *o = s->o;
+	uint32_t peers = o->peers < o->hosts - 1 ? o->peers : o->hosts - 1;
+	double share = (double)(o->incast_factor - 1) * peers / (double)(o->hosts - 1);
+
+	if (victim < 0 || p != 0 || i == (uint32_t)victim || j == (uint32_t)victim)
+		return j;
+	return rng_below(&s->rng, 1000000) < share * 1e6 ? (uint32_t)victim : j;
+}
+
 static int build_qps(struct sim *s)
 {
 	const struct synth_opts *o = s->o;
@@ -427,9 +461,10 @@ static int build_qps(struct sim *s)
 	s->qps = calloc(max_qps, sizeof(*s->qps));
 	s->qpe = calloc((size_t)max_qps * 2, sizeof(*s->qpe));
 	uint32_t *peer_of = calloc(o->hosts, sizeof(*peer_of));
-	if (!s->qps || !s->qpe || !peer_of) {
+	int victim = incast_victim(s);
+	if (!s->qps || !s->qpe || !peer_of || victim == -2) {
 		free(peer_of);
-		return -ENOMEM;
+		return victim == -2 ? -EINVAL : -ENOMEM;
 	}
 	for (uint32_t i = 0; i < o->hosts; i++) {
 		/* Peers: the next hosts after a random offset, so pairs spread across leaves. */
@@ -438,6 +473,7 @@ static int build_qps(struct sim *s)
 			uint32_t j = (i + off + p) % o->hosts;
 			if (j == i)
 				j = (j + 1) % o->hosts;
+			j = incast_peer(s, victim, i, p, j);
 			for (uint32_t k = 0; k < o->qps_per_pair; k++) {
 				uint32_t id = s->n_qps;
 				struct qp *q = &s->qps[id];
