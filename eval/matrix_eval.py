@@ -48,6 +48,21 @@ RIGHT_KINDS = {"slowx": {"slow"}, "rate": {"slow"}, "slow": {"slow"}, "loss": {"
                "slow-responder": {"host"}, "nic-retransmit": {"host"}}
 
 
+# Healthy cells: no fault; the shapes give the synthesizer ordinary uneven traffic. The
+# incast host is drawn from the seed; the ECMP skew sends half the cross-leaf flows to
+# spine0 (about 3x what another spine carries with 2 spines).
+HEALTHY_SHAPES = ("healthy", "healthy-incast", "healthy-ecmp-imbalance")
+
+
+def shape_args(cell, seed):
+    if cell["faults_text"] == "healthy-incast":
+        salt = sum(ord(c) for c in cell["name"])
+        return ["--incast", host_ip(draw(seed, salt + 7, cell["hosts"])), "--incast-factor", "3"]
+    if cell["faults_text"] == "healthy-ecmp-imbalance":
+        return ["--ecmp-skew", "0.5"]
+    return []
+
+
 # ---------------------------------------------------------------- the matrix
 
 def parse_matrix(path):
@@ -65,7 +80,7 @@ def parse_matrix(path):
             cell = dict(name=name, hosts=hosts, leaves=leaves, spines=spines, load=load,
                         mtu=int(mtu), duration=duration, workload=workload, vantage=vantage,
                         target=target, faults_text=faults, faults=[])
-            if target != "missing" and faults != "healthy":
+            if target != "missing" and faults not in HEALTHY_SHAPES:
                 for spec in faults.split("+"):
                     parts = spec.split(":")
                     if len(parts) not in (3, 4) or parts[0] not in ("host", "fabric", "node") \
@@ -167,7 +182,7 @@ def synth_command(cell, seed, work, faults):
             "--spines", str(cell["spines"]), "--load", cell["load"], "--mtu", str(cell["mtu"]),
             "--duration", cell["duration"], "--workload", cell["workload"],
             "--vantage", cell["vantage"], "--snaplen", "128", "--seed", str(seed)] + \
-        [a for f in faults for a in synth_fault_args(f)]
+        shape_args(cell, seed) + [a for f in faults for a in synth_fault_args(f)]
 
 
 def fault_seen(f, truth):
