@@ -225,6 +225,48 @@ static int classify_levels(struct ctx *c, struct candidate *cands, size_t n)
 	return err;
 }
 
+/* Network subjects explain a responder's turnaround: data spread out by a slow link make
+ * the responder wait for a message's last packet. */
+static bool explains_kind(const struct ctx *c, const struct candidate *by, const struct candidate *x)
+{
+	return x->signal == SIG_TURNAROUND && by->kind != FINDING_HOST &&
+	       (c->vars[by->var].kind == VAR_LINK || c->vars[by->var].kind == VAR_HOST_LINK);
+}
+
+/*
+ * A later alert whose hurt connections are mostly an earlier alert's is that fault seen
+ * again through its own flows (the sibling link of the same leaf, the responder behind a
+ * slow link): with those flows removed its excess is gone. It becomes a notice. best[] is
+ * sorted; mark has room for n_conns flags and is left cleared.
+ */
+static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bool *mark)
+{
+	for (size_t j = 0; j < n; j++) {
+		struct candidate *by = &best[j];
+
+		if (by->level != FINDING_ALERT || !by->n_hurt_idx)
+			continue;
+		for (size_t k = 0; k < by->n_hurt_idx; k++)
+			mark[by->hurt_idx[k]] = true;
+		for (size_t i = 0; i < n; i++) {
+			struct candidate *x = &best[i];
+			size_t shared = 0;
+
+			if (i == j || x->level != FINDING_ALERT || !x->n_hurt_idx ||
+			    (i < j && !explains_kind(c, by, x)))
+				continue;
+			for (size_t k = 0; k < x->n_hurt_idx; k++)
+				shared += mark[x->hurt_idx[k]];
+			if (2 * shared >= x->n_hurt_idx) {
+				x->level = FINDING_NOTICE;
+				x->notice_why = "its hurt flows are mostly those of a stronger alert: the same fault seen again";
+			}
+		}
+		for (size_t k = 0; k < by->n_hurt_idx; k++)
+			mark[by->hurt_idx[k]] = false;
+	}
+}
+
 int localize(const struct flow_stats *flows, size_t n_flows, const struct topology *topo,
 	     const struct localize_config *cfg, struct finding **out, size_t *n_out)
 {
@@ -234,6 +276,7 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 	size_t n_cands = 0, cap_cands = 0, n_best = 0;
 	struct finding *findings = NULL;
 	size_t n_findings = 0;
+	bool *mark = NULL;
 	int err;
 
 	if (!out || !n_out || (n_flows && !flows))
@@ -300,6 +343,14 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 		goto cleanup;
 	if (n_best)
 		qsort(best, n_best, sizeof(*best), cmp_candidate);
+	mark = calloc(c.n_conns ? c.n_conns : 1, sizeof(*mark));
+	if (!mark) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	demote_explained(&c, best, n_best, mark);
+	if (n_best)
+		qsort(best, n_best, sizeof(*best), cmp_candidate);
 	if (n_best > cfg->max_findings)
 		n_best = cfg->max_findings;
 	findings = calloc(n_best ? n_best : 1, sizeof(*findings));
@@ -325,10 +376,13 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 	err = 0;
 cleanup:
 	findings_free(findings, n_findings);
-	for (size_t i = 0; i < n_cands; i++)
+	for (size_t i = 0; i < n_cands; i++) {
 		free(cands[i].resid);
+		free(cands[i].hurt_idx);
+	}
 	free(cands);
 	free(best);
+	free(mark);
 	for (size_t i = 0; i < c.n_ecmp; i++)
 		free(c.ecmp[i].hops);
 	free(c.ecmp);

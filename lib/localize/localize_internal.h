@@ -121,6 +121,8 @@ struct candidate {
 	size_t n_set;
 	double set_confidence;		/* that one of the set is the culprit */
 	double *resid;			/* the pursuit's residuals when picked (evidence) */
+	uint32_t *hurt_idx;		/* the connections it hurts (NULL: not tracked) */
+	size_t n_hurt_idx;
 	double share;			/* this pick's fit gain / the signal's first pick's */
 	double n_eff;			/* sum of squared coefficients of the flows fitted */
 	int variant;			/* loss/ECN: 0 both directions, 1 a -> b, 2 b -> a */

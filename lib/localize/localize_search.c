@@ -550,6 +550,24 @@ static void collect_ties(struct ctx *c, struct candidate *cand, const double *nu
 		cand->n_set = 0;
 }
 
+/* The connections a pick hurts, as indices (NULL when none, or out of memory). */
+static uint32_t *hurt_list(const struct ctx *c, const bool *hurt, size_t *n)
+{
+	uint32_t *idx;
+
+	*n = 0;
+	for (size_t k = 0; k < c->n_conns; k++)
+		*n += hurt[k];
+	idx = *n ? malloc(*n * sizeof(*idx)) : NULL;
+	if (!idx)
+		return NULL;
+	*n = 0;
+	for (size_t k = 0; k < c->n_conns; k++)
+		if (hurt[k])
+			idx[(*n)++] = (uint32_t)k;
+	return idx;
+}
+
 int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n_cands,
 	       size_t *cap_cands)
 {
@@ -628,8 +646,11 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 			free(cand.resid);
 			continue;
 		}
-		if (util_ensure_mem((void **)cands, cap_cands, sizeof(**cands), *n_cands + 1)) {
+		cand.hurt_idx = hurt_list(c, hurt, &cand.n_hurt_idx);
+		if ((cand.n_hurt_idx && !cand.hurt_idx) ||
+		    util_ensure_mem((void **)cands, cap_cands, sizeof(**cands), *n_cands + 1)) {
 			free(cand.resid);
+			free(cand.hurt_idx);
 			goto cleanup;
 		}
 		(*cands)[(*n_cands)++] = cand;
@@ -885,7 +906,9 @@ int loc_fabric_candidate(struct ctx *c, struct candidate **cands, size_t *n_cand
 	if (cand.confidence < c->cfg->min_confidence)
 		goto out;
 	find_onset(c, &cand, hurt);
-	if (util_ensure_mem((void **)cands, cap_cands, sizeof(**cands), *n_cands + 1)) {
+	cand.hurt_idx = hurt_list(c, hurt, &cand.n_hurt_idx);
+	if (!cand.hurt_idx || util_ensure_mem((void **)cands, cap_cands, sizeof(**cands), *n_cands + 1)) {
+		free(cand.hurt_idx);
 		err = -ENOMEM;
 		goto out;
 	}
