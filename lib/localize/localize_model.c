@@ -251,6 +251,13 @@ static void fill_conn_counts(struct conn *k)
 	k->data_rev = q && r && r->packets > q->packets;
 	if (k->data_rev)
 		k->packets = (double)r->packets;
+	/* Marks are laid on the data's way: marks on the other direction (ACKs crossing a
+	 * marking link on their way back) would blame the links the data crossed, e.g. the
+	 * sibling spine link of the same leaf. */
+	if (q && r) {
+		const struct flow_stats *data = k->data_rev ? r : q;
+		k->ce_events = max2((double)data->ecn_ce, (double)data->cnps);
+	}
 }
 
 int loc_build_conns(struct ctx *c)
