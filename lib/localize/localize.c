@@ -46,7 +46,7 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->tie_min_ratio = 0.95;
 	cfg->load_notice_ratio = 2;
 	cfg->host_alert_min_ratio = 2;
-	cfg->busy_ce_rate = 0.005;
+	cfg->busy_ce_rate = 0.002;
 	cfg->max_ecmp_paths = 64;
 	cfg->max_findings = 5;
 	cfg->min_confidence = 0.2;
@@ -91,10 +91,11 @@ static int var_tier(const struct ctx *c, const struct var *v)
 	return c->topo->nodes[l->a].is_host || c->topo->nodes[l->b].is_host ? 1 : 2;
 }
 
-/* Packets through each subject: the connections crossing it, weighted by how surely. */
+/* Packets through each subject, weighted by how surely: load[3 * var] either way,
+ * load[3 * var + 1] from its a to its b, load[3 * var + 2] from b to a (the variants). */
 static double *subject_loads(const struct ctx *c)
 {
-	double *load = calloc(c->n_vars ? c->n_vars : 1, sizeof(*load));
+	double *load = calloc(3 * (c->n_vars ? c->n_vars : 1), sizeof(*load));
 
 	if (!load)
 		return NULL;
@@ -102,26 +103,34 @@ static double *subject_loads(const struct ctx *c)
 		const struct conn *cn = &c->conns[k];
 		for (size_t i = 0; i < cn->inc_len; i++) {
 			const struct incidence *e = &c->inc[cn->inc_start + i];
-			load[e->var] += cn->packets * (e->fwd > 0 ? e->fwd : e->rtt);
+			load[3 * e->var] += cn->packets * (e->fwd > 0 ? e->fwd : e->rtt);
+			load[3 * e->var + 1] += cn->packets * e->fwd_ab;
+			load[3 * e->var + 2] += cn->packets * (e->fwd - e->fwd_ab);
 		}
 	}
 	return load;
 }
 
-/* The subject's load against the median of its peers: subjects of its kind and tier. */
-static double load_ratio(const struct ctx *c, const double *load, double *scratch, uint32_t var)
+/* The subject's load against the median of its peers (subjects of its kind and tier), in
+ * the candidate's direction: an incast host's link carries 3x its peers' load inward
+ * only, about 2x both ways together. */
+static double load_ratio(const struct ctx *c, const double *load, double *scratch,
+			 const struct candidate *cand)
 {
 	double median;
 	size_t n_same = 0;
+	uint32_t var = cand->var;
+	int d = cand->variant > 0 && cand->variant < 3 && load[3 * var + cand->variant] > 0 ?
+			cand->variant : 0;
 
 	for (size_t v = 0; v < c->n_vars; v++)
-		if (c->vars[v].kind == c->vars[var].kind && load[v] > 0 &&
+		if (c->vars[v].kind == c->vars[var].kind && load[3 * v + d] > 0 &&
 		    var_tier(c, &c->vars[v]) == var_tier(c, &c->vars[var]))
-			scratch[n_same++] = load[v];
+			scratch[n_same++] = load[3 * v + d];
 	if (!n_same)
 		return 0;
 	median = rs_median(scratch, n_same);
-	return median > 0 ? load[var] / median : 0;
+	return median > 0 ? load[3 * var + d] / median : 0;
 }
 
 /* Does connection cn cross the candidate's subject (or a member of its set)? */
@@ -170,7 +179,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 
 	cand->level = FINDING_ALERT;
 	cand->notice_why = NULL;
-	cand->load_ratio = load_ratio(c, load, scratch, cand->var);
+	cand->load_ratio = load_ratio(c, load, scratch, cand);
 	cand->peer_ce_rate = peer_ce_rate(c, cand);
 	switch (cand->kind) {
 	case FINDING_CONGESTED:

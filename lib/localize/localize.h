@@ -59,7 +59,7 @@ struct localize_config {
 					   this many times its peers' median load (2) */
 	double busy_ce_rate;		/* slow or congested: a notice when the packets of the
 					   connections that do not cross the subject are
-					   CE-marked at this rate or more (0.005) */
+					   CE-marked at this rate or more (0.002) */
 	double host_alert_min_ratio;	/* responder turnaround over peers for an alert (2) */
 
 	uint32_t max_ecmp_paths;	/* shortest paths enumerated per host pair (64) */
