@@ -195,6 +195,11 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	case FINDING_HOST:
 		if (cand->signal == SIG_TURNAROUND && cand->severity < cfg->host_alert_min_ratio)
 			cand->notice_why = "a turnaround excess within what a busy responder shows";
+		/* A host's round trips slower than its peers', in a fabric queueing
+		 * everywhere: the same queues (no RNR, no turnaround from a second vantage). */
+		else if ((cand->signal == SIG_LATENCY || cand->signal == SIG_COMPLETION) &&
+			 cfg->busy_ce_rate > 0 && cand->peer_ce_rate >= cfg->busy_ce_rate)
+			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		break;
 	default:
 		break;
