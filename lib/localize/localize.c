@@ -281,6 +281,36 @@ static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bo
 	}
 }
 
+/* One finding per subject: the most telling kind, with the others as evidence. Sorts
+ * cands; returns the picks (NULL when out of memory), *n_best of them. */
+static struct candidate *best_per_subject(struct candidate *cands, size_t n_cands,
+					  size_t *n_best)
+{
+	struct candidate *best = calloc(n_cands ? n_cands : 1, sizeof(*best));
+
+	*n_best = 0;
+	if (!best)
+		return NULL;
+	if (n_cands)
+		qsort(cands, n_cands, sizeof(*cands), cmp_candidate);
+	for (size_t i = 0; i < n_cands; i++) {
+		size_t j;
+		for (j = 0; j < *n_best; j++)
+			if (loc_same_subject(&best[j], &cands[i]))
+				break;
+		if (j == *n_best) {
+			best[(*n_best)++] = cands[i];
+			continue;
+		}
+		if (kind_priority(cands[i].kind) > kind_priority(best[j].kind)) {
+			double conf = fmax(best[j].confidence, cands[i].confidence);
+			best[j] = cands[i];
+			best[j].confidence = conf;
+		}
+	}
+	return best;
+}
+
 int localize(const struct flow_stats *flows, size_t n_flows, const struct topology *topo,
 	     const struct localize_config *cfg, struct finding **out, size_t *n_out)
 {
@@ -329,28 +359,10 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 	if (err)
 		goto cleanup;
 
-	/* One finding per subject: the most telling kind, with the others as evidence. */
-	if (n_cands)
-		qsort(cands, n_cands, sizeof(*cands), cmp_candidate);
-	best = calloc(n_cands ? n_cands : 1, sizeof(*best));
+	best = best_per_subject(cands, n_cands, &n_best);
 	if (!best) {
 		err = -ENOMEM;
 		goto cleanup;
-	}
-	for (size_t i = 0; i < n_cands; i++) {
-		size_t j;
-		for (j = 0; j < n_best; j++)
-			if (loc_same_subject(&best[j], &cands[i]))
-				break;
-		if (j == n_best) {
-			best[n_best++] = cands[i];
-			continue;
-		}
-		if (kind_priority(cands[i].kind) > kind_priority(best[j].kind)) {
-			double conf = fmax(best[j].confidence, cands[i].confidence);
-			best[j] = cands[i];
-			best[j].confidence = conf;
-		}
 	}
 	err = classify_levels(&c, best, n_best);
 	if (err)
