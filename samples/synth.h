@@ -13,6 +13,7 @@
 #define SYNTH_MAX_SWITCHES 256
 #define SYNTH_MAX_FAULTS 16
 #define SYNTH_MAX_PATH 4
+#define SYNTH_INCAST_FACTOR 3	/* --incast-factor's default */
 
 enum synth_workload { WL_WRITE, WL_READ, WL_RPC, WL_COLLECTIVE, WL_MIXED, WL_ATOMIC };
 enum synth_vantage { VANTAGE_MIRROR, VANTAGE_HOST, VANTAGE_EACH_HOST };
@@ -88,7 +89,7 @@ struct synth_opts {
 	bool incast;			/* incast_ip receives incast_factor x its share */
 	uint8_t incast_ip[16];
 	char incast_text[48];
-	uint32_t incast_factor;
+	uint32_t incast_factor;		/* 0: SYNTH_INCAST_FACTOR (3) */
 	double ecmp_skew;		/* this share of cross-leaf flows hash to spine 0 */
 	char command[4096];		/* the command line, for truth.json and command.txt */
 };

@@ -25,7 +25,6 @@ enum {
 	OPT_FABRIC_GBPS, OPT_LATENCY, OPT_BUFFER, OPT_KMIN, OPT_KMAX, OPT_PMAX, OPT_ACK_TIMEOUT,
 	OPT_PAUSE, OPT_START, OPT_MAX_PACKETS, OPT_ENCAP, OPT_LINK, OPT_ACK_EVERY,
 	OPT_MIRROR_SESSIONS, OPT_COLLECTOR_DELAY, OPT_COLLECTOR_JITTER, OPT_COLLECTOR_DRIFT,
-	OPT_INCAST, OPT_INCAST_FACTOR, OPT_ECMP_SKEW,
 };
 
 static const char help_head[] =
@@ -111,7 +110,6 @@ void synth_opts_default(struct synth_opts *o)
 	o->collector_delay_ns = 20000;
 	o->collector_jitter_ns = 1000;
 	o->collector_drift_ppm = 50;
-	o->incast_factor = 3;
 }
 
 const char *synth_workload_name(enum synth_workload w)
@@ -509,6 +507,9 @@ static int opt_start_time(struct synth_opts *o, const char *arg)
 	o->start_ns = v * NS_PER_S;
 	return 0;
 }
+
+/* The healthy load shapes' options, numbered apart from the others. */
+enum { OPT_INCAST = 1024, OPT_INCAST_FACTOR, OPT_ECMP_SKEW };
 
 /* --incast IP: a healthy incast toward that host (its senders give it more). */
 static int opt_incast(struct synth_opts *o, const char *arg)

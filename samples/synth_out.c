@@ -644,7 +644,7 @@ static void write_truth_shapes(FILE *f, const struct sim *s)
 
 	if (o->incast)
 		fprintf(f, "  \"incast\": {\"host\": \"%s\", \"factor\": %u},\n", o->incast_text,
-			o->incast_factor);
+			o->incast_factor ? o->incast_factor : SYNTH_INCAST_FACTOR);
 	if (o->ecmp_skew > 0)
 		fprintf(f, "  \"ecmp_skew\": {\"spine\": \"spine0\", \"share\": %g},\n",
 			o->ecmp_skew);

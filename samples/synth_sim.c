@@ -444,7 +444,8 @@ static uint32_t incast_peer(struct sim *s, int victim, uint32_t i, uint32_t p, u
 {
 	const struct synth_opts *o = s->o;
 	uint32_t peers = o->peers < o->hosts - 1 ? o->peers : o->hosts - 1;
-	double share = (double)(o->incast_factor - 1) * peers / (double)(o->hosts - 1);
+	uint32_t factor = o->incast_factor ? o->incast_factor : SYNTH_INCAST_FACTOR;
+	double share = (double)(factor - 1) * peers / (double)(o->hosts - 1);
 
 	if (victim < 0 || p != 0 || i == (uint32_t)victim || j == (uint32_t)victim)
 		return j;
