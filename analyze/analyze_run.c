@@ -869,7 +869,8 @@ static void run_file_outputs(struct analyze_run *r)
 		if (report_write_from_db(r->db_path, opts->report_dir, &ro))
 			r->status = 1;
 		else
-			pr_info("report: %s/index.html\n", opts->report_dir);
+			pr_info("report: %s%sindex.html\n", opts->report_dir,
+				dir_sep(opts->report_dir));
 	}
 	if (opts->csv_dir && r->db_path && export_csv(r->db_path, opts->csv_dir, err, sizeof(err))) {
 		pr_err("%s\n", err);

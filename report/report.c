@@ -15,6 +15,7 @@
 #include "lib/report/report_render.h"
 #include "lib/report/report_write.h"
 #include "lib/util/text_buf.h"
+#include "lib/util/util.h"
 
 
 #define NS_PER_S 1000000000ull
@@ -157,7 +158,7 @@ int main(int argc, char **argv)
 		}
 		fwrite(out.data ? out.data : "", 1, out.len, stdout);
 		if (o.out_dir && o.format == REPORT_TEXT)
-			printf("\nreport: %s/index.html\n", o.out_dir);
+			printf("\nreport: %s%sindex.html\n", o.out_dir, dir_sep(o.out_dir));
 		if (fflush(stdout) || ferror(stdout)) {
 			pr_err("standard output: %s\n", strerror(errno));
 			goto cleanup;

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* AGENTXDP_VERSION is set by the Makefile only (-DAGENTXDP_VERSION="X.Y.Z"). */
 #ifndef AGENTXDP_VERSION
@@ -51,5 +52,13 @@ int addr_parse_lid(const char *text, uint8_t addr[16]);
 typedef int (*json_put_fn)(void *ctx, const char *s, size_t n);
 int json_write_string(json_put_fn put, void *ctx, const char *s);
 int json_fput_string(FILE *f, const char *s);
+
+/* "/" to put between a folder name and a file name, "" when the name already ends in one. */
+static inline const char *dir_sep(const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return n && dir[n - 1] == '/' ? "" : "/";
+}
 
 #endif
