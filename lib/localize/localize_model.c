@@ -218,6 +218,13 @@ static bool flow_latency(const struct localize_config *cfg, const struct flow_st
 	return false;
 }
 
+/* Packets without the duplicate copies a mirror delivers twice: rates per packet must not
+ * halve because a switch mirrored both ports a packet crossed. */
+static double flow_packets_once(const struct flow_stats *f)
+{
+	return (double)(f->packets - (f->duplicates < f->packets ? f->duplicates : f->packets));
+}
+
 static void fill_conn_counts(struct conn *k)
 {
 	const struct flow_stats *q = k->req, *r = k->resp;
@@ -245,12 +252,12 @@ static void fill_conn_counts(struct conn *k)
 	/* A sender-side capture sees no CE marks, only the CNPs that answer them. */
 	k->ce_events = max2(ce, cnps);
 	k->rnr_naks = rnr;
-	k->packets = (double)(q ? q->packets : r->packets);
+	k->packets = flow_packets_once(q ? q : r);
 	/* READ: the data are the responses. Loss and marks are per data packet, on the
 	 * data's way (a mark per read request made 5-packet requests look 100% marked). */
 	k->data_rev = q && r && r->packets > q->packets;
 	if (k->data_rev)
-		k->packets = (double)r->packets;
+		k->packets = flow_packets_once(r);
 	/* Marks are laid on the data's way: marks on the other direction (ACKs crossing a
 	 * marking link on their way back) would blame the links the data crossed, e.g. the
 	 * sibling spine link of the same leaf. */
