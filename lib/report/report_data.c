@@ -265,6 +265,42 @@ static void *append_row(void **arr, size_t *n, size_t *cap, size_t sz)
 	return row;
 }
 
+/* KEY's number in TEXT, a run of "key=value" words; false when absent or not a number. */
+static bool clock_field(const char *text, const char *key, double *v)
+{
+	size_t klen = strlen(key);
+
+	for (const char *p = text; (p = strstr(p, key)); p += klen) {
+		char *end;
+
+		if ((p != text && p[-1] != ' ') || p[klen] != '=')
+			continue;
+		*v = strtod(p + klen + 1, &end);
+		return end != p + klen + 1 && (*end == ' ' || !*end);
+	}
+	return false;
+}
+
+/*
+ * The analyzer's mirror_clock.capture<id> meta value ("samples=N gra=G absolute=A
+ * offset_us=X slope_ppm=Y jitter_us=Z ...") -> its figures; anything missing or not a
+ * number leaves samples 0, so the report says nothing rather than a wrong clock.
+ */
+static void parse_mirror_clock(const char *text, struct report_mirror_clock *c)
+{
+	double samples, absolute;
+
+	memset(c, 0, sizeof(*c));
+	if (!text[0] || !clock_field(text, "samples", &samples) || !clock_field(text, "absolute", &absolute) ||
+	    !clock_field(text, "offset_us", &c->offset_us) || !clock_field(text, "slope_ppm", &c->drift_ppm) ||
+	    !clock_field(text, "jitter_us", &c->jitter_us) || !(samples >= 1 && samples < 1e19)) {
+		memset(c, 0, sizeof(*c));
+		return;
+	}
+	c->samples = (uint64_t)samples;
+	c->absolute = absolute != 0;
+}
+
 static void *next_capture(void *ctx)
 {
 	struct report_data *d = ctx;
@@ -341,6 +377,7 @@ static const struct column_map capture_columns[] = {
 	COL(COL_INT, struct report_capture, "has_drop_counters", has_drop_counters),
 	COL(COL_INT, struct report_capture, "truncated", truncated),
 	COL(COL_TEXT, struct report_capture, "stop_reason", stop_reason),
+	COL(COL_TEXT, struct report_capture, "mirror_clock", mirror_clock),
 };
 
 static const struct column_map finding_columns[] = {
@@ -773,12 +810,20 @@ int report_data_load(const char *db_path, size_t top_n, unsigned int timeout_s, 
 		       window_columns, ARRAY_SIZE(window_columns), same_row, d, err, errlen))
 		goto cleanup;
 	if (query_rows(db,
-		       "SELECT path, frames, bytes, roce_packets, other_packets, malformed_packets, first_ns, last_ns,"
-		       " capture_dropped, has_drop_counters, truncated, stop_reason FROM capture ORDER BY id",
+		       table_exists(db, "meta") ?
+			       "SELECT path, frames, bytes, roce_packets, other_packets, malformed_packets, first_ns,"
+			       " last_ns, capture_dropped, has_drop_counters, truncated, stop_reason,"
+			       " (SELECT value FROM meta WHERE key = 'mirror_clock.capture' || capture.id)"
+			       " AS mirror_clock FROM capture ORDER BY id" :
+			       "SELECT path, frames, bytes, roce_packets, other_packets, malformed_packets, first_ns,"
+			       " last_ns, capture_dropped, has_drop_counters, truncated, stop_reason,"
+			       " '' AS mirror_clock FROM capture ORDER BY id",
 		       capture_columns, ARRAY_SIZE(capture_columns), next_capture, d, err, errlen))
 		goto cleanup;
-	for (size_t i = 0; i < d->n_captures; i++)
+	for (size_t i = 0; i < d->n_captures; i++) {
 		d->total_malformed += d->captures[i].malformed;
+		parse_mirror_clock(d->captures[i].mirror_clock, &d->captures[i].clock);
+	}
 	/* Databases written before findings had levels hold only what are alerts now. */
 	if (query_rows(db,
 		       has_column(db, "finding", "level") ?

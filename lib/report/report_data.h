@@ -13,6 +13,12 @@ struct report_capture {
 	uint64_t roce_packets, other_packets, malformed, capture_dropped;
 	int has_drop_counters, truncated;
 	char stop_reason[256];
+	char mirror_clock[256];		/* meta mirror_clock.capture<id> as stored ("" when none) */
+	struct report_mirror_clock {	/* its figures, parsed; samples 0: none */
+		uint64_t samples;	/* ERSPAN III timestamps fitted */
+		int absolute;		/* 1: IEEE 1588 time; 0: a counter anchored on the first */
+		double offset_us, drift_ppm, jitter_us;	/* collector - switch, slope, residual */
+	} clock;
 };
 
 struct report_finding {

@@ -221,6 +221,17 @@ static void summary_links(struct text_buf *out, const struct report_data *d, boo
 
 static void html_td(struct text_buf *out, const char *cls, const char *text);
 
+/* An ERSPAN III session's clock against the collector's, as agentxdp-analyze words it. */
+static const char *mirror_clock_text(const struct report_mirror_clock *c, char *buf, size_t len)
+{
+	snprintf(buf, len,
+		 "mirror clock: collector - switch %s%.3f us, drift %.3f ppm, mirror path jitter %.3f us"
+		 " (%" PRIu64 " ERSPAN III timestamps)",
+		 c->absolute ? "" : "(counter clock, no epoch) ", c->offset_us, c->drift_ppm, c->jitter_us,
+		 c->samples);
+	return buf;
+}
+
 /* Per link: packets, flows, latency against its peers, loss, marks, findings. */
 static void html_links(struct text_buf *out, const struct report_data *d, size_t top_n)
 {
@@ -299,6 +310,12 @@ int report_render_summary(struct text_buf *out, const struct report_data *d, enu
 					md ? "" : "  ", c->capture_dropped);
 		if (c->truncated && c->stop_reason[0])
 			text_buf_printf(out, "%s  stopped: %s\n", md ? "" : "  ", CELL(0, c->stop_reason));
+		if (c->clock.samples) {
+			char clk[200];
+
+			mirror_clock_text(&c->clock, clk, sizeof(clk));
+			text_buf_printf(out, "%s  %s\n", md ? "" : "  ", clk);
+		}
 	}
 	text_buf_printf(out,
 			"%stotals: %" PRIu64 " flows, %" PRIu64 " packets, %" PRIu64
@@ -525,6 +542,14 @@ static void html_captures(struct text_buf *out, const struct report_data *d)
 		html_td(out, "l", format_time_ns(c->last_ns, t2, sizeof(t2)));
 		html_td(out, "l", c->truncated ? (c->stop_reason[0] ? c->stop_reason : "truncated") : "complete");
 		text_buf_puts(out, "</tr>\n");
+		if (c->clock.samples) {
+			char clk[200];
+
+			mirror_clock_text(&c->clock, clk, sizeof(clk));
+			text_buf_puts(out, "<tr class=\"clock\"><td class=\"l\" colspan=\"8\">");
+			html_escape(out, clk);
+			text_buf_puts(out, "</td></tr>\n");
+		}
 	}
 	text_buf_printf(out,
 			"</table>\n<p>%" PRIu64 " flows, %" PRIu64 " packets, %" PRIu64 " bytes; %" PRIu64

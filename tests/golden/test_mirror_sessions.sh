@@ -110,6 +110,30 @@ if command -v sqlite3 >/dev/null; then
 else
 	skip mirror-clock-db "sqlite3 not installed"
 fi
+# agentxdp-report's capture health gives the same clock, in each format, from the database.
+REPORT=$BIN/agentxdp-report
+if [ -x "$REPORT" ]; then
+	clock_line=$(jq -r '.captures[0].mirror_clock |
+		"mirror clock: collector - switch \(.offset_us) us, drift \(.slope_ppm) ppm, mirror path jitter \(.jitter_us) us (\(.samples) ERSPAN III timestamps)"' \
+		"$e3/out.json")
+	for fmt in text markdown html; do
+		"$REPORT" --format "$fmt" "$e3/a.db" >"$e3/report.$fmt" 2>"$e3/report.err" ||
+			fail "mirror-clock-report-$fmt" "agentxdp-report failed: $(head -n 1 "$e3/report.err")"
+		got=$(grep -o 'mirror clock: [^<]*' "$e3/report.$fmt" | head -n 1)
+		# The JSON prints the figures with %.3f as well; jq drops trailing zeros, so compare numbers.
+		verdict=$(awk -v a="$clock_line" -v b="$got" 'BEGIN {
+			na = split(a, x, /[ (),]+/); nb = split(b, y, /[ (),]+/)
+			if (na != nb || nb < 10) { print "shape: " b; exit }
+			for (i = 1; i <= na; i++)
+				if (x[i] != y[i] && (x[i] + 0 != y[i] + 0 || x[i] !~ /^-?[0-9.]+$/)) { print "differs: " b; exit }
+			print "same" }')
+		expect_eq "mirror-clock-report-$fmt" same "$verdict"
+	done
+	check mirror-clock-report-in-health awk '/^CAPTURE HEALTH/ { h = 1 } h && /^    mirror clock:/ { f = 1 }
+		END { exit !f }' "$e3/report.text"
+else
+	skip mirror-clock-report "bin/agentxdp-report not built"
+fi
 # ERSPAN III switch clocks that count ticks instead of IEEE 1588 time. The synthesizer's copies
 # (collector jitter 5 us) rewritten with a 100 ns counter (32 bits, no epoch) and a 100 us one,
 # the platform sub-header dropped. 100 ns: the switch time is the packet's, so every flow's
@@ -191,8 +215,11 @@ else
 	fail mirror-clock-ticks "synth or the rewrite failed"
 fi
 
-# A plain trace has no mirror clock at all.
+# A plain trace has no mirror clock at all, nor does its report.
 "$SYNTH" -q -o "$work/plain" --workload write --duration 1ms --seed 3 &&
 	expect_eq mirror-clock-plain-none null \
-		"$("$ANALYZE" -q --json "$work/plain/trace.pcapng" | jq -c '.captures[0].mirror_clock')"
+		"$("$ANALYZE" -q --json -o "$work/plain/a.db" "$work/plain/trace.pcapng" | jq -c '.captures[0].mirror_clock')"
+if [ -x "$BIN/agentxdp-report" ] && [ -f "$work/plain/a.db" ]; then
+	expect_eq mirror-clock-report-plain-none 0 "$("$BIN/agentxdp-report" "$work/plain/a.db" | grep -c 'mirror clock')"
+fi
 exit 0
