@@ -15,6 +15,7 @@
 
 struct dump_counts {
 	uint64_t roce;
+	uint64_t ib;			/* of them, native InfiniBand */
 	uint64_t other;
 	uint64_t malformed[1 - ROCE_DECODE_STATUS_MIN]; /* by -status */
 };
@@ -64,6 +65,27 @@ static void print_ext_fields(FILE *out, const struct roce_pkt *p)
 		fputs(" [vendor opcode]", out);
 	if (p->flags & ROCE_F_RESERVED_OPCODE)
 		fputs(" [reserved opcode]", out);
+}
+
+/*
+ * The mirror session that delivered a tunnelled packet, last on its line so that a plain
+ * trace's lines and its mirrored copy's differ only by it: " via erspan2 sid 3 from
+ * 10.255.1.1" (ERSPAN session ID, VXLAN VNI, GRE key; ERSPAN I carries no ID).
+ */
+static void print_session(FILE *out, const struct roce_pkt *p)
+{
+	static const char *const id_word[ROCE_ENCAP_MAX + 1] = {
+		[ROCE_ENCAP_ERSPAN2] = "sid", [ROCE_ENCAP_ERSPAN3] = "sid",
+		[ROCE_ENCAP_GRE_TEB] = "key", [ROCE_ENCAP_VXLAN] = "vni",
+	};
+	char ip[64];
+
+	if (p->encap == ROCE_ENCAP_NONE)
+		return;
+	fprintf(out, " via %s", roce_encap_name(p->encap));
+	if (p->encap <= ROCE_ENCAP_MAX && id_word[p->encap])
+		fprintf(out, " %s %" PRIu32, id_word[p->encap], p->encap_id);
+	fprintf(out, " from %s", addr_str(p->encap_src_ip, ip, sizeof(ip)));
 }
 
 /* The time column, as tcpdump's -t letters choose it; prev_ns is the previous packet shown. */
@@ -117,6 +139,7 @@ static void print_packet(FILE *out, const struct trace_frame *f, const struct an
 		roce_opcode_name(p->opcode), p->dest_qp, p->psn,
 		(p->flags & ROCE_F_ACK_REQ) ? " A" : "");
 	print_ext_fields(out, p);
+	print_session(out, p);
 	fputc('\n', out);
 }
 
@@ -136,8 +159,14 @@ static void print_counts(const struct dump_counts *c)
 	}
 	if (used && used < sizeof(detail) - 1)
 		strcat(detail, ")");
-	pr_info("%" PRIu64 " RoCE packets, %" PRIu64 " other packets, %" PRIu64 " malformed%s\n",
-		c->roce, c->other, malformed, detail);
+	/* Say InfiniBand for ibdump's files, RoCE for Ethernet ones, both when both were read. */
+	if (c->ib && c->ib < c->roce)
+		pr_info("%" PRIu64 " InfiniBand packets, %" PRIu64 " RoCE packets, %" PRIu64
+			" other packets, %" PRIu64 " malformed%s\n",
+			c->ib, c->roce - c->ib, c->other, malformed, detail);
+	else
+		pr_info("%" PRIu64 " %s packets, %" PRIu64 " other packets, %" PRIu64 " malformed%s\n",
+			c->roce, c->ib ? "InfiniBand" : "RoCE", c->other, malformed, detail);
 }
 
 int dump_traces(const struct analyze_opts *opts)
@@ -190,6 +219,7 @@ int dump_traces(const struct analyze_opts *opts)
 		selected++;
 		if (rc == ROCE_DECODE_OK) {
 			counts.roce++;
+			counts.ib += pkt.roce_version == 0;
 			print_packet(stdout, &frame, opts, t0_ns, prev_ns, &pkt);
 			prev_ns = pkt.ts_ns;
 		} else if (rc > 0) {

@@ -96,4 +96,47 @@ if have_shared && command -v tshark >/dev/null; then
 else
 	skip dump-vs-tshark-qp-psn "no ../shared/captures or no tshark"
 fi
+
+# The mirror session of each tunnelled packet, last on its line, against tshark's reading of the
+# outer headers (ERSPAN span ID or VXLAN VNI, and the first IP source: the switch). Two hosts,
+# each its own session (agentxdp-synth --mirror-sessions).
+session_rows() {
+	awk '{ for (i = 1; i <= NF; i++) if ($i == "via") { print $1, $(i + 1), $(i + 3), $(i + 5); break } }' "$1"
+}
+if [ -x "$BIN/agentxdp-synth" ] && command -v tshark >/dev/null; then
+	for encap in erspan2:erspan.spanid vxlan:vxlan.vni; do
+		d=$work/${encap%%:*}
+		if ! "$BIN/agentxdp-synth" -q -o "$d" --hosts 2 --leaves 1 --spines 1 --peers 1 --workload write \
+			--duration 1ms --seed 3 --vantage each-host --encap "${encap%%:*}" --mirror-sessions; then
+			fail "dump-session-${encap%%:*}" "agentxdp-synth failed"
+			continue
+		fi
+		"$AN" --dump "$d/trace.pcapng" >"$d/dump" 2>/dev/null
+		tshark_roce -r "$d/trace.pcapng" -Y infiniband -T fields -E occurrence=f -E separator=' ' \
+			-e frame.number -e "${encap#*:}" -e ip.src |
+			awk -v e="${encap%%:*}" '{ print $1, e, $2, $3 }' >"$d/ts"
+		n_sessions=$(awk '{ print $3, $4 }' "$d/ts" | sort -u | wc -l)
+		if [ "$n_sessions" -eq 2 ] && [ "$(wc -l <"$d/dump")" -eq "$(wc -l <"$d/ts")" ] &&
+			cmp -s "$d/ts" <(session_rows "$d/dump"); then
+			pass "dump-session-${encap%%:*}-vs-tshark: $(wc -l <"$d/ts") packets, $n_sessions sessions"
+		else
+			fail "dump-session-${encap%%:*}-vs-tshark" "$n_sessions sessions; $(diff "$d/ts" <(session_rows "$d/dump") | head -n 3 | tr '\n' '|')"
+		fi
+	done
+else
+	skip dump-session "agentxdp-synth not built or no tshark"
+fi
+
+# The count line names what was read: InfiniBand for ibdump's ERF records, RoCE for Ethernet.
+ib=$SHARED_CAPTURES/ib/srinivaskoritala__rdma-softroce-demo__infiniband.pcap
+if [ -f "$ib" ] && command -v tshark >/dev/null; then
+	n_ib=$(tshark_roce -r "$ib" -Y infiniband | wc -l)
+	"$AN" --dump "$ib" >"$work/ib-out" 2>"$work/ib-err"
+	check dump-count-infiniband grep -q ": $n_ib InfiniBand packets, 0 other packets" "$work/ib-err"
+	# Both kinds at once: each counted under its name.
+	"$AN" --dump "$ib" "$ether" >/dev/null 2>"$work/mix-err"
+	check dump-count-infiniband-and-roce grep -q ": $n_ib InfiniBand packets, $roce RoCE packets," "$work/mix-err"
+else
+	skip dump-count-infiniband "no ../shared/captures/ib or no tshark"
+fi
 [ "$T_FAILED" -eq 0 ]

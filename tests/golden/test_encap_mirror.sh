@@ -30,7 +30,11 @@ analyze() {
 		"$2/trace.pcapng" >"$2/out.json" 2>"$2/err" || { echo "analyze failed: $(head -n 1 "$2/err")"; return 1; }
 	jq -S '{totals, flows, findings, roce: [.captures[] | .roce_packets, .malformed_packets]}' \
 		"$2/out.json" >"$2/summary.json"
-	"$ANALYZE" -q --dump "$2/trace.pcapng" >"$2/dump.txt" 2>/dev/null
+	# The session each line ends with (" via erspan2 sid 1 from 10.255.0.1") is the copy's
+	# only addition: kept aside, so that the rest must be the plain trace's lines.
+	"$ANALYZE" -q --dump "$2/trace.pcapng" 2>/dev/null | sed 's/ via [a-z0-9]*\( [a-z]* [0-9]*\)\? from [0-9a-f.:]*$//' >"$2/dump.txt"
+	"$ANALYZE" -q --dump "$2/trace.pcapng" 2>/dev/null | grep -c ' via ' >"$2/dump.via"
+	return 0
 }
 
 for inc in "${incidents[@]}"; do
@@ -67,6 +71,9 @@ for inc in "${incidents[@]}"; do
 			fail "encap-$name-$encap-same-analysis" \
 				"$(diff "$plain/summary.json" "$dir/summary.json" | head -n 4 | tr '\n' ' ')"
 		fi
+		# Every packet of the copy names its session; the plain trace's none.
+		expect_eq "encap-$name-$encap-dump-session" "$(wc -l <"$dir/dump.txt") 0" \
+			"$(cat "$dir/dump.via") $(cat "$plain/dump.via")"
 		if [ "$encap" = erspan3 ]; then
 			for d in "$plain" "$dir"; do awk '{ $2 = ""; print }' "$d/dump.txt" >"$d/dump.notime"; done
 			if cmp -s "$plain/dump.notime" "$dir/dump.notime"; then pass "encap-$name-$encap-same-dump"; else
