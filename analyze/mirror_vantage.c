@@ -1,4 +1,5 @@
 /* mirror_vantage.c: every mirror session in a trace is a vantage point, and its clock. */
+#include <pcap/dlt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +39,8 @@ void mirror_vantages_free(struct mirror_vantages *m)
 
 static bool same_source(const struct mirror_vantage *v, int trace, const struct roce_pkt *p)
 {
-	if (v->trace != trace || v->kind != p->encap)
+	/* erf_port is 0 outside ERF records: one compare for every other packet. */
+	if (v->trace != trace || v->kind != p->encap || v->erf_port != p->erf_port)
 		return false;
 	return p->encap == ROCE_ENCAP_NONE ||
 	       (v->id == p->encap_id && !memcmp(v->src_ip, p->encap_src_ip, 16));
@@ -63,6 +65,8 @@ static int64_t add_source(struct mirror_vantages *m, int trace, const struct roc
 	}
 	v->used = true;
 	v->kind = p->encap;
+	v->erf = p->linktype == DLT_ERF;
+	v->erf_port = p->erf_port;
 	if (p->encap != ROCE_ENCAP_NONE) {
 		v->id = p->encap_id;
 		memcpy(v->src_ip, p->encap_src_ip, 16);
@@ -224,6 +228,28 @@ cleanup:
 	free(b);
 }
 
+/*
+ * A trace of one source keeps its name; a source among several says which it is: "t.pcap:
+ * erspan2 session 3 from 10.0.0.1", "t.erf: ERF port B" (Endace letters, as ibdump's ports).
+ */
+static void name_vantage(struct mirror_vantage *v, const char *path, bool one_of_several)
+{
+	char ip[64], port[16] = "";
+
+	if (!v->used || !one_of_several) {
+		snprintf(v->name, sizeof(v->name), "%s", path);
+		return;
+	}
+	if (v->erf)
+		snprintf(port, sizeof(port), "ERF port %c", 'A' + (v->erf_port & 3));
+	if (v->kind == ROCE_ENCAP_NONE)
+		snprintf(v->name, sizeof(v->name), "%s%s%s", path, port[0] ? ": " : "", port);
+	else
+		snprintf(v->name, sizeof(v->name), "%s: %s%s%s session %u from %s", path, port,
+			 port[0] ? " " : "", roce_encap_name(v->kind), v->id,
+			 addr_str(v->src_ip, ip, sizeof(ip)));
+}
+
 void mirror_vantages_finish(struct mirror_vantages *m, const char *const *paths)
 {
 	uint32_t *per_trace = calloc((size_t)m->n_traces, sizeof(*per_trace));
@@ -232,18 +258,12 @@ void mirror_vantages_finish(struct mirror_vantages *m, const char *const *paths)
 		per_trace[m->v[i].trace]++;
 	for (uint32_t i = 0; i < m->n; i++) {
 		struct mirror_vantage *v = &m->v[i];
-		char ip[64];
 
 		if (v->n_samples)
 			fit_clock(v);
 		else
 			v->clock.samples = 0; /* none kept: nothing to say about its clock */
-		/* A trace of one source keeps its name; a session among several says which it is. */
-		if (!v->used || v->kind == ROCE_ENCAP_NONE || (per_trace && per_trace[v->trace] < 2))
-			snprintf(v->name, sizeof(v->name), "%s", paths[v->trace]);
-		else
-			snprintf(v->name, sizeof(v->name), "%s: %s session %u from %s", paths[v->trace],
-				 roce_encap_name(v->kind), v->id, addr_str(v->src_ip, ip, sizeof(ip)));
+		name_vantage(v, paths[v->trace], per_trace && per_trace[v->trace] >= 2);
 	}
 	free(per_trace);
 }

@@ -9,13 +9,18 @@
 #include "lib/store/store_sqlite.h"
 #include "lib/trace/trace_reader.h"
 
-/* One vantage: a trace's own (untunnelled) packets, or one mirror session inside a trace. */
+/*
+ * One vantage: a trace's own (untunnelled) packets, or one mirror session inside a trace, or
+ * one capture port of an ERF trace (ibdump and Endace cards record several ports in one file).
+ */
 struct mirror_vantage {
 	int trace;			/* input trace index */
 	bool used;
 	uint8_t kind;			/* enum roce_encap; ROCE_ENCAP_NONE: no tunnel */
 	uint32_t id;			/* ERSPAN session ID, VXLAN VNI, GRE key */
 	uint8_t src_ip[16];		/* the tunnel's outer source (the switch) */
+	bool erf;			/* read from ERF records: erf_port tells the port */
+	uint8_t erf_port;		/* ERF capture port (0-3: A-D) */
 	char name[384];			/* "trace.pcapng: erspan2 session 3 from 10.0.0.1" */
 	struct trace_health health;	/* a further session's own: packets, span */
 	uint64_t packets;		/* RoCE packets of this vantage */
@@ -41,8 +46,8 @@ void mirror_vantages_free(struct mirror_vantages *m);
 
 /*
  * The vantage of a decoded packet read from trace `trace`: the trace's index for its first
- * source (so a trace without tunnels, or with one session, is what it always was), a new
- * index past the traces for each further session. An ERSPAN III packet's time becomes the
+ * source (so a trace without tunnels, or with one session or ERF port, is what it always
+ * was), a new index past the traces for each further session or ERF port. An ERSPAN III packet's time becomes the
  * switch's (pkt->ts_ns) when its granularity is 100 ns or IEEE 1588 (100 us ticks are too
  * coarse: its clock is still measured); the arrival time stays in pkt->arrival_ns.
  */

@@ -29,6 +29,8 @@ norm() {
 		($t[0].vantages | map({key: .trace, value: .name}) | from_entries) as $by_file
 		| [.captures[] | .path | if test(" session [0-9]+ from ")
 			then $t[0].vantages[(capture(" session (?<k>[0-9]+) ").k | tonumber) - 1].name
+			elif test(": ERF port [A-D]$")
+			then $t[0].vantages[(.[-1:] | explode[0]) - 65].name
 			else $by_file[split("/")[-1]] end] as $host
 		| {findings, totals,
 		   captures: [.captures[] | {host: $host[.id - 1], roce_packets, flows, unpaired_flows,
@@ -84,6 +86,61 @@ sessions 8hosts --workload mixed --duration 3ms --seed 11 --fault link=leaf0-spi
 	--host-fault host=198.18.0.12,kind=slow-responder,size=50us,onset=1ms
 sessions 2hosts --hosts 2 --leaves 1 --spines 1 --peers 1 --workload write --duration 3ms --seed 21 \
 	--fault link=198.18.0.11-leaf0,kind=loss,size=2%
+
+# ERF ports: ibdump and Endace cards record several ports in one file, each record saying its
+# port. A synthesized InfiniBand incident captured at each host (LINKTYPE_INFINIBAND files)
+# merged in time order into one ERF file, host k on port k: analyzed as one vantage per port,
+# each the per-host file's, with the per-host files' findings and per-flow figures.
+erf_merge() {
+	python3 - "$@" <<'PY'
+import heapq, struct, sys
+out, srcs = sys.argv[1], sys.argv[2:]
+def records(port, path):
+    d = open(path, "rb").read()
+    assert struct.unpack_from("<I", d, 0)[0] == 0xa1b23c4d and struct.unpack_from("<I", d, 20)[0] == 247
+    off = 24
+    while off + 16 <= len(d):
+        sec, nsec, cap, orig = struct.unpack_from("<IIII", d, off)
+        yield sec * 10**9 + nsec, port, d[off + 16:off + 16 + cap], orig
+        off += 16 + cap
+w = [struct.pack("<IHHiIII", 0xa1b23c4d, 2, 4, 0, 0, 65535, 197)]
+for ns, port, data, orig in heapq.merge(*(records(k, p) for k, p in enumerate(srcs))):
+    sec, nsec = divmod(ns, 10**9)
+    frac = ((nsec << 32) + 500000000) // 1000000000
+    erf = struct.pack("<Q", (sec << 32) + frac) + struct.pack(">BBHHH", 21, 0x04 | port, 16 + len(data), 0, orig)
+    w.append(struct.pack("<IIII", sec, nsec, 16 + len(data), 16 + orig) + erf + data)
+open(out, "wb").write(b"".join(w))
+PY
+}
+ib=$work/ib-hosts
+if ! command -v python3 >/dev/null; then
+	skip erf-ports "python3 not installed"
+elif ! "$SYNTH" -q -o "$ib" --link ib --hosts 2 --leaves 1 --spines 1 --peers 1 --workload write --duration 3ms \
+	--seed 21 --fault 'link=LID 2-leaf0,kind=loss,size=2%' --vantage each-host --format pcap ||
+	! "$ANALYZE" -q --json --window 1ms --topology "$ib/links.csv" --paths "$ib/paths.csv" \
+		"$ib"/trace-*.pcap >"$ib/out.json" 2>"$ib/err"; then
+	fail erf-ports-per-host "synth or analyze failed: $(head -n 1 "$ib/err" 2>/dev/null)"
+else
+	erf=$work/ib-erf
+	mkdir -p "$erf"
+	cp "$ib/truth.json" "$erf/"
+	mapfile -t files < <(jq -r --arg d "$ib" '.vantages[] | "\($d)/\(.trace)"' "$ib/truth.json")
+	if ! erf_merge "$erf/ports.pcap" "${files[@]}" ||
+		! "$ANALYZE" -q --json --window 1ms --topology "$ib/links.csv" --paths "$ib/paths.csv" \
+			"$erf/ports.pcap" >"$erf/out.json" 2>"$erf/err"; then
+		fail erf-ports "merge or analyze failed: $(head -n 1 "$erf/err" 2>/dev/null)"
+	else
+		norm "$ib" >"$ib/norm.json"
+		norm "$erf" >"$erf/norm.json"
+		n_alerts=$(jq '[.findings[] | select(.level == "alert")] | length' "$ib/out.json")
+		expect_eq erf-ports-per-host-has-alerts "2 yes" "${#files[@]} $([ "$n_alerts" -gt 0 ] && echo yes)"
+		expect_eq erf-ports-vantages "ERF port A,ERF port B" \
+			"$(jq -r '[.captures[].path | sub(".*ports.pcap: "; "")] | sort | join(",")' "$erf/out.json")"
+		if cmp -s "$ib/norm.json" "$erf/norm.json"; then pass erf-ports-same-as-per-host; else
+			fail erf-ports-same-as-per-host "$(diff "$ib/norm.json" "$erf/norm.json" | head -n 4 | tr '\n' ' ')"
+		fi
+	fi
+fi
 
 # ERSPAN III: the collector stamps each copy 30 us late, with 0.5 us normal jitter, by a clock
 # 100 ppm fast. Tolerances: the fit over ~10^5 packets in 5 ms (slope error ~ 0.5us /
