@@ -39,7 +39,10 @@ struct live_agent;
 
 /* NULL with a one-line reason in err (port in use, bad topology file, no memory). */
 struct live_agent *live_agent_new(const struct live_agent_opts *o, char *err, size_t errlen);
-/* One captured Ethernet frame. 0, or -ENOMEM (the agent stops tracking new flows). */
+/*
+ * One captured Ethernet frame; each mirror session that delivers frames (ERSPAN, GRE, VXLAN)
+ * is a vantage of its own. 0, or -ENOMEM (the agent stops tracking new flows).
+ */
 int live_agent_frame(struct live_agent *a, const uint8_t *frame, uint32_t cap_len, uint32_t orig_len,
 		     uint64_t ts_ns);
 /*

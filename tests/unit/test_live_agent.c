@@ -1,6 +1,7 @@
 /*
  * test_live_agent.c: the live agent's flow table does not grow for ever: it starts afresh
  * when most of its flows have gone idle, or when it holds --max-flows, and not otherwise.
+ * Each mirror session delivering frames is a vantage of its own.
  */
 #include <setjmp.h>
 #include <stdbool.h>
@@ -17,13 +18,21 @@
 #define SEC 1000000000ull
 #define T0 (1700000000ull * SEC)
 
-/* One RC packet between 198.18.0.1 and 198.18.0.2 (from .2 when `back`) at ts. */
-static void rc_frame(struct live_agent *a, bool back, uint8_t opcode, uint32_t qpn, uint32_t psn, uint64_t ts)
+/*
+ * One RC packet between 198.18.0.1 and 198.18.0.2 (from .2 when `back`) at ts, as the capture
+ * sees it, or inside mirror session `session` of switch 10.255.0.<sw> (tunnel kind `encap`;
+ * ROCE_ENCAP_NONE: not tunnelled).
+ */
+static void mirrored_frame(struct live_agent *a, uint8_t encap, uint8_t sw, uint32_t session, bool back,
+			   uint8_t opcode, uint32_t qpn, uint32_t psn, uint64_t ts)
 {
 	struct roce_frame_addr addr = { .ip_version = 4, .ttl = 64, .udp_sport = 49152 };
+	struct roce_frame_tunnel t = {
+		.kind = encap, .src_ip = { 10, 255, 0, sw }, .dst_ip = { 10, 255, 255, 1 }, .session_id = session,
+	};
 	struct roce_pkt pkt = { 0 };
-	uint8_t frame[256];
-	size_t n;
+	uint8_t frame[256 + ROCE_FRAME_TUNNEL_MAX];
+	size_t n, hdr = encap == ROCE_ENCAP_NONE ? 0 : roce_frame_tunnel_hdr_len(encap);
 
 	memcpy(addr.src_ip, "\0\0\0\0\0\0\0\0\0\0\xff\xff\xc6\x12\x00\x01", 16);
 	memcpy(addr.dst_ip, "\0\0\0\0\0\0\0\0\0\0\xff\xff\xc6\x12\x00\x02", 16);
@@ -37,9 +46,17 @@ static void rc_frame(struct live_agent *a, bool back, uint8_t opcode, uint32_t q
 	pkt.dest_qp = qpn;
 	pkt.psn = psn;
 	pkt.payload_len = opcode == 0x11 ? 0 : 64;
-	n = roce_frame_build(frame, sizeof(frame), &addr, &pkt, NULL, true);
+	n = roce_frame_build(frame + hdr, sizeof(frame) - hdr, &addr, &pkt, NULL, true);
 	assert_true(n > 0);
+	if (hdr)
+		assert_int_equal(roce_frame_tunnel_hdr(frame, hdr, &t, n), hdr);
+	n += hdr;
 	assert_int_equal(live_agent_frame(a, frame, (uint32_t)n, (uint32_t)n, ts), 0);
+}
+
+static void rc_frame(struct live_agent *a, bool back, uint8_t opcode, uint32_t qpn, uint32_t psn, uint64_t ts)
+{
+	mirrored_frame(a, ROCE_ENCAP_NONE, 0, 0, back, opcode, qpn, psn, ts);
 }
 
 /* One RC SEND Only request 198.18.0.1 -> 198.18.0.2 on queue pair qpn at ts. */
@@ -169,6 +186,45 @@ static void test_own_past_needs_twice(void **state)
 	assert_true(own_past_findings(8, 300) > 0);
 }
 
+/*
+ * Two switches mirror the same queue pair to the collector (ERSPAN II sessions 1 and 2), and
+ * a VXLAN session a third copy: each is a vantage, so the queue pair is three flows, not one
+ * flow that sends every packet three times. A session's further packets stay in its flow.
+ */
+static void test_mirror_sessions_are_vantages(void **state)
+{
+	struct live_agent *a = new_agent(0);
+	uint64_t roce, other, malformed;
+
+	(void)state;
+	for (uint32_t psn = 0; psn < 4; psn++) {
+		uint64_t ts = T0 + psn * 10000;
+
+		mirrored_frame(a, ROCE_ENCAP_ERSPAN2, 1, 1, false, 0x04, 0x100, psn, ts);
+		mirrored_frame(a, ROCE_ENCAP_ERSPAN2, 2, 2, false, 0x04, 0x100, psn, ts + 500);
+		mirrored_frame(a, ROCE_ENCAP_VXLAN, 3, 7, false, 0x04, 0x100, psn, ts + 900);
+	}
+	live_agent_counts(a, &roce, &other, &malformed);
+	assert_int_equal(roce, 12);
+	live_agent_tick(a, T0 + SEC, NULL, 0);
+	expect_table(a, 3, 0);
+	/* The same session ID from another switch is another session. */
+	mirrored_frame(a, ROCE_ENCAP_ERSPAN2, 4, 1, false, 0x04, 0x100, 4, T0 + SEC);
+	/* Untunnelled frames: the capture's own vantage. */
+	send_frame(a, 0x100, 4, T0 + SEC);
+	live_agent_tick(a, T0 + 2 * SEC, NULL, 0);
+	expect_table(a, 5, 0);
+	live_agent_free(a);
+
+	/* The control: one session delivering the queue pair is one flow. */
+	a = new_agent(0);
+	for (uint32_t psn = 0; psn < 4; psn++)
+		mirrored_frame(a, ROCE_ENCAP_ERSPAN2, 1, 1, false, 0x04, 0x100, psn, T0 + psn * 10000);
+	live_agent_tick(a, T0 + SEC, NULL, 0);
+	expect_table(a, 1, 0);
+	live_agent_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -176,6 +232,7 @@ int main(void)
 		cmocka_unit_test(test_few_or_busy_flows_are_kept),
 		cmocka_unit_test(test_max_flows),
 		cmocka_unit_test(test_own_past_needs_twice),
+		cmocka_unit_test(test_mirror_sessions_are_vantages),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
