@@ -99,11 +99,35 @@ static const char *const stmt_sql[ST_N] = {
 		      " ack_latency_p99_us, ack_latency_max_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 };
 
+/* Columns of each, for its EV_BATCH-row statement. */
+static const int stmt_cols[ST_N] = { [ST_RETX] = 9, [ST_NAK] = 8, [ST_CNP] = 3, [ST_WINDOW] = 15 };
+
+/*
+ * Event rows wait here and go in EV_BATCH at a time: one statement step per batch instead of
+ * one per row (the retransmission table alone can have millions). The rows keep their order.
+ */
+#define EV_BATCH 64
+
+struct window_row {
+	uint64_t flow_id;
+	struct flow_window w;
+};
+
+union ev_row {
+	struct qp_retx_event retx;
+	struct qp_nak_event nak;
+	struct qp_cnp_event cnp;
+	struct window_row window;
+};
+
 struct store {
 	sqlite3 *db;
 	char *path;		/* final name */
 	char *tmp_path;		/* where it is built */
-	sqlite3_stmt *st[ST_N];
+	sqlite3_stmt *st[ST_N];	/* one row */
+	sqlite3_stmt *many[ST_N]; /* EV_BATCH rows */
+	union ev_row pend[ST_N][EV_BATCH];
+	int n_pend[ST_N];
 	struct qp_event_sink sink;
 	struct store_opts opts;
 	struct store_lat *lat;	/* latency_sample, latency_window, latency_hist */
@@ -366,87 +390,192 @@ static void sink_latency(void *ctx, const struct qp_latency_sample *x)
 		store_lat_sample(s->lat, x);
 }
 
+/* Each bind_*() binds one row at parameters o + 1 ... (o: the row's offset in its statement). */
+static void bind_retx(sqlite3_stmt *st, int o, const struct qp_retx_event *e)
+{
+	bind_u64(st, o + 1, e->flow_id);
+	bind_u64(st, o + 2, e->ts_ns);
+	sqlite3_bind_int64(st, o + 3, e->psn);
+	sqlite3_bind_int(st, o + 4, e->opcode);
+	sqlite3_bind_text(st, o + 5, qp_retx_cause_name(e->cause), -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, o + 6, (int)e->tx_count);
+	bind_ns(st, o + 7, e->first_tx_ns);
+	bind_ns(st, o + 8, e->prev_tx_ns);
+	bind_ns(st, o + 9, e->trigger_ns);
+}
+
+static void bind_nak(sqlite3_stmt *st, int o, const struct qp_nak_event *e)
+{
+	bind_id(st, o + 1, e->flow_id);
+	bind_id(st, o + 2, e->responder_flow_id);
+	bind_u64(st, o + 3, e->ts_ns);
+	sqlite3_bind_int64(st, o + 4, e->psn);
+	sqlite3_bind_int64(st, o + 5, e->msn);
+	sqlite3_bind_int(st, o + 6, e->syndrome);
+	sqlite3_bind_text(st, o + 7, qp_nak_kind_name(e->kind), -1, SQLITE_STATIC);
+	if (e->kind == QP_NAK_RNR)
+		bind_u64(st, o + 8, e->rnr_timer_ns);
+	else
+		sqlite3_bind_null(st, o + 8);
+}
+
+static void bind_cnp(sqlite3_stmt *st, int o, const struct qp_cnp_event *e)
+{
+	bind_id(st, o + 1, e->flow_id);
+	bind_id(st, o + 2, e->cnp_flow_id);
+	bind_u64(st, o + 3, e->ts_ns);
+}
+
+static void bind_window(sqlite3_stmt *st, int o, const struct window_row *r)
+{
+	const struct flow_window *w = &r->w;
+
+	bind_u64(st, o + 1, r->flow_id);
+	bind_u64(st, o + 2, w->start_ns);
+	bind_u64(st, o + 3, w->packets);
+	bind_u64(st, o + 4, w->bytes);
+	bind_u64(st, o + 5, w->goodput_bytes);
+	bind_u64(st, o + 6, w->retransmitted_packets);
+	bind_u64(st, o + 7, w->naks);
+	bind_u64(st, o + 8, w->timeouts);
+	bind_u64(st, o + 9, w->cnps);
+	bind_u64(st, o + 10, w->ecn_ce);
+	bind_u64(st, o + 11, w->ack_samples);
+	if (w->ack_samples) {
+		sqlite3_bind_double(st, o + 12, (double)w->ack_latency_sum_ns / (double)w->ack_samples / 1000.0);
+		sqlite3_bind_double(st, o + 13, w->ack_latency_p50_ns / 1000.0);
+		sqlite3_bind_double(st, o + 14, w->ack_latency_p99_ns / 1000.0);
+		sqlite3_bind_double(st, o + 15, w->ack_latency_max_ns / 1000.0);
+	} else {
+		for (int i = 12; i <= 15; i++)
+			sqlite3_bind_null(st, o + i);
+	}
+}
+
+static void bind_row(sqlite3_stmt *st, int o, enum stmt_id id, const union ev_row *r)
+{
+	switch (id) {
+	case ST_RETX:
+		bind_retx(st, o, &r->retx);
+		break;
+	case ST_NAK:
+		bind_nak(st, o, &r->nak);
+		break;
+	case ST_CNP:
+		bind_cnp(st, o, &r->cnp);
+		break;
+	case ST_WINDOW:
+		bind_window(st, o, &r->window);
+		break;
+	default:
+		break;
+	}
+}
+
+static const char *const stmt_what[ST_N] = {
+	[ST_RETX] = "retransmissions",
+	[ST_NAK] = "NAKs",
+	[ST_CNP] = "CNPs",
+	[ST_WINDOW] = "time windows",
+};
+
+/* Insert the rows waiting for statement id, in order: a full batch in one step. */
+static void flush_rows(struct store *s, enum stmt_id id)
+{
+	int n = s->n_pend[id];
+
+	s->n_pend[id] = 0;
+	if (s->failed)
+		return;
+	if (n == EV_BATCH) {
+		for (int r = 0; r < n; r++)
+			bind_row(s->many[id], r * stmt_cols[id], id, &s->pend[id][r]);
+		step(s, s->many[id], stmt_what[id]);
+		return;
+	}
+	for (int r = 0; r < n && !s->failed; r++) {
+		bind_row(s->st[id], 0, id, &s->pend[id][r]);
+		step(s, s->st[id], stmt_what[id]);
+	}
+}
+
+/* The next free row for statement id (a full batch is inserted first). */
+static union ev_row *pend_row(struct store *s, enum stmt_id id)
+{
+	if (s->n_pend[id] == EV_BATCH)
+		flush_rows(s, id);
+	return &s->pend[id][s->n_pend[id]++];
+}
+
 static void sink_retx(void *ctx, const struct qp_retx_event *e)
 {
 	struct store *s = ctx;
-	sqlite3_stmt *st = s->st[ST_RETX];
 
-	if (s->failed)
-		return;
-	bind_u64(st, 1, e->flow_id);
-	bind_u64(st, 2, e->ts_ns);
-	sqlite3_bind_int64(st, 3, e->psn);
-	sqlite3_bind_int(st, 4, e->opcode);
-	sqlite3_bind_text(st, 5, qp_retx_cause_name(e->cause), -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 6, (int)e->tx_count);
-	bind_ns(st, 7, e->first_tx_ns);
-	bind_ns(st, 8, e->prev_tx_ns);
-	bind_ns(st, 9, e->trigger_ns);
-	step(s, st, "retransmissions");
+	if (!s->failed)
+		pend_row(s, ST_RETX)->retx = *e;
 }
 
 static void sink_nak(void *ctx, const struct qp_nak_event *e)
 {
 	struct store *s = ctx;
-	sqlite3_stmt *st = s->st[ST_NAK];
 
-	if (s->failed)
-		return;
-	bind_id(st, 1, e->flow_id);
-	bind_id(st, 2, e->responder_flow_id);
-	bind_u64(st, 3, e->ts_ns);
-	sqlite3_bind_int64(st, 4, e->psn);
-	sqlite3_bind_int64(st, 5, e->msn);
-	sqlite3_bind_int(st, 6, e->syndrome);
-	sqlite3_bind_text(st, 7, qp_nak_kind_name(e->kind), -1, SQLITE_STATIC);
-	if (e->kind == QP_NAK_RNR)
-		bind_u64(st, 8, e->rnr_timer_ns);
-	else
-		sqlite3_bind_null(st, 8);
-	step(s, st, "NAKs");
+	if (!s->failed)
+		pend_row(s, ST_NAK)->nak = *e;
 }
 
 static void sink_cnp(void *ctx, const struct qp_cnp_event *e)
 {
 	struct store *s = ctx;
-	sqlite3_stmt *st = s->st[ST_CNP];
 
-	if (s->failed)
-		return;
-	bind_id(st, 1, e->flow_id);
-	bind_id(st, 2, e->cnp_flow_id);
-	bind_u64(st, 3, e->ts_ns);
-	step(s, st, "CNPs");
+	if (!s->failed)
+		pend_row(s, ST_CNP)->cnp = *e;
 }
 
 static void sink_window(void *ctx, uint64_t flow_id, const struct flow_window *w)
 {
 	struct store *s = ctx;
-	sqlite3_stmt *st = s->st[ST_WINDOW];
 
-	if (s->failed)
-		return;
-	bind_u64(st, 1, flow_id);
-	bind_u64(st, 2, w->start_ns);
-	bind_u64(st, 3, w->packets);
-	bind_u64(st, 4, w->bytes);
-	bind_u64(st, 5, w->goodput_bytes);
-	bind_u64(st, 6, w->retransmitted_packets);
-	bind_u64(st, 7, w->naks);
-	bind_u64(st, 8, w->timeouts);
-	bind_u64(st, 9, w->cnps);
-	bind_u64(st, 10, w->ecn_ce);
-	bind_u64(st, 11, w->ack_samples);
-	if (w->ack_samples) {
-		sqlite3_bind_double(st, 12, (double)w->ack_latency_sum_ns / (double)w->ack_samples / 1000.0);
-		sqlite3_bind_double(st, 13, w->ack_latency_p50_ns / 1000.0);
-		sqlite3_bind_double(st, 14, w->ack_latency_p99_ns / 1000.0);
-		sqlite3_bind_double(st, 15, w->ack_latency_max_ns / 1000.0);
-	} else {
-		for (int i = 12; i <= 15; i++)
-			sqlite3_bind_null(st, i);
+	if (!s->failed)
+		pend_row(s, ST_WINDOW)->window = (struct window_row){ flow_id, *w };
+}
+
+/* "INSERT ... VALUES (?,...)" repeated to rows rows; NULL without memory. */
+static char *many_sql(const char *one, int cols, int rows)
+{
+	size_t len = strlen(one), tail = (size_t)cols * 2 + 2;
+	char *sql = malloc(len + (size_t)(rows - 1) * tail + 1);
+	size_t off = len;
+
+	if (!sql)
+		return NULL;
+	memcpy(sql, one, len);
+	for (int r = 1; r < rows; r++) {
+		sql[off++] = ',';
+		sql[off++] = '(';
+		for (int c = 0; c < cols; c++) {
+			sql[off++] = '?';
+			sql[off++] = c + 1 < cols ? ',' : ')';
+		}
 	}
-	step(s, st, "time windows");
+	sql[off] = 0;
+	return sql;
+}
+
+/* Both statements of each event table. */
+static int prepare_events(struct store *s)
+{
+	for (int i = 0; i < ST_N; i++) {
+		char *sql = many_sql(stmt_sql[i], stmt_cols[i], EV_BATCH);
+		int rc = sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL);
+
+		if (rc == SQLITE_OK)
+			rc = sql ? sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->many[i], NULL)
+				 : SQLITE_NOMEM;
+		free(sql);
+		if (rc != SQLITE_OK)
+			return -1;
+	}
+	return 0;
 }
 
 /* ---- open / commit ---- */
@@ -455,8 +584,10 @@ void store_abort(struct store *s)
 {
 	if (!s)
 		return;
-	for (int i = 0; i < ST_N; i++)
+	for (int i = 0; i < ST_N; i++) {
 		sqlite3_finalize(s->st[i]);
+		sqlite3_finalize(s->many[i]);
+	}
 	store_lat_free(s->lat);
 	if (s->db)
 		sqlite3_close(s->db);
@@ -666,14 +797,9 @@ int store_open(struct store **out, const char *path, const struct store_opts *op
 	}
 	if (store_lat_open(&s->lat, s->db, s->path, s->tmp_path, opts, err, errlen))
 		goto fail;
-	for (int i = 0; i < ST_N; i++) {
-		if (!stmt_sql[i])
-			continue;
-		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL) !=
-		    SQLITE_OK) {
-			snprintf(err, errlen, "%s: sqlite: %s", path, sqlite3_errmsg(s->db));
-			goto fail;
-		}
+	if (prepare_events(s)) {
+		snprintf(err, errlen, "%s: sqlite: %s", path, sqlite3_errmsg(s->db));
+		goto fail;
 	}
 	for (int k = 0; k < QP_SAMPLE_KINDS; k++) {
 		char sql[160];
@@ -964,13 +1090,17 @@ int store_commit(struct store *s, char *err, size_t errlen)
 	}
 	store_lat_free(s->lat); /* its statements, before the database closes */
 	s->lat = NULL;
+	for (int i = 0; i < ST_N; i++)
+		flush_rows(s, (enum stmt_id)i);
 	if (!s->failed)
 		exec(s, index_sql, "indexes");
 	if (!s->failed)
 		exec(s, "COMMIT", "the database");
 	for (int i = 0; i < ST_N; i++) {
 		sqlite3_finalize(s->st[i]);
+		sqlite3_finalize(s->many[i]);
 		s->st[i] = NULL;
+		s->many[i] = NULL;
 	}
 	if (s->failed) {
 		snprintf(err, errlen, "%s; nothing written", s->errmsg);
