@@ -780,7 +780,7 @@ int store_open(struct store **out, const char *path, const struct store_opts *op
 	}
 	/* A throwaway file until renamed: no journal, no fsync until the end. */
 	if (exec(s, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
-		    " PRAGMA temp_store=FILE; PRAGMA cache_size=-16384; PRAGMA page_size=65536;",
+		    " PRAGMA temp_store=FILE; PRAGMA cache_size=-16384; PRAGMA page_size=4096;",
 		 "settings") ||
 	    exec(s, schema_sql, "the schema") || store_create_qp(s) || exec(s, schema_tail_sql, "the schema") ||
 	    exec(s, "BEGIN", "the schema")) {
@@ -1092,6 +1092,10 @@ int store_commit(struct store *s, char *err, size_t errlen)
 	s->lat = NULL;
 	for (int i = 0; i < ST_N; i++)
 		flush_rows(s, (enum stmt_id)i);
+	/* The index sorter sorts runs of the cache's size in memory: small runs stay in the CPU's
+	 * cache (a 2 MB cache sorts the bench trace's 2.4M retransmissions in 0.6x the CPU of 16). */
+	if (!s->failed)
+		exec(s, "PRAGMA cache_size=-2048", "indexes");
 	if (!s->failed)
 		exec(s, index_sql, "indexes");
 	if (!s->failed)
