@@ -4,7 +4,8 @@
 # packets) made once by agentxdp-synth into build/bench/, and in the same run on that file:
 # end to end with the database against a tshark -T fields pass extracting the same per-packet
 # fields (wall and CPU), the core alone (decode + track, ns of CPU per packet: build/bench_core),
-# the decoder alone (packets/s of CPU), peak RSS and the database's size per million packets.
+# the decoder alone (packets/s of CPU), the same analysis without the database (--json), peak
+# RSS and the database's size per million packets.
 # tshark takes about 35 s of CPU per million packets: by default it reads a 1M-packet prefix
 # (editcap) and its times are scaled to the trace, which the row says;
 # BENCH_ANALYZE_TSHARK_PACKETS=N changes the prefix (N >= the trace: the whole trace).
@@ -62,6 +63,15 @@ for run in 1 2 3; do
 		a_wall=$w a_cpu=$c a_rss=$r
 	fi
 done
+# The same analysis without the database (--json on stdout), best of 3: what SQLite costs.
+j_wall=
+for run in 1 2 3; do
+	measure "$work/j" "$A" -q --json "$trace" || { echo "bench_analyze: agentxdp-analyze --json failed" >&2; exit 1; }
+	read -r w c r <"$work/j"
+	if [ -z "$j_wall" ] || awk -v w="$w" -v b="$j_wall" 'BEGIN { exit !(w < b) }'; then
+		j_wall=$w j_cpu=$c
+	fi
+done
 pkts=$(sqlite3 "$work/out.db" "SELECT sum(roce_packets) FROM capture")
 rows=$(sqlite3 "$work/out.db" "SELECT (SELECT count(*) FROM latency_sample) || ' sample rows, ' || (SELECT count(*) FROM qp) || ' flows'")
 db_bytes=$(stat -c %s "$work/out.db")
@@ -104,6 +114,7 @@ cmd="$A -q $trace -o out.db"
 echo "| agentxdp-analyze end to end, $pkts packets ($rows, ${db_mb} MB db), best of 3 | ${a_wall} s wall, ${a_cpu} s CPU | tshark -T fields same fields: ${t_wall} s for $PREFIX packets, scaled x$scale = ${t_scaled} s | \`$cmd\` |"
 echo "| agentxdp-analyze vs tshark | $ratio faster (wall), $ratio_cpu (CPU: tshark ${t_cpu} s x$scale) | target >= 100x (issue #20) | trace: \`$synth_cmd\` |"
 echo "| agentxdp-analyze packets/s end to end (SQLite, one core) | $pps/s wall, $pps_cpu/s CPU | target >= 3M/s | \`$cmd\` |"
+echo "| agentxdp-analyze without the database (--json, no -o), best of 3 | ${j_wall} s wall, ${j_cpu} s CPU | with it: ${a_wall} s wall, ${a_cpu} s CPU ($(awk -v a="$a_cpu" -v j="$j_cpu" 'BEGIN { printf "%.0f%%", (a > 0 ? 100 * (a - j) / a : 0) }') of the CPU is the database) | \`$A -q --json $trace\` |"
 echo "| agentxdp-analyze peak RSS, $pkts packets ($(($(stat -L -c %s "$trace") / 1048576)) MB trace) | $((a_rss / 1024)) MB | tshark on $PREFIX packets: $((t_rss / 1024)) MB | /usr/bin/time -f %M |"
 echo "| agentxdp-analyze core only: decode + track, CPU per packet ($pkts packets, frames in memory, best of 3) | ${core_ns} ns | one packet at a time (qp_tracker_add), same run: ${single_ns} ns; target <= 150 ns | \`$CORE $trace\` |"
 echo "| decoder only (roce_decode_frame over frames in memory), packets/s of CPU, best of 3 | ${dec_mpps}M/s | target >= 20M/s | \`$CORE $trace\` |"
