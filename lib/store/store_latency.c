@@ -55,15 +55,21 @@ struct store_lat {
 	char errmsg[256];
 };
 
+void store_note_sqlite_error(int *failed, char *msg, size_t msglen, const char *path, sqlite3 *db,
+			     int rc, const char *what)
+{
+	if (*failed)
+		return;
+	*failed = rc ? rc : SQLITE_ERROR;
+	if (rc == SQLITE_FULL)
+		snprintf(msg, msglen, "%s: disk full while writing %s", path, what);
+	else
+		snprintf(msg, msglen, "%s: writing %s: %s", path, what, sqlite3_errmsg(db));
+}
+
 static void note(struct store_lat *l, int rc, const char *what)
 {
-	if (l->failed)
-		return;
-	l->failed = rc ? rc : SQLITE_ERROR;
-	if (rc == SQLITE_FULL)
-		snprintf(l->errmsg, sizeof(l->errmsg), "%s: disk full while writing %s", l->path, what);
-	else
-		snprintf(l->errmsg, sizeof(l->errmsg), "%s: writing %s: %s", l->path, what, sqlite3_errmsg(l->db));
+	store_note_sqlite_error(&l->failed, l->errmsg, sizeof(l->errmsg), l->path, l->db, rc, what);
 }
 
 static void note_errno(struct store_lat *l, int err, const char *what)

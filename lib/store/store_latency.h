@@ -30,4 +30,9 @@ int store_lat_failed(const struct store_lat *l, const char **msg);
 uint64_t store_lat_rows(const struct store_lat *l);
 void store_lat_free(struct store_lat *l);
 
+/* Keep the first SQLite error of a store: its code in *failed, its one-line message in msg
+ * ("PATH: disk full while writing WHAT" or "PATH: writing WHAT: sqlite's message"). */
+void store_note_sqlite_error(int *failed, char *msg, size_t msglen, const char *path, sqlite3 *db,
+			     int rc, const char *what);
+
 #endif

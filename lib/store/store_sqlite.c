@@ -137,14 +137,7 @@ struct store {
 
 static void note_error(struct store *s, int rc, const char *what)
 {
-	if (s->failed)
-		return;
-	s->failed = rc ? rc : SQLITE_ERROR;
-	if (rc == SQLITE_FULL)
-		snprintf(s->errmsg, sizeof(s->errmsg), "%s: disk full while writing %s", s->path, what);
-	else
-		snprintf(s->errmsg, sizeof(s->errmsg), "%s: writing %s: %s", s->path, what,
-			 sqlite3_errmsg(s->db));
+	store_note_sqlite_error(&s->failed, s->errmsg, sizeof(s->errmsg), s->path, s->db, rc, what);
 }
 
 static int exec(struct store *s, const char *sql, const char *what)
