@@ -60,6 +60,9 @@ struct localize_config {
 	double busy_ce_rate;		/* slow or congested: a notice when the packets of the
 					   connections that do not cross the subject are
 					   CE-marked at this rate or more (0.002) */
+	double outlier_min_ratio;	/* busy fabric, marks on a switch link: still an alert
+					   at this many times its peers' median rate (2; 0 off) */
+	double outlier_min_z;		/* ... and this many robust sigmas above them (5) */
 	double host_alert_min_ratio;	/* responder turnaround over peers for an alert (2) */
 
 	uint32_t max_ecmp_paths;	/* shortest paths enumerated per host pair (64) */
