@@ -64,6 +64,7 @@ struct localize_config {
 					   at this many times its peers' median rate (2; 0 off) */
 	double outlier_min_z;		/* ... and this many robust sigmas above them (5) */
 	double host_alert_min_ratio;	/* responder turnaround over peers for an alert (2) */
+	double host_few_min_ratio;	/* ... when it rests on one or two connections (4) */
 
 	uint32_t max_ecmp_paths;	/* shortest paths enumerated per host pair (64) */
 	uint32_t max_findings;		/* (5) */
