@@ -50,6 +50,7 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->busy_ce_rate = 0.002;
 	cfg->outlier_min_ratio = 2;
 	cfg->outlier_min_z = 5;
+	cfg->outlier_max_load = 0.9;
 	cfg->max_ecmp_paths = 64;
 	cfg->max_findings = 5;
 	cfg->min_confidence = 0.2;
@@ -271,7 +272,8 @@ static void peer_outlier(const struct ctx *c, struct candidate *cand, double *su
  * A link between switches marked far more than its peers of the same tier, in a busy
  * fabric: a fault standing out of the queueing, not its top. Only marks on switch links:
  * on the tuning seeds healthy busy host links reached 4.7 sigmas, latency on switch links
- * 4.3 (a +20 us link 3.9), so neither separates.
+ * 4.3 (a +20 us link 3.9), so neither separates. And only a link carrying less than its
+ * peers: a marking or slowed link sheds load (DCQCN), a collective's hot spot carries more.
  */
 static bool busy_outlier(const struct ctx *c, const struct candidate *cand)
 {
@@ -279,7 +281,7 @@ static bool busy_outlier(const struct ctx *c, const struct candidate *cand)
 
 	return cand->signal == SIG_ECN && var_tier(c, &c->vars[cand->var]) == 2 &&
 	       cfg->outlier_min_ratio > 0 && cand->outlier_ratio >= cfg->outlier_min_ratio &&
-	       cand->outlier_z >= cfg->outlier_min_z;
+	       cand->outlier_z >= cfg->outlier_min_z && cand->load_ratio < cfg->outlier_max_load;
 }
 
 /*

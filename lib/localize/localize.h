@@ -63,6 +63,7 @@ struct localize_config {
 	double outlier_min_ratio;	/* busy fabric, marks on a switch link: still an alert
 					   at this many times its peers' median rate (2; 0 off) */
 	double outlier_min_z;		/* ... and this many robust sigmas above them (5) */
+	double outlier_max_load;	/* ... carrying under this multiple of their load (0.9) */
 	double host_alert_min_ratio;	/* responder turnaround over peers for an alert (2) */
 	double host_few_min_ratio;	/* ... when it rests on one or two connections (4) */
 
