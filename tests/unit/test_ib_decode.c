@@ -15,36 +15,7 @@
 #include "lib/util/byte_reader.h"
 #include "lib/util/util.h"
 
-/* A frame under construction; expected values come from the bytes written here. */
-struct fb {
-	uint8_t b[2048];
-	size_t len;
-};
-
-static void put8(struct fb *f, uint8_t v)
-{
-	f->b[f->len++] = v;
-}
-static void put16(struct fb *f, uint16_t v)
-{
-	put_be16(f->b + f->len, v);
-	f->len += 2;
-}
-static void put32(struct fb *f, uint32_t v)
-{
-	put_be32(f->b + f->len, v);
-	f->len += 4;
-}
-static void putn(struct fb *f, const void *p, size_t n)
-{
-	memcpy(f->b + f->len, p, n);
-	f->len += n;
-}
-static void putz(struct fb *f, size_t n)
-{
-	memset(f->b + f->len, 0, n);
-	f->len += n;
-}
+#include "frame_builder.h"
 
 static const uint8_t gid_src[16] = { 0xfe, 0x80, [8] = 0, 2, 0xc9, 3, 0, 0, 0x1f, 0x2d };
 static const uint8_t gid_dst[16] = { 0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, [15] = 1 };

@@ -12,46 +12,7 @@
 #include "lib/decode/roce_decode.h"
 #include "lib/util/util.h"
 
-/* A frame under construction. Expected values in the tests come from the bytes written here. */
-struct fb {
-	uint8_t b[2048];
-	size_t len;
-};
-
-static void put8(struct fb *f, uint8_t v)
-{
-	f->b[f->len++] = v;
-}
-static void put16(struct fb *f, uint16_t v)
-{
-	put_be16(f->b + f->len, v);
-	f->len += 2;
-}
-static void put24(struct fb *f, uint32_t v)
-{
-	put_be24(f->b + f->len, v);
-	f->len += 3;
-}
-static void put32(struct fb *f, uint32_t v)
-{
-	put_be32(f->b + f->len, v);
-	f->len += 4;
-}
-static void put64(struct fb *f, uint64_t v)
-{
-	put_be64(f->b + f->len, v);
-	f->len += 8;
-}
-static void putn(struct fb *f, const void *p, size_t n)
-{
-	memcpy(f->b + f->len, p, n);
-	f->len += n;
-}
-static void putz(struct fb *f, size_t n)
-{
-	memset(f->b + f->len, 0, n);
-	f->len += n;
-}
+#include "frame_builder.h"
 
 /* BTH (IBA 9.2): opcode, SE/M/pad/tver, pkey, F/B, QP, A, PSN. */
 static void put_bth(struct fb *f, uint8_t opcode, uint8_t pad, uint32_t qp, int ackreq, uint32_t psn)
