@@ -39,11 +39,7 @@ void mirror_vantages_free(struct mirror_vantages *m)
 
 static bool same_source(const struct mirror_vantage *v, int trace, const struct roce_pkt *p)
 {
-	/* erf_port is 0 outside ERF records: one compare for every other packet. */
-	if (v->trace != trace || v->kind != p->encap || v->erf_port != p->erf_port)
-		return false;
-	return p->encap == ROCE_ENCAP_NONE ||
-	       (v->id == p->encap_id && !memcmp(v->src_ip, p->encap_src_ip, 16));
+	return v->trace == trace && roce_source_same(&v->src, p);
 }
 
 /* A new source of trace `trace`: the trace's own slot when still free, else a new vantage. */
@@ -64,13 +60,8 @@ static int64_t add_source(struct mirror_vantages *m, int trace, const struct roc
 		v = &m->v[trace];
 	}
 	v->used = true;
-	v->kind = p->encap;
+	roce_source_of(p, &v->src);
 	v->erf = p->linktype == DLT_ERF;
-	v->erf_port = p->erf_port;
-	if (p->encap != ROCE_ENCAP_NONE) {
-		v->id = p->encap_id;
-		memcpy(v->src_ip, p->encap_src_ip, 16);
-	}
 	return v - m->v;
 }
 
@@ -241,13 +232,13 @@ static void name_vantage(struct mirror_vantage *v, const char *path, bool one_of
 		return;
 	}
 	if (v->erf)
-		snprintf(port, sizeof(port), "ERF port %c", 'A' + (v->erf_port & 3));
-	if (v->kind == ROCE_ENCAP_NONE)
+		snprintf(port, sizeof(port), "ERF port %c", 'A' + (v->src.erf_port & 3));
+	if (v->src.kind == ROCE_ENCAP_NONE)
 		snprintf(v->name, sizeof(v->name), "%s%s%s", path, port[0] ? ": " : "", port);
 	else
 		snprintf(v->name, sizeof(v->name), "%s: %s%s%s session %u from %s", path, port,
-			 port[0] ? " " : "", roce_encap_name(v->kind), v->id,
-			 addr_str(v->src_ip, ip, sizeof(ip)));
+			 port[0] ? " " : "", roce_encap_name(v->src.kind), v->src.id,
+			 addr_str(v->src.src_ip, ip, sizeof(ip)));
 }
 
 void mirror_vantages_finish(struct mirror_vantages *m, const char *const *paths)

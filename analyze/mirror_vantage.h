@@ -16,11 +16,8 @@
 struct mirror_vantage {
 	int trace;			/* input trace index */
 	bool used;
-	uint8_t kind;			/* enum roce_encap; ROCE_ENCAP_NONE: no tunnel */
-	uint32_t id;			/* ERSPAN session ID, VXLAN VNI, GRE key */
-	uint8_t src_ip[16];		/* the tunnel's outer source (the switch) */
-	bool erf;			/* read from ERF records: erf_port tells the port */
-	uint8_t erf_port;		/* ERF capture port (0-3: A-D) */
+	struct roce_source src;		/* its tunnel, session and ERF port */
+	bool erf;			/* read from ERF records: src.erf_port tells the port */
 	char name[384];			/* "trace.pcapng: erspan2 session 3 from 10.0.0.1" */
 	struct trace_health health;	/* a further session's own: packets, span */
 	uint64_t packets;		/* RoCE packets of this vantage */

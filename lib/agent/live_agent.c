@@ -45,17 +45,6 @@ struct window_ring {
 #define AGENT_WARMUP_WINDOWS 3
 #define AGENT_MIN_HISTORY_WINDOWS 8
 
-/*
- * Where a packet came from: the capture's own traffic, or one mirror session inside it. Each
- * is a vantage, as agentxdp-analyze has them: two switches mirroring the same flows to one
- * collector must not look like every packet sent twice.
- */
-struct agent_source {
-	uint8_t kind;			/* enum roce_encap; ROCE_ENCAP_NONE: not tunnelled */
-	uint32_t id;			/* ERSPAN session ID, VXLAN VNI, GRE key */
-	uint8_t src_ip[16];		/* the tunnel's outer source (the switch) */
-};
-
 /* Sources kept apart; further ones share vantage 0 (a warning says so, once). */
 #define AGENT_MAX_SOURCES 64
 
@@ -75,7 +64,7 @@ struct live_agent {
 	struct otlp_pusher *otlp;
 	uint64_t start_ns;
 	uint64_t roce, other, malformed;
-	struct agent_source sources[AGENT_MAX_SOURCES];
+	struct roce_source sources[AGENT_MAX_SOURCES];	/* each a vantage, as in agentxdp-analyze */
 	uint32_t n_sources, last_source;	/* last_source: the previous packet's */
 	uint64_t sources_merged;	/* packets of sources past AGENT_MAX_SOURCES */
 	uint64_t oom;			/* samples or windows not kept (no memory) */
@@ -232,23 +221,16 @@ fail:
 	return NULL;
 }
 
-static bool same_source(const struct agent_source *src, const struct roce_pkt *p)
-{
-	return src->kind == p->encap &&
-	       (p->encap == ROCE_ENCAP_NONE || (src->id == p->encap_id && !memcmp(src->src_ip, p->encap_src_ip, 16)));
-}
-
 /* The vantage of a decoded packet: its source's index, in the order sources were met. */
 static uint32_t source_vantage(struct live_agent *a, const struct roce_pkt *p)
 {
-	struct agent_source *src;
 	char ip[64];
 
 	/* Untunnelled traffic, or a run of one session's copies: one compare. */
-	if (a->n_sources && same_source(&a->sources[a->last_source], p))
+	if (a->n_sources && roce_source_same(&a->sources[a->last_source], p))
 		return a->last_source;
 	for (uint32_t i = 0; i < a->n_sources; i++)
-		if (same_source(&a->sources[i], p))
+		if (roce_source_same(&a->sources[i], p))
 			return a->last_source = i;
 	if (a->n_sources == AGENT_MAX_SOURCES) {
 		if (!a->sources_merged++)
@@ -256,10 +238,7 @@ static uint32_t source_vantage(struct live_agent *a, const struct roce_pkt *p)
 				AGENT_MAX_SOURCES);
 		return 0;
 	}
-	src = &a->sources[a->n_sources];
-	src->kind = p->encap;
-	src->id = p->encap_id;
-	memcpy(src->src_ip, p->encap_src_ip, 16);
+	roce_source_of(p, &a->sources[a->n_sources]);
 	if (p->encap != ROCE_ENCAP_NONE)
 		pr_info("vantage %u: %s session %u from %s\n", a->n_sources, roce_encap_name(p->encap),
 			p->encap_id, addr_str(p->encap_src_ip, ip, sizeof(ip)));

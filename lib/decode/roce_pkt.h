@@ -2,7 +2,9 @@
 #ifndef AGENTXDP_ROCE_PKT_H
 #define AGENTXDP_ROCE_PKT_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lib/decode/bth_opcodes.h"
 
@@ -240,5 +242,37 @@ struct roce_pkt {
 };
 
 #define ROCE_MAX_TUNNELS 2
+
+/*
+ * Where a packet came from, as a vantage: the capture itself (no tunnel), one mirror session
+ * inside it (tunnel kind, ERSPAN session ID / VNI / GRE key, the switch's outer source), or
+ * one ERF capture port. agentxdp-analyze and the live agent key their vantages by it.
+ */
+struct roce_source {
+	uint8_t kind;			/* enum roce_encap; ROCE_ENCAP_NONE: not tunnelled */
+	uint8_t erf_port;		/* ERF capture port (0-3: A-D); 0 outside ERF */
+	uint32_t id;			/* ERSPAN session ID, VXLAN VNI, GRE key */
+	uint8_t src_ip[16];		/* the tunnel's outer source (the switch) */
+};
+
+static inline void roce_source_of(const struct roce_pkt *p, struct roce_source *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->kind = p->encap;
+	s->erf_port = p->erf_port;
+	if (p->encap != ROCE_ENCAP_NONE) {
+		s->id = p->encap_id;
+		memcpy(s->src_ip, p->encap_src_ip, 16);
+	}
+}
+
+/* One compare for untunnelled packets outside ERF. */
+static inline bool roce_source_same(const struct roce_source *s, const struct roce_pkt *p)
+{
+	if (s->kind != p->encap || s->erf_port != p->erf_port)
+		return false;
+	return p->encap == ROCE_ENCAP_NONE ||
+	       (s->id == p->encap_id && !memcmp(s->src_ip, p->encap_src_ip, 16));
+}
 
 #endif
