@@ -125,15 +125,15 @@ static void verdict_text(struct text_buf *out, const struct report_data *d, bool
 	text_buf_puts(out, ".");
 }
 
-/* "8.4 (1.0x)": a host's p50 and how it compares with the other hosts'. */
-static const char *vs_others(char *buf, size_t len, const struct report_host *h)
+/* "8.4 (1.0x)": a p50 and its ratio to its peers'; "8.4" without a ratio, "-" without data. */
+static const char *p50_vs(char *buf, size_t len, bool have, double p50_us, double ratio)
 {
-	if (!h->ack_samples)
+	if (!have)
 		snprintf(buf, len, "-");
-	else if (h->p50_vs_others > 0)
-		snprintf(buf, len, "%.1f (%.1fx)", h->p50_us, h->p50_vs_others);
+	else if (ratio > 0)
+		snprintf(buf, len, "%.1f (%.1fx)", p50_us, ratio);
 	else
-		snprintf(buf, len, "%.1f", h->p50_us);
+		snprintf(buf, len, "%.1f", p50_us);
 	return buf;
 }
 
@@ -150,21 +150,9 @@ static void summary_hosts(struct text_buf *out, const struct report_data *d, boo
 				md ? "| %s | %u | %" PRIu64 " | %" PRIu64 " | %s | %.1f | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %u |\n"
 				   : "  %-16s %6u %9" PRIu64 " %9" PRIu64 " %17s %7.1f %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %8u\n",
 				CELL(0, h->host), h->flows, h->sent_packets, h->received_packets,
-				vs_others(p50, sizeof(p50), h), h->p99_us, h->retransmitted, h->naks, h->cnps, h->ecn_ce,
+				p50_vs(p50, sizeof(p50), h->ack_samples, h->p50_us, h->p50_vs_others), h->p99_us, h->retransmitted, h->naks, h->cnps, h->ecn_ce,
 				h->findings);
 	}
-}
-
-/* "8.4 (1.0x)": a link's p50 against the other links of its kind. */
-static const char *link_vs_peers(char *buf, size_t len, const struct report_link *l)
-{
-	if (!(l->p50_us > 0))
-		snprintf(buf, len, "-");
-	else if (l->p50_vs_peers > 0)
-		snprintf(buf, len, "%.1f (%.1fx)", l->p50_us, l->p50_vs_peers);
-	else
-		snprintf(buf, len, "%.1f", l->p50_us);
-	return buf;
 }
 
 /* Links named by findings first, then the most retransmissions per packet; topology order last. */
@@ -213,7 +201,7 @@ static void summary_links(struct text_buf *out, const struct report_data *d, boo
 		text_buf_printf(out,
 				md ? "| %s | %s | %u | %.0f | %s | %.1f | %.1f | %.1f | %u | %s |\n"
 				   : "  %-26s %-10s %6u %9.0f %17s %7.1f %8.1f %8.1f %8u %s\n",
-				CELL(0, l->name), CELL(1, l->kind), l->flows, l->packets, link_vs_peers(p50, sizeof(p50), l), l->p99_us,
+				CELL(0, l->name), CELL(1, l->kind), l->flows, l->packets, p50_vs(p50, sizeof(p50), l->p50_us > 0, l->p50_us, l->p50_vs_peers), l->p99_us,
 				l->loss, l->marks, l->alerts + l->notices, report_link_state_name(report_link_state(l)));
 	}
 	free(r);
@@ -255,7 +243,7 @@ static void html_links(struct text_buf *out, const struct report_data *d, size_t
 		html_td(out, "l", l->name);
 		html_td(out, "l", l->kind);
 		text_buf_printf(out, "<td>%u</td><td>%.0f</td>", l->flows, l->packets);
-		html_td(out, NULL, link_vs_peers(p50, sizeof(p50), l));
+		html_td(out, NULL, p50_vs(p50, sizeof(p50), l->p50_us > 0, l->p50_us, l->p50_vs_peers));
 		text_buf_printf(out, "<td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%u</td>", l->p99_us, l->loss, l->marks,
 				l->alerts + l->notices);
 		html_td(out, "l", report_link_state_name(report_link_state(l)));
@@ -592,7 +580,7 @@ static void html_hosts(struct text_buf *out, const struct report_data *d, size_t
 		html_td(out, "l", h->host);
 		text_buf_printf(out, "<td>%u</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td>", h->flows, h->sent_packets,
 				h->received_packets);
-		html_td(out, NULL, vs_others(p50, sizeof(p50), h));
+		html_td(out, NULL, p50_vs(p50, sizeof(p50), h->ack_samples, h->p50_us, h->p50_vs_others));
 		text_buf_printf(out,
 				"<td>%.1f</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64
 				"</td><td>%u</td></tr>\n",
