@@ -230,6 +230,8 @@ static const struct qp_column qp_columns[] = {
 	QP_ID("src_qpn", src_qpn),
 	QP_INT("udp_sport", "INTEGER", udp_sport),
 	QP_INT("ip_version", "INTEGER", ip_version),
+	QP_ID("ttl_min", ttl_min),
+	QP_ID("ttl_max", ttl_max),
 	QP_SPECIAL("transport", "TEXT", QC_TRANSPORT),
 	QP_SPECIAL("role", "TEXT", QC_ROLE),
 	QP_ID("peer_qp_id", peer_id),

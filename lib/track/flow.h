@@ -58,6 +58,9 @@ struct flow_stats {
 	bool carries_requests;		/* RC/XRC requests seen on this flow */
 	bool carries_responses;		/* RC/XRC ACKs, NAKs, READ responses, atomic ACKs seen */
 	uint8_t opcode_first;
+	/* IPv4 TTL / IPv6 (GRH) hop limit, lowest and highest seen, mirror copies included;
+	 * 0 none (InfiniBand without a GRH). A capture nearer the receiver sees a lower one. */
+	uint8_t ttl_min, ttl_max;
 
 	uint64_t packets;
 	uint64_t bytes;

@@ -822,6 +822,10 @@ static int tracker_add(struct qp_tracker *t, struct qp_flow *f, const struct roc
 	w = flow_window_at(t, f, ts);
 	w->packets++;
 	w->bytes += pkt->orig_len;
+	if (pkt->ttl && (!f->st.ttl_min || pkt->ttl < f->st.ttl_min))
+		f->st.ttl_min = pkt->ttl;
+	if (pkt->ttl > f->st.ttl_max)
+		f->st.ttl_max = pkt->ttl;
 	if (is_mirror_copy(t, f, pkt, prev_ts)) {
 		/*
 		 * The same packet seen twice (a duplicating mirror, a capture seeing both copies):

@@ -302,6 +302,8 @@ static void test_capture_side(void **state)
 		assert_int_equal(r->timeouts, near_responder ? 0 : 1);
 		assert_int_equal(ev.retx[0].cause, near_responder ? QP_RETX_UNKNOWN : QP_RETX_TIMEOUT);
 		assert_int_equal(count_samples(QP_SAMPLE_TIMEOUT_GAP), near_responder ? 0 : 1);
+		assert_int_equal(r->ttl_min, req_t); /* the TTLs each direction carried */
+		assert_int_equal(b->ttl_max, ack_t);
 		qp_tracker_free(t);
 	}
 	/*
