@@ -1,0 +1,278 @@
+/* hop_groups.c: hosts grouped by leaf from the TTL / hop limit their packets arrive with. */
+#include "lib/localize/hop_groups.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util/util.h"
+
+uint32_t hop_count(uint8_t ttl)
+{
+	/* The initial TTLs systems use (Linux 64, Windows 128, network gear 255): a packet
+	 * with 61 left most likely started at 64. 0 is "none", not a packet at its end. */
+	if (!ttl)
+		return 0;
+	return (ttl <= 64 ? 64u : ttl <= 128 ? 128u : 255u) - ttl;
+}
+
+static int addr_cmp(const void *x, const void *y)
+{
+	return memcmp(x, y, 16);
+}
+
+/* A host pair with its hop count, hosts by index (a < b). */
+struct pair_hops {
+	uint32_t a, b, hops;
+};
+
+static int pair_cmp(const void *x, const void *y)
+{
+	const struct pair_hops *p = x, *q = y;
+
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	if (p->b != q->b)
+		return p->b < q->b ? -1 : 1;
+	return 0;
+}
+
+static long host_index(const struct hop_groups *g, const uint8_t *addr)
+{
+	const uint8_t(*h)[16] = bsearch(addr, g->hosts, g->n_hosts, 16, addr_cmp);
+
+	return h ? (long)(h - (const uint8_t(*)[16])g->hosts) : -1;
+}
+
+static uint32_t uf_root(uint32_t *parent, uint32_t x)
+{
+	while (parent[x] != x) {
+		parent[x] = parent[parent[x]]; /* path halving */
+		x = parent[x];
+	}
+	return x;
+}
+
+/* The distinct hosts of the pairs that show hops, sorted; g->n_hosts of them. */
+static int collect_hosts(const struct hop_pair *pairs, size_t n, struct hop_groups *g)
+{
+	size_t k = 0;
+
+	g->hosts = malloc((n ? 2 * n : 1) * sizeof(*g->hosts));
+	if (!g->hosts)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!hop_count(pairs[i].ttl) || !memcmp(pairs[i].a, pairs[i].b, 16))
+			continue;
+		memcpy(g->hosts[k++], pairs[i].a, 16);
+		memcpy(g->hosts[k++], pairs[i].b, 16);
+	}
+	qsort(g->hosts, k, 16, addr_cmp);
+	for (size_t i = 0; i < k; i++)
+		if (!g->n_hosts || memcmp(g->hosts[g->n_hosts - 1], g->hosts[i], 16))
+			memcpy(g->hosts[g->n_hosts++], g->hosts[i], 16);
+	return 0;
+}
+
+/*
+ * The distinct host pairs with the most hops each showed: a capture nearer the sender
+ * (a mirror on its leaf, the sender's own host) sees fewer hops than one at the receiver.
+ * Returns how many, in *out (malloc'ed), or -ENOMEM.
+ */
+static long collect_pairs(const struct hop_pair *pairs, size_t n, const struct hop_groups *g,
+			  struct pair_hops **out)
+{
+	struct pair_hops *p = malloc((n ? n : 1) * sizeof(*p));
+	size_t k = 0, m = 0;
+
+	if (!p)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t hops = hop_count(pairs[i].ttl);
+		long a, b;
+
+		if (!hops || !memcmp(pairs[i].a, pairs[i].b, 16))
+			continue;
+		a = host_index(g, pairs[i].a);
+		b = host_index(g, pairs[i].b);
+		p[k++] = (struct pair_hops){ .a = (uint32_t)(a < b ? a : b),
+					     .b = (uint32_t)(a < b ? b : a), .hops = hops };
+	}
+	qsort(p, k, sizeof(*p), pair_cmp);
+	for (size_t i = 0; i < k; i++) {
+		if (m && !pair_cmp(&p[m - 1], &p[i])) {
+			if (p[i].hops > p[m - 1].hops)
+				p[m - 1].hops = p[i].hops;
+			continue;
+		}
+		p[m++] = p[i];
+	}
+	*out = p;
+	return (long)m;
+}
+
+/*
+ * Union-find over the pairs at the fewest hops, into g->group (n_hosts of them); groups
+ * numbered in the order of their first host. Sets g->status; returns 0 or -ENOMEM.
+ */
+static int join_nearest(const struct pair_hops *p, size_t m, struct hop_groups *g)
+{
+	uint32_t *parent = malloc(g->n_hosts * sizeof(*parent));
+
+	g->group = malloc(g->n_hosts * sizeof(*g->group));
+	if (!parent || !g->group) {
+		free(parent);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < g->n_hosts; i++) {
+		parent[i] = (uint32_t)i;
+		g->group[i] = UINT32_MAX;
+	}
+	for (size_t i = 0; i < m; i++)
+		if (p[i].hops == g->min_hops)
+			parent[uf_root(parent, p[i].a)] = uf_root(parent, p[i].b);
+	g->status = HOP_GROUPS_OK;
+	for (size_t i = 0; i < m; i++)
+		if (p[i].hops > g->min_hops && uf_root(parent, p[i].a) == uf_root(parent, p[i].b))
+			g->status = HOP_GROUPS_INCONSISTENT;
+	for (size_t i = 0; i < g->n_hosts; i++)
+		parent[i] = uf_root(parent, (uint32_t)i);
+	/* A root's entry holds its group's number, given when its first host is met; only
+	 * roots' entries are read, so a host's own can be written as it goes. */
+	for (size_t i = 0; i < g->n_hosts && g->status == HOP_GROUPS_OK; i++) {
+		uint32_t r = parent[i];
+
+		if (g->group[r] == UINT32_MAX)
+			g->group[r] = g->n_groups++;
+		g->group[i] = g->group[r];
+	}
+	free(parent);
+	return 0;
+}
+
+int hop_groups_build(const struct hop_pair *pairs, size_t n, struct hop_groups *g)
+{
+	struct pair_hops *p = NULL;
+	long m;
+	int err = -ENOMEM;
+
+	memset(g, 0, sizeof(*g));
+	if (collect_hosts(pairs, n, g))
+		goto fail;
+	m = collect_pairs(pairs, n, g, &p);
+	if (m < 0)
+		goto fail;
+	g->n_pairs = (size_t)m;
+	g->min_hops = UINT32_MAX;
+	for (long i = 0; i < m; i++) {
+		if (p[i].hops < g->min_hops)
+			g->min_hops = p[i].hops;
+		if (p[i].hops > g->max_hops)
+			g->max_hops = p[i].hops;
+	}
+	if (!m) {
+		g->min_hops = 0;
+		g->status = HOP_GROUPS_NO_TTL;
+	} else if (m < HOP_GROUPS_MIN_PAIRS) {
+		g->status = HOP_GROUPS_TOO_FEW;
+	} else if (g->min_hops == g->max_hops) {
+		g->status = HOP_GROUPS_ALL_EQUAL;
+	} else {
+		if (join_nearest(p, (size_t)m, g))
+			goto fail;
+	}
+	if (g->status != HOP_GROUPS_OK)
+		g->n_groups = 0;
+	free(p);
+	return 0;
+fail:
+	free(p);
+	hop_groups_free(g);
+	return err;
+}
+
+void hop_groups_free(struct hop_groups *g)
+{
+	free(g->hosts);
+	free(g->group);
+	memset(g, 0, sizeof(*g));
+}
+
+long hop_groups_find(const struct hop_groups *g, const uint8_t *addr)
+{
+	long i;
+
+	if (g->status != HOP_GROUPS_OK)
+		return -1;
+	i = host_index(g, addr);
+	return i < 0 ? -1 : (long)g->group[i];
+}
+
+uint32_t hop_groups_size(const struct hop_groups *g, uint32_t group)
+{
+	uint32_t n = 0;
+
+	for (size_t i = 0; g->status == HOP_GROUPS_OK && i < g->n_hosts; i++)
+		n += g->group[i] == group;
+	return n;
+}
+
+static bool is_v4(const uint8_t *a)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(a, mapped, 12);
+}
+
+/* Does b follow a as the next IPv4 address of the same /24? */
+static bool v4_next(const uint8_t *a, const uint8_t *b)
+{
+	return is_v4(a) && is_v4(b) && !memcmp(a, b, 15) && b[15] == a[15] + 1;
+}
+
+void hop_groups_members(const struct hop_groups *g, uint32_t group, char *buf, size_t len)
+{
+	size_t used = 0, i = 0;
+
+	if (!len)
+		return;
+	buf[0] = 0;
+	while (g->status == HOP_GROUPS_OK && i < g->n_hosts) {
+		char one[INET6_ADDRSTRLEN + 8];
+		size_t j = i, next, need;
+
+		if (g->group[i] != group) {
+			i++;
+			continue;
+		}
+		/* A run of consecutive IPv4 addresses, all of this group: "10.0.0.1..4". */
+		while (j + 1 < g->n_hosts && g->group[j + 1] == group && v4_next(g->hosts[j], g->hosts[j + 1]))
+			j++;
+		addr_str(g->hosts[i], one, sizeof(one));
+		if (j > i)
+			snprintf(one + strlen(one), sizeof(one) - strlen(one), "..%u", g->hosts[j][15]);
+		next = j + 1;
+		need = strlen(one) + (used ? 2 : 0);
+		if (used + need + 5 >= len) {
+			snprintf(buf + used, len - used, "%s", used + 5 < len ? ", ..." : used ? "" : "...");
+			return;
+		}
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", one);
+		i = next;
+	}
+}
+
+const char *hop_groups_status_text(enum hop_groups_status status)
+{
+	static const char *const text[] = {
+		[HOP_GROUPS_OK] = "grouped by hop count",
+		[HOP_GROUPS_NO_TTL] = "no TTL or hop limit that fell on the way",
+		[HOP_GROUPS_TOO_FEW] = "too few host pairs with a hop count",
+		[HOP_GROUPS_ALL_EQUAL] = "every host pair is the same number of hops apart",
+		[HOP_GROUPS_INCONSISTENT] = "hop counts disagree: hosts of one leaf farther apart elsewhere",
+	};
+	return (size_t)status < ARRAY_SIZE(text) ? text[status] : "?";
+}
