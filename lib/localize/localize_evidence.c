@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/localize/hop_groups.h"
 #include "lib/util/text_buf.h"
 #include "lib/util/util.h"
 
@@ -202,8 +203,133 @@ static void evidence_set(const struct ctx *c, const struct candidate *cand, stru
 
 #define FABRIC_HINT "a topology (--topology links.csv) or --paths would name the link"
 
-/* A fabric finding: every hurt host pair ("a -> b", requester first, up to 32) and what
- * would name the link. */
+/*
+ * The leaf groups, by hop count (hop_groups.h), of the hosts in the flows' TTLs, and the
+ * ones every hurt connection leaves: in[0] when each has one end in it and the other in
+ * another group, in[1] too when all of them run between the same two groups; -1 none.
+ * g->status says why hosts could not be grouped. Returns 0 or -ENOMEM.
+ */
+static int fabric_leaves(const struct ctx *c, const bool *hurt, struct hop_groups *g, long in[2])
+{
+	struct hop_pair *p = malloc((c->n_flows ? c->n_flows : 1) * sizeof(*p));
+	bool first = true;
+	size_t n = 0;
+	int err;
+
+	in[0] = in[1] = -1;
+	memset(g, 0, sizeof(*g));
+	if (!p)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n_flows; i++) {
+		if (!c->flows[i].ttl_min)
+			continue;
+		memcpy(p[n].a, c->flows[i].key.src_ip, 16);
+		memcpy(p[n].b, c->flows[i].key.dst_ip, 16);
+		p[n++].ttl = c->flows[i].ttl_min; /* the most hops this flow's packets showed */
+	}
+	err = hop_groups_build(p, n, g);
+	free(p);
+	if (err || g->status != HOP_GROUPS_OK)
+		return err;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		long ga = hop_groups_find(g, c->conns[k].src), gb = hop_groups_find(g, c->conns[k].dst);
+
+		if (!hurt[k])
+			continue;
+		if (ga < 0 || gb < 0 || ga == gb) {
+			in[0] = in[1] = -1; /* a fabric cable between leaves does not slow it */
+			return 0;
+		}
+		if (first) {
+			in[0] = ga, in[1] = gb, first = false;
+			continue;
+		}
+		for (int e = 0; e < 2; e++)
+			if (in[e] != ga && in[e] != gb)
+				in[e] = -1;
+	}
+	if (in[0] < 0)
+		in[0] = in[1], in[1] = -1;
+	return 0;
+}
+
+/* The fabric finding's text: the leaf group(s) the hurt pairs leave when hop counts tell. */
+static void fabric_text(struct ctx *c, const struct candidate *cand, bool *hurt, char *buf,
+			size_t len)
+{
+	struct text_buf t = { 0 };
+	struct hop_groups g;
+	long in[2];
+	char a[48], b[48];
+
+	loc_fabric_hurt(c, hurt);
+	text_buf_printf(&t, "latency %.3gx healthy peers (+%.1f us median RTT)", cand->severity,
+			cand->effect_us);
+	if (fabric_leaves(c, hurt, &g, in) || in[0] < 0) {
+		text_buf_puts(&t, " on flows that share no host; " FABRIC_HINT);
+	} else if (in[1] >= 0) {
+		hop_groups_members(&g, (uint32_t)in[0], a, sizeof(a));
+		hop_groups_members(&g, (uint32_t)in[1], b, sizeof(b));
+		text_buf_printf(&t, "; hurt pairs all run between leaf groups {%s} and {%s} (by hop "
+				    "count): an uplink of either; --topology or --paths would name it",
+				a, b);
+	} else {
+		hop_groups_members(&g, (uint32_t)in[0], a, sizeof(a));
+		text_buf_printf(&t, "; hurt pairs all leave leaf group {%s} (by hop count): one of "
+				    "its uplinks; --topology or --paths would name it", a);
+	}
+	hop_groups_free(&g);
+	/* Cut short if long: the evidence lists the groups in full. */
+	buf[0] = 0;
+	if (!t.failed && t.data && len) {
+		size_t n = t.len < len ? t.len : len - 1;
+
+		memcpy(buf, t.data, n);
+		buf[n] = 0;
+	}
+	text_buf_free(&t);
+}
+
+/* The leaf groups of a fabric finding's hurt connections (hop counts), and which they leave. */
+static void evidence_leaves(const struct ctx *c, const bool *hurt, struct text_buf *ev)
+{
+	struct hop_groups g;
+	long in[2];
+	char members[512];
+	size_t shown = 0;
+
+	if (fabric_leaves(c, hurt, &g, in))
+		return;
+	text_buf_puts(ev, ",\"leaf_groups\":{\"by\":\"hop count\",\"status\":");
+	text_buf_json_string(ev, hop_groups_status_text(g.status));
+	text_buf_printf(ev, ",\"hops\":[%u,%u],\"groups\":[", g.min_hops, g.max_hops);
+	for (uint32_t grp = 0; grp < g.n_groups && shown < 32; grp++) {
+		size_t n_hurt = 0;
+
+		for (size_t k = 0; k < c->n_conns; k++)
+			n_hurt += hurt[k] && (hop_groups_find(&g, c->conns[k].src) == (long)grp ||
+					      hop_groups_find(&g, c->conns[k].dst) == (long)grp);
+		if (!n_hurt)
+			continue;
+		hop_groups_members(&g, grp, members, sizeof(members));
+		text_buf_puts(ev, shown++ ? ",{\"hosts\":" : "{\"hosts\":");
+		text_buf_json_string(ev, members);
+		text_buf_printf(ev, ",\"n_hosts\":%u,\"hurt_qps\":%zu}", hop_groups_size(&g, grp),
+				n_hurt);
+	}
+	text_buf_puts(ev, "],\"hurt_pairs_leave\":[");
+	for (int e = 0; e < 2 && in[e] >= 0; e++) {
+		hop_groups_members(&g, (uint32_t)in[e], members, sizeof(members));
+		if (e)
+			text_buf_puts(ev, ",");
+		text_buf_json_string(ev, members);
+	}
+	text_buf_puts(ev, "]}");
+	hop_groups_free(&g);
+}
+
+/* A fabric finding: every hurt host pair ("a -> b", requester first, up to 32), the leaf
+ * groups they run between when hop counts tell, and what would name the link. */
 static void evidence_fabric(const struct ctx *c, const bool *hurt, struct text_buf *ev)
 {
 	size_t shown = 0;
@@ -228,7 +354,9 @@ static void evidence_fabric(const struct ctx *c, const bool *hurt, struct text_b
 			text_buf_puts(ev, ",");
 		text_buf_json_string(ev, pair);
 	}
-	text_buf_puts(ev, "],\"name_it_with\":");
+	text_buf_puts(ev, "]");
+	evidence_leaves(c, hurt, ev);
+	text_buf_puts(ev, ",\"name_it_with\":");
 	text_buf_json_string(ev, FABRIC_HINT);
 }
 
@@ -331,9 +459,7 @@ int loc_make_finding(struct ctx *c, const struct candidate *cand,
 	if (cand->n_set)
 		set_text(c, cand, f->severity_text, sizeof(f->severity_text));
 	if (v->kind == VAR_FABRIC)
-		snprintf(f->severity_text, sizeof(f->severity_text),
-			 "latency %.3gx healthy peers (+%.1f us median RTT) on flows that share no "
-			 "host; " FABRIC_HINT, cand->severity, cand->effect_us);
+		fabric_text(c, cand, hurt, f->severity_text, sizeof(f->severity_text));
 	f->confidence = cand->confidence;
 	f->onset_ns = cand->onset_ns;
 	f->flows_hurt = cand->flows_hurt;
