@@ -114,6 +114,36 @@ static long collect_pairs(const struct hop_pair *pairs, size_t n, const struct h
 	return (long)m;
 }
 
+static int far_cmp(const void *x, const void *y)
+{
+	const uint32_t *p = x, *q = y;
+
+	return p[0] != q[0] ? (p[0] < q[0] ? -1 : 1) : p[1] != q[1] ? (p[1] < q[1] ? -1 : 1) : 0;
+}
+
+/* The group pairs of the pairs farther apart than the fewest hops, sorted and distinct. */
+static int collect_far(const struct pair_hops *p, size_t m, struct hop_groups *g)
+{
+	size_t k = 0;
+
+	g->far = malloc((m ? m : 1) * sizeof(*g->far));
+	if (!g->far)
+		return -ENOMEM;
+	for (size_t i = 0; i < m; i++) {
+		uint32_t a = g->group[p[i].a], b = g->group[p[i].b];
+
+		if (p[i].hops == g->min_hops)
+			continue;
+		g->far[k][0] = a < b ? a : b;
+		g->far[k++][1] = a < b ? b : a;
+	}
+	qsort(g->far, k, sizeof(*g->far), far_cmp);
+	for (size_t i = 0; i < k; i++)
+		if (!g->n_far || far_cmp(g->far[g->n_far - 1], g->far[i]))
+			memcpy(g->far[g->n_far++], g->far[i], sizeof(*g->far));
+	return 0;
+}
+
 /*
  * Union-find over the pairs at the fewest hops, into g->group (n_hosts of them); groups
  * numbered in the order of their first host. Sets g->status; returns 0 or -ENOMEM.
@@ -150,7 +180,7 @@ static int join_nearest(const struct pair_hops *p, size_t m, struct hop_groups *
 		g->group[i] = g->group[r];
 	}
 	free(parent);
-	return 0;
+	return g->status == HOP_GROUPS_OK ? collect_far(p, m, g) : 0;
 }
 
 int hop_groups_build(const struct hop_pair *pairs, size_t n, struct hop_groups *g)
@@ -198,6 +228,7 @@ void hop_groups_free(struct hop_groups *g)
 {
 	free(g->hosts);
 	free(g->group);
+	free(g->far);
 	memset(g, 0, sizeof(*g));
 }
 
@@ -220,6 +251,59 @@ uint32_t hop_groups_size(const struct hop_groups *g, uint32_t group)
 	return n;
 }
 
+/* Side 1 to the first pair's first group, then the other side to each neighbour. */
+static bool two_color(const long (*ends)[2], size_t n, uint8_t *side)
+{
+	bool changed = true;
+
+	side[ends[0][0]] = 1;
+	while (changed) {
+		changed = false;
+		for (size_t i = 0; i < n; i++) {
+			uint8_t *s0 = &side[ends[i][0]], *s1 = &side[ends[i][1]];
+
+			if (*s0 && *s0 == *s1)
+				return false; /* an odd cycle */
+			if (*s0 && !*s1)
+				*s1 = (uint8_t)(3 - *s0), changed = true;
+			else if (*s1 && !*s0)
+				*s0 = (uint8_t)(3 - *s1), changed = true;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!side[ends[i][0]])
+			return false; /* not linked to the first pair: the split is not one */
+	return true;
+}
+
+int hop_groups_sides(const struct hop_groups *g, const struct hop_pair *pairs, size_t n,
+		     uint8_t *side)
+{
+	long(*ends)[2] = malloc((n ? n : 1) * sizeof(*ends));
+	int mask = 0;
+
+	if (!ends)
+		return -ENOMEM;
+	memset(side, 0, g->n_groups);
+	for (size_t i = 0; i < n; i++) {
+		ends[i][0] = hop_groups_find(g, pairs[i].a);
+		ends[i][1] = hop_groups_find(g, pairs[i].b);
+		if (ends[i][0] < 0 || ends[i][1] < 0 || ends[i][0] == ends[i][1])
+			goto out; /* not grouped, or a pair one leaf holds: no cable between leaves */
+	}
+	if (!n || !two_color(ends, n, side)) {
+		memset(side, 0, g->n_groups);
+		goto out;
+	}
+	mask = 3;
+	for (size_t i = 0; i < g->n_far; i++)
+		if (side[g->far[i][0]] && side[g->far[i][0]] == side[g->far[i][1]])
+			mask &= ~(int)side[g->far[i][0]]; /* two leaves on that side */
+out:
+	free(ends);
+	return mask;
+}
+
 static bool is_v4(const uint8_t *a)
 {
 	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
@@ -233,7 +317,15 @@ static bool v4_next(const uint8_t *a, const uint8_t *b)
 	return is_v4(a) && is_v4(b) && !memcmp(a, b, 15) && b[15] == a[15] + 1;
 }
 
-void hop_groups_members(const struct hop_groups *g, uint32_t group, char *buf, size_t len)
+/* Host i's group, or its group's side when side is given. */
+static uint32_t set_of(const struct hop_groups *g, const uint8_t *side, size_t i)
+{
+	return side ? side[g->group[i]] : g->group[i];
+}
+
+/* Members of the groups grp with (side ? side[grp] : grp) == value, as text. */
+static void members_where(const struct hop_groups *g, const uint8_t *side, uint32_t value,
+			  char *buf, size_t len)
 {
 	size_t used = 0, i = 0;
 
@@ -244,12 +336,13 @@ void hop_groups_members(const struct hop_groups *g, uint32_t group, char *buf, s
 		char one[INET6_ADDRSTRLEN + 8];
 		size_t j = i, next, need;
 
-		if (g->group[i] != group) {
+		if (set_of(g, side, i) != value) {
 			i++;
 			continue;
 		}
 		/* A run of consecutive IPv4 addresses, all of this group: "10.0.0.1..4". */
-		while (j + 1 < g->n_hosts && g->group[j + 1] == group && v4_next(g->hosts[j], g->hosts[j + 1]))
+		while (j + 1 < g->n_hosts && set_of(g, side, j + 1) == value &&
+		       v4_next(g->hosts[j], g->hosts[j + 1]))
 			j++;
 		addr_str(g->hosts[i], one, sizeof(one));
 		if (j > i)
@@ -263,6 +356,17 @@ void hop_groups_members(const struct hop_groups *g, uint32_t group, char *buf, s
 		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", one);
 		i = next;
 	}
+}
+
+void hop_groups_members(const struct hop_groups *g, uint32_t group, char *buf, size_t len)
+{
+	members_where(g, NULL, group, buf, len);
+}
+
+void hop_groups_side_members(const struct hop_groups *g, const uint8_t *side, uint8_t value,
+			     char *buf, size_t len)
+{
+	members_where(g, side, value, buf, len);
 }
 
 const char *hop_groups_status_text(enum hop_groups_status status)

@@ -38,6 +38,9 @@ struct hop_groups {
 	uint32_t n_groups;		/* 0 unless HOP_GROUPS_OK */
 	size_t n_pairs;			/* distinct host pairs with hops */
 	uint32_t min_hops, max_hops;	/* over those pairs (the most each pair showed) */
+	uint32_t (*far)[2];		/* groups a host pair shows farther apart than the
+					   fewest hops (on two leaves): sorted, distinct */
+	size_t n_far;
 };
 
 /* Hops a packet made from a TTL seen: the next initial value (64, 128, 255) less it. */
@@ -55,10 +58,25 @@ long hop_groups_find(const struct hop_groups *g, const uint8_t *addr);
 uint32_t hop_groups_size(const struct hop_groups *g, uint32_t group);
 
 /*
+ * Which side of the host pairs pairs[0..n) (the flows a fabric fault hurt; ttl unused) one
+ * leaf can hold. Their groups are split in two so that every pair runs from side 1 to
+ * side 2: a cable between a leaf and a spine carries only flows that leave or enter that
+ * leaf. side[group] (n_groups of them) gets 0 (in no pair), 1 or 2. Returns which sides
+ * can be one leaf as far as hop counts tell (no two of their groups known to be farther
+ * apart): 1, 2 or 3 for both; 0 when neither can, or the pairs do not split that way (a
+ * host not grouped, a pair inside one group, an odd cycle, pairs in two unlinked sets).
+ */
+int hop_groups_sides(const struct hop_groups *g, const struct hop_pair *pairs, size_t n,
+		     uint8_t *side);
+
+/*
  * The members of a group as text, runs of consecutive IPv4 addresses shortened
  * ("10.0.0.1..4, 10.0.0.9"); ", ..." ends it when len is too short for all of them.
  */
 void hop_groups_members(const struct hop_groups *g, uint32_t group, char *buf, size_t len);
+/* The same for the groups with side[group] == value (hop_groups_sides()). */
+void hop_groups_side_members(const struct hop_groups *g, const uint8_t *side, uint8_t value,
+			     char *buf, size_t len);
 
 /* Why grouping was refused (or "grouped by hop count"), for the evidence. */
 const char *hop_groups_status_text(enum hop_groups_status status);

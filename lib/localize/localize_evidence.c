@@ -205,19 +205,20 @@ static void evidence_set(const struct ctx *c, const struct candidate *cand, stru
 
 /*
  * The leaf groups, by hop count (hop_groups.h), of the hosts in the flows' TTLs, and the
- * ones every hurt connection leaves: in[0] when each has one end in it and the other in
- * another group, in[1] too when all of them run between the same two groups; -1 none.
- * g->status says why hosts could not be grouped. Returns 0 or -ENOMEM.
+ * side of the hurt connections one leaf can hold: *sides (n_groups, malloc'ed) and the
+ * mask hop_groups_sides() returns (0: no side, 3: either). g->status says why hosts could
+ * not be grouped. Returns 0 or -ENOMEM; free g and *sides either way.
  */
-static int fabric_leaves(const struct ctx *c, const bool *hurt, struct hop_groups *g, long in[2])
+static int fabric_leaves(const struct ctx *c, const bool *hurt, struct hop_groups *g,
+			 uint8_t **sides, int *mask)
 {
 	struct hop_pair *p = malloc((c->n_flows ? c->n_flows : 1) * sizeof(*p));
-	bool first = true;
 	size_t n = 0;
 	int err;
 
-	in[0] = in[1] = -1;
 	memset(g, 0, sizeof(*g));
+	*sides = NULL;
+	*mask = 0;
 	if (!p)
 		return -ENOMEM;
 	for (size_t i = 0; i < c->n_flows; i++) {
@@ -228,57 +229,54 @@ static int fabric_leaves(const struct ctx *c, const bool *hurt, struct hop_group
 		p[n++].ttl = c->flows[i].ttl_min; /* the most hops this flow's packets showed */
 	}
 	err = hop_groups_build(p, n, g);
-	free(p);
 	if (err || g->status != HOP_GROUPS_OK)
-		return err;
-	for (size_t k = 0; k < c->n_conns; k++) {
-		long ga = hop_groups_find(g, c->conns[k].src), gb = hop_groups_find(g, c->conns[k].dst);
-
+		goto out;
+	n = 0;
+	for (size_t k = 0; k < c->n_conns && n < c->n_flows; k++) {
 		if (!hurt[k])
 			continue;
-		if (ga < 0 || gb < 0 || ga == gb) {
-			in[0] = in[1] = -1; /* a fabric cable between leaves does not slow it */
-			return 0;
-		}
-		if (first) {
-			in[0] = ga, in[1] = gb, first = false;
-			continue;
-		}
-		for (int e = 0; e < 2; e++)
-			if (in[e] != ga && in[e] != gb)
-				in[e] = -1;
+		memcpy(p[n].a, c->conns[k].src, 16);
+		memcpy(p[n++].b, c->conns[k].dst, 16);
 	}
-	if (in[0] < 0)
-		in[0] = in[1], in[1] = -1;
-	return 0;
+	*sides = calloc(g->n_groups, 1);
+	if (!*sides) {
+		err = -ENOMEM;
+		goto out;
+	}
+	*mask = hop_groups_sides(g, p, n, *sides);
+	err = *mask < 0 ? *mask : 0;
+out:
+	free(p);
+	return err;
 }
 
-/* The fabric finding's text: the leaf group(s) the hurt pairs leave when hop counts tell. */
+/* The fabric finding's text: the leaf the hurt pairs leave when hop counts tell. */
 static void fabric_text(struct ctx *c, const struct candidate *cand, bool *hurt, char *buf,
 			size_t len)
 {
 	struct text_buf t = { 0 };
 	struct hop_groups g;
-	long in[2];
-	char a[48], b[48];
+	uint8_t *sides;
+	int mask;
+	char a[48];
 
 	loc_fabric_hurt(c, hurt);
 	text_buf_printf(&t, "latency %.3gx healthy peers (+%.1f us median RTT)", cand->severity,
 			cand->effect_us);
-	if (fabric_leaves(c, hurt, &g, in) || in[0] < 0) {
+	if (fabric_leaves(c, hurt, &g, &sides, &mask) || mask <= 0) {
 		text_buf_puts(&t, " on flows that share no host; " FABRIC_HINT);
-	} else if (in[1] >= 0) {
-		hop_groups_members(&g, (uint32_t)in[0], a, sizeof(a));
-		hop_groups_members(&g, (uint32_t)in[1], b, sizeof(b));
-		text_buf_printf(&t, "; hurt pairs all run between leaf groups {%s} and {%s} (by hop "
-				    "count): an uplink of either; --topology or --paths would name it",
-				a, b);
+	} else if (mask == 3) {
+		/* Either side may be the one leaf: evidence.leaf_groups lists both. */
+		text_buf_puts(&t, "; hurt pairs all leave one of two host sets (evidence.leaf_groups), "
+				  "by hop count; --topology or --paths would name the link");
 	} else {
-		hop_groups_members(&g, (uint32_t)in[0], a, sizeof(a));
-		text_buf_printf(&t, "; hurt pairs all leave leaf group {%s} (by hop count): one of "
-				    "its uplinks; --topology or --paths would name it", a);
+		/* The other side spans leaves: a single cable's leaf is this side. */
+		hop_groups_side_members(&g, sides, (uint8_t)mask, a, sizeof(a));
+		text_buf_printf(&t, "; hurt pairs all leave leaf {%s} (by hop count): one of its "
+				    "uplinks; --topology or --paths names it", a);
 	}
 	hop_groups_free(&g);
+	free(sides);
 	/* Cut short if long: the evidence lists the groups in full. */
 	buf[0] = 0;
 	if (!t.failed && t.data && len) {
@@ -294,12 +292,13 @@ static void fabric_text(struct ctx *c, const struct candidate *cand, bool *hurt,
 static void evidence_leaves(const struct ctx *c, const bool *hurt, struct text_buf *ev)
 {
 	struct hop_groups g;
-	long in[2];
+	uint8_t *sides;
+	int mask;
 	char members[512];
 	size_t shown = 0;
 
-	if (fabric_leaves(c, hurt, &g, in))
-		return;
+	if (fabric_leaves(c, hurt, &g, &sides, &mask))
+		goto out;
 	text_buf_puts(ev, ",\"leaf_groups\":{\"by\":\"hop count\",\"status\":");
 	text_buf_json_string(ev, hop_groups_status_text(g.status));
 	text_buf_printf(ev, ",\"hops\":[%u,%u],\"groups\":[", g.min_hops, g.max_hops);
@@ -314,18 +313,23 @@ static void evidence_leaves(const struct ctx *c, const bool *hurt, struct text_b
 		hop_groups_members(&g, grp, members, sizeof(members));
 		text_buf_puts(ev, shown++ ? ",{\"hosts\":" : "{\"hosts\":");
 		text_buf_json_string(ev, members);
-		text_buf_printf(ev, ",\"n_hosts\":%u,\"hurt_qps\":%zu}", hop_groups_size(&g, grp),
-				n_hurt);
+		text_buf_printf(ev, ",\"n_hosts\":%u,\"hurt_qps\":%zu,\"side\":%u}",
+				hop_groups_size(&g, grp), n_hurt, sides ? sides[grp] : 0);
 	}
+	/* The side(s) one leaf can hold: every hurt pair leaves it. */
 	text_buf_puts(ev, "],\"hurt_pairs_leave\":[");
-	for (int e = 0; e < 2 && in[e] >= 0; e++) {
-		hop_groups_members(&g, (uint32_t)in[e], members, sizeof(members));
-		if (e)
+	for (int e = 1; e <= 2 && mask > 0; e++) {
+		if (!(mask & e))
+			continue;
+		hop_groups_side_members(&g, sides, (uint8_t)e, members, sizeof(members));
+		if (e == 2 && (mask & 1))
 			text_buf_puts(ev, ",");
 		text_buf_json_string(ev, members);
 	}
 	text_buf_puts(ev, "]}");
+out:
 	hop_groups_free(&g);
+	free(sides);
 }
 
 /* A fabric finding: every hurt host pair ("a -> b", requester first, up to 32), the leaf

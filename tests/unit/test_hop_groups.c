@@ -147,6 +147,42 @@ static void test_refusals(void **state)
 	hop_groups_free(&g);
 }
 
+/*
+ * The side of the hurt pairs one leaf holds: a slow cable of leaf 0 hurts pairs from its
+ * hosts to both other leaves, and the other side spans two known leaves: side of leaf 0.
+ */
+static void test_sides(void **state)
+{
+	struct hop_pair p[200];
+	struct hop_groups g;
+	uint8_t side[8];
+	char buf[64];
+	size_t n = clos(p, 64);
+	struct hop_pair leaf0_out[] = { pair(1, 5, 0), pair(9, 2, 0), pair(3, 10, 0), pair(4, 6, 0) };
+	struct hop_pair two_leaves[] = { pair(1, 5, 0), pair(6, 2, 0) };
+	struct hop_pair inside[] = { pair(1, 5, 0), pair(1, 2, 0) };
+	struct hop_pair cycle[] = { pair(1, 5, 0), pair(5, 9, 0), pair(9, 1, 0) };
+	struct hop_pair unknown[] = { pair(1, 5, 0), pair(1, 40, 0) };
+
+	assert_int_equal(hop_groups_build(p, n, &g), 0);
+	assert_int_equal(g.status, HOP_GROUPS_OK);
+	assert_int_equal(hop_groups_sides(&g, leaf0_out, 4, side), 1);
+	assert_int_equal(side[group_of(&g, 1)], 1);
+	assert_int_equal(side[group_of(&g, 5)], 2);
+	assert_int_equal(side[group_of(&g, 9)], 2);
+	hop_groups_side_members(&g, side, 1, buf, sizeof(buf));
+	assert_string_equal(buf, "10.0.0.1..4");
+	hop_groups_side_members(&g, side, 2, buf, sizeof(buf));
+	assert_string_equal(buf, "10.0.0.5..12");
+	/* Only leaf 0 <-> leaf 1: either side may be the cable's leaf. */
+	assert_int_equal(hop_groups_sides(&g, two_leaves, 2, side), 3);
+	assert_int_equal(hop_groups_sides(&g, inside, 2, side), 0);
+	assert_int_equal(hop_groups_sides(&g, cycle, 3, side), 0);
+	assert_int_equal(hop_groups_sides(&g, unknown, 2, side), 0);
+	assert_int_equal(hop_groups_sides(&g, NULL, 0, side), 0);
+	hop_groups_free(&g);
+}
+
 /* Members as text: runs shortened, other addresses listed, cut with ", ..." when long. */
 static void test_members_text(void **state)
 {
@@ -176,6 +212,7 @@ int main(void)
 		cmocka_unit_test(test_clos_leaves),
 		cmocka_unit_test(test_most_hops_per_pair),
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_sides),
 		cmocka_unit_test(test_members_text),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
