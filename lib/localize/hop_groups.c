@@ -276,6 +276,33 @@ static bool two_color(const long (*ends)[2], size_t n, uint8_t *side)
 	return true;
 }
 
+/*
+ * A host alone in its group and on one pair only is too little to place: one connection
+ * slow for its own reasons would put another leaf's host beside the cable's (a 32-host
+ * fabric named a fifth host so). Its side becomes 0. Returns the sides left with a group
+ * (1 | 2), or -ENOMEM.
+ */
+static int place_weak(const struct hop_groups *g, const long (*ends)[2], size_t n, uint8_t *side)
+{
+	uint32_t *hosts = calloc(2 * (size_t)g->n_groups, sizeof(*hosts)), *pairs;
+	int left = 0;
+
+	if (!hosts)
+		return -ENOMEM;
+	pairs = hosts + g->n_groups;
+	for (size_t i = 0; i < g->n_hosts; i++)
+		hosts[g->group[i]]++;
+	for (size_t i = 0; i < n; i++)
+		pairs[ends[i][0]]++, pairs[ends[i][1]]++;
+	for (uint32_t grp = 0; grp < g->n_groups; grp++) {
+		if (hosts[grp] == 1 && pairs[grp] == 1)
+			side[grp] = 0;
+		left |= side[grp];
+	}
+	free(hosts);
+	return left;
+}
+
 int hop_groups_sides(const struct hop_groups *g, const struct hop_pair *pairs, size_t n,
 		     uint8_t *side)
 {
@@ -295,8 +322,8 @@ int hop_groups_sides(const struct hop_groups *g, const struct hop_pair *pairs, s
 		memset(side, 0, g->n_groups);
 		goto out;
 	}
-	mask = 3;
-	for (size_t i = 0; i < g->n_far; i++)
+	mask = place_weak(g, ends, n, side);
+	for (size_t i = 0; i < g->n_far && mask > 0; i++)
 		if (side[g->far[i][0]] && side[g->far[i][0]] == side[g->far[i][1]])
 			mask &= ~(int)side[g->far[i][0]]; /* two leaves on that side */
 out:

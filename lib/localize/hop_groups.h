@@ -61,10 +61,11 @@ uint32_t hop_groups_size(const struct hop_groups *g, uint32_t group);
  * Which side of the host pairs pairs[0..n) (the flows a fabric fault hurt; ttl unused) one
  * leaf can hold. Their groups are split in two so that every pair runs from side 1 to
  * side 2: a cable between a leaf and a spine carries only flows that leave or enter that
- * leaf. side[group] (n_groups of them) gets 0 (in no pair), 1 or 2. Returns which sides
- * can be one leaf as far as hop counts tell (no two of their groups known to be farther
- * apart): 1, 2 or 3 for both; 0 when neither can, or the pairs do not split that way (a
- * host not grouped, a pair inside one group, an odd cycle, pairs in two unlinked sets).
+ * leaf. side[group] (n_groups of them) gets 0 (in no pair, or a lone host on one pair
+ * only: too little to place), 1 or 2. Returns which sides can be one leaf as far as hop
+ * counts tell (no two of their groups known to be farther apart): 1, 2 or 3 for both; 0
+ * when neither can, or the pairs do not split that way (a host not grouped, a pair inside
+ * one group, an odd cycle, pairs in two unlinked sets); -ENOMEM.
  */
 int hop_groups_sides(const struct hop_groups *g, const struct hop_pair *pairs, size_t n,
 		     uint8_t *side);

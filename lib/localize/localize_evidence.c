@@ -267,12 +267,12 @@ static void fabric_text(struct ctx *c, const struct candidate *cand, bool *hurt,
 		text_buf_puts(&t, " on flows that share no host; " FABRIC_HINT);
 	} else if (mask == 3) {
 		/* Either side may be the one leaf: evidence.leaf_groups lists both. */
-		text_buf_puts(&t, "; hurt pairs all leave one of two host sets (evidence.leaf_groups), "
+		text_buf_puts(&t, "; hurt pairs leave one of two host sets (evidence.leaf_groups), "
 				  "by hop count; --topology or --paths would name the link");
 	} else {
 		/* The other side spans leaves: a single cable's leaf is this side. */
 		hop_groups_side_members(&g, sides, (uint8_t)mask, a, sizeof(a));
-		text_buf_printf(&t, "; hurt pairs all leave leaf {%s} (by hop count): one of its "
+		text_buf_printf(&t, "; hurt pairs leave leaf {%s} (by hop count): one of its "
 				    "uplinks; --topology or --paths names it", a);
 	}
 	hop_groups_free(&g);

@@ -61,7 +61,7 @@ check_leaf() { # NAME: a fabric alert whose pairs cross the cable and leave its 
 		END { print (n < 2 ? "only " n " hosts" : bad == "" ? "ok" : "not on " l ":" bad) }' \
 		"$d/links.csv" -)
 	expect_eq "fabric-hops-$name-leaf-of-the-cable" ok "$got"
-	if fabric_field "$name" .severity_text | grep -q "leave leaf {.*} (by hop count).*--topology"; then
+	if fabric_field "$name" .severity_text | grep -q "pairs leave leaf {.*} (by hop count).*--topology"; then
 		pass "fabric-hops-$name-text-names-the-leaf"
 	else
 		fail "fabric-hops-$name-text-names-the-leaf" "$(fabric_field "$name" .severity_text)"

@@ -181,6 +181,19 @@ static void test_sides(void **state)
 	assert_int_equal(hop_groups_sides(&g, unknown, 2, side), 0);
 	assert_int_equal(hop_groups_sides(&g, NULL, 0, side), 0);
 	hop_groups_free(&g);
+
+	/* Host 20 talks to other leaves only (a group of its own): on one hurt pair, that
+	 * could be its own slow connection; it is left out of the sides. */
+	p[n++] = pair(20, 5, 61);
+	p[n++] = pair(20, 9, 61);
+	struct hop_pair with_lone[] = { pair(1, 5, 0), pair(9, 2, 0), pair(3, 10, 0), pair(20, 6, 0) };
+	assert_int_equal(hop_groups_build(p, n, &g), 0);
+	assert_int_equal(g.n_groups, 4);
+	assert_int_equal(hop_groups_sides(&g, with_lone, 4, side), 1);
+	assert_int_equal(side[group_of(&g, 20)], 0);
+	hop_groups_side_members(&g, side, 1, buf, sizeof(buf));
+	assert_string_equal(buf, "10.0.0.1..4");
+	hop_groups_free(&g);
 }
 
 /* Members as text: runs shortened, other addresses listed, cut with ", ..." when long. */
