@@ -316,7 +316,7 @@ int hop_groups_sides(const struct hop_groups *g, const struct hop_pair *pairs, s
 		ends[i][0] = hop_groups_find(g, pairs[i].a);
 		ends[i][1] = hop_groups_find(g, pairs[i].b);
 		if (ends[i][0] < 0 || ends[i][1] < 0 || ends[i][0] == ends[i][1])
-			goto out; /* not grouped, or a pair one leaf holds: no cable between leaves */
+			goto out; /* not grouped, or inside one leaf: no cable between leaves */
 	}
 	if (!n || !two_color(ends, n, side)) {
 		memset(side, 0, g->n_groups);
@@ -373,11 +373,14 @@ static void members_where(const struct hop_groups *g, const uint8_t *side, uint3
 			j++;
 		addr_str(g->hosts[i], one, sizeof(one));
 		if (j > i)
-			snprintf(one + strlen(one), sizeof(one) - strlen(one), "..%u", g->hosts[j][15]);
+			snprintf(one + strlen(one), sizeof(one) - strlen(one), "..%u",
+				 g->hosts[j][15]);
 		next = j + 1;
 		need = strlen(one) + (used ? 2 : 0);
 		if (used + need + 5 >= len) {
-			snprintf(buf + used, len - used, "%s", used + 5 < len ? ", ..." : used ? "" : "...");
+			const char *cut = used + 5 < len ? ", ..." : used ? "" : "...";
+
+			snprintf(buf + used, len - used, "%s", cut);
 			return;
 		}
 		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", one);
@@ -403,7 +406,8 @@ const char *hop_groups_status_text(enum hop_groups_status status)
 		[HOP_GROUPS_NO_TTL] = "no TTL or hop limit that fell on the way",
 		[HOP_GROUPS_TOO_FEW] = "too few host pairs with a hop count",
 		[HOP_GROUPS_ALL_EQUAL] = "every host pair is the same number of hops apart",
-		[HOP_GROUPS_INCONSISTENT] = "hop counts disagree: hosts of one leaf farther apart elsewhere",
+		[HOP_GROUPS_INCONSISTENT] =
+			"hop counts disagree: hosts of one leaf farther apart elsewhere",
 	};
 	return (size_t)status < ARRAY_SIZE(text) ? text[status] : "?";
 }

@@ -118,9 +118,11 @@ static void test_refusals(void **state)
 {
 	struct hop_groups g;
 	/* InfiniBand without a GRH, or only packets as they were sent */
-	struct hop_pair none[] = { pair(1, 2, 0), pair(1, 3, 64), pair(2, 3, 128), pair(3, 4, 255) };
+	struct hop_pair none[] = { pair(1, 2, 0), pair(1, 3, 64), pair(2, 3, 128),
+				   pair(3, 4, 255) };
 	/* one leaf, or switches that do not route (every pair one hop) */
-	struct hop_pair equal[] = { pair(1, 2, 63), pair(1, 3, 63), pair(2, 3, 63), pair(3, 4, 127) };
+	struct hop_pair equal[] = { pair(1, 2, 63), pair(1, 3, 63), pair(2, 3, 63),
+				    pair(3, 4, 127) };
 	struct hop_pair few[] = { pair(1, 2, 63), pair(1, 3, 61), pair(2, 1, 62) };
 	/* 1-2 and 2-3 one hop apart, 1-3 three: no leaf grouping explains it */
 	struct hop_pair odd[] = { pair(1, 2, 63), pair(2, 3, 63), pair(1, 3, 61), pair(4, 5, 61) };
@@ -158,7 +160,8 @@ static void test_sides(void **state)
 	uint8_t side[8];
 	char buf[64];
 	size_t n = clos(p, 64);
-	struct hop_pair leaf0_out[] = { pair(1, 5, 0), pair(9, 2, 0), pair(3, 10, 0), pair(4, 6, 0) };
+	struct hop_pair leaf0_out[] = { pair(1, 5, 0), pair(9, 2, 0), pair(3, 10, 0),
+					pair(4, 6, 0) };
 	struct hop_pair two_leaves[] = { pair(1, 5, 0), pair(6, 2, 0) };
 	struct hop_pair inside[] = { pair(1, 5, 0), pair(1, 2, 0) };
 	struct hop_pair cycle[] = { pair(1, 5, 0), pair(5, 9, 0), pair(9, 1, 0) };
@@ -186,7 +189,8 @@ static void test_sides(void **state)
 	 * could be its own slow connection; it is left out of the sides. */
 	p[n++] = pair(20, 5, 61);
 	p[n++] = pair(20, 9, 61);
-	struct hop_pair with_lone[] = { pair(1, 5, 0), pair(9, 2, 0), pair(3, 10, 0), pair(20, 6, 0) };
+	struct hop_pair with_lone[] = { pair(1, 5, 0), pair(9, 2, 0), pair(3, 10, 0),
+					pair(20, 6, 0) };
 	assert_int_equal(hop_groups_build(p, n, &g), 0);
 	assert_int_equal(g.n_groups, 4);
 	assert_int_equal(hop_groups_sides(&g, with_lone, 4, side), 1);
