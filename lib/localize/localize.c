@@ -51,6 +51,7 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->outlier_min_ratio = 2;
 	cfg->outlier_min_z = 5;
 	cfg->outlier_max_load = 0.9;
+	cfg->loss_marks_ratio = 3;
 	cfg->max_ecmp_paths = 64;
 	cfg->max_findings = 5;
 	cfg->min_confidence = 0.2;
@@ -285,6 +286,27 @@ static bool busy_outlier(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
+ * Loss that tracks marks: the hurt connections CE-marked at least loss_marks_ratio times
+ * as often as they lose packets. A queue that overflows marks first; a lossy cable or a
+ * flapping link drops without marking (on the tuning seeds 1011-1020: injected loss and
+ * flaps at most 1.1 marks per loss event, overflow drops of busy fabrics 5.5-110).
+ */
+static bool loss_tracks_marks(const struct ctx *c, const struct candidate *cand)
+{
+	double ce = 0, lost = 0;
+
+	if (c->cfg->loss_marks_ratio <= 0 || !cand->n_hurt_idx)
+		return false;
+	for (size_t k = 0; k < cand->n_hurt_idx; k++) {
+		const struct conn *cn = &c->conns[cand->hurt_idx[k]];
+
+		ce += cn->ce_events;
+		lost += cn->loss_events;
+	}
+	return lost > 0 && ce >= c->cfg->loss_marks_ratio * lost;
+}
+
+/*
  * Alert or notice: an alert is what ordinary traffic does not explain. A slow or congested
  * subject carrying at least load_notice_ratio times its peers' load queues because of it,
  * and a responder's turnaround under 2x its peers' is a busy host; loss, RNR and the rest
@@ -324,6 +346,13 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		else if ((cand->signal == SIG_LATENCY || cand->signal == SIG_COMPLETION) &&
 			 cfg->busy_ce_rate > 0 && cand->peer_ce_rate >= cfg->busy_ce_rate)
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
+		break;
+	case FINDING_LOSSY:
+		/* Overflow drops of a fabric queueing everywhere: healthy loaded fabrics
+		 * lose 0.06-1% on links marked several times as often. */
+		if (cand->signal == SIG_LOSS && cfg->busy_ce_rate > 0 &&
+		    cand->peer_ce_rate >= cfg->busy_ce_rate && loss_tracks_marks(c, cand))
+			cand->notice_why = "drops of a queue that marks them as well, in a fabric queueing everywhere";
 		break;
 	default:
 		break;

@@ -64,6 +64,9 @@ struct localize_config {
 					   at this many times its peers' median rate (2; 0 off) */
 	double outlier_min_z;		/* ... and this many robust sigmas above them (5) */
 	double outlier_max_load;	/* ... carrying under this multiple of their load (0.9) */
+	double loss_marks_ratio;	/* lossy in a busy fabric: a notice when the hurt flows
+					   are CE-marked this many times as often as they lose
+					   packets: a queue's overflow (3; 0 off) */
 	double host_alert_min_ratio;	/* responder turnaround over peers for an alert (2) */
 	double host_few_min_ratio;	/* ... when it rests on one or two connections (4) */
 
