@@ -66,6 +66,7 @@ struct conn {
 	int hops;			/* data path length; 0 without topology */
 	bool valid[N_SIGNALS];
 	double packets, loss_events, ce_events, rnr_naks;
+	double naks, timeouts;		/* the loss events' two sources (RNR's share removed) */
 	size_t inc_start, inc_len;
 };
 

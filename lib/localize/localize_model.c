@@ -248,7 +248,13 @@ static void fill_conn_counts(struct conn *k)
 		cnps = max2(cnps, (double)r->cnps);
 		rnr = max2(rnr, (double)r->rnr_naks);
 	}
-	k->loss_events = naks + timeouts > 0 ? naks + timeouts : retx;
+	/* Each RNR NAK makes the requester resend, and the packets it had in flight arrive
+	 * out of sequence (one PSN sequence NAK per RNR NAK on rnr-rpc): a responder not
+	 * ready, not a lossy link. */
+	naks = max2(naks - rnr, 0);
+	k->loss_events = naks + timeouts > 0 ? naks + timeouts : rnr > 0 ? 0 : retx;
+	k->naks = naks;
+	k->timeouts = timeouts;
 	/* A sender-side capture sees no CE marks, only the CNPs that answer them. */
 	k->ce_events = max2(ce, cnps);
 	k->rnr_naks = rnr;
