@@ -52,6 +52,7 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->outlier_min_z = 5;
 	cfg->outlier_max_load = 0.9;
 	cfg->loss_marks_ratio = 3;
+	cfg->timer_min_timeouts = 10;
 	cfg->max_ecmp_paths = 64;
 	cfg->max_findings = 5;
 	cfg->min_confidence = 0.2;
@@ -431,6 +432,33 @@ static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bo
 	}
 }
 
+/*
+ * Loss that only the sender's timer saw: its hurt connections restart after silence
+ * (timeouts) many times, the responder never reports a missing packet (no PSN sequence
+ * NAK), and they all leave one host. A link dropping data makes the responder NAK the gap
+ * of every loss but a message's last packets (loss cells of the tuning seeds: 8-460 NAKs,
+ * 0-11 timeouts); a NIC that times out early resends what arrived (nic-retransmit: 34-3518
+ * timeouts, no NAK). The kind becomes host: the sender, not the wire.
+ */
+static void sender_timer(const struct ctx *c, struct candidate *cand)
+{
+	double naks = 0, timeouts = 0;
+
+	if (cand->kind != FINDING_LOSSY || cand->signal != SIG_LOSS || !cand->n_hurt_idx ||
+	    !c->cfg->timer_min_timeouts)
+		return;
+	for (size_t k = 0; k < cand->n_hurt_idx; k++) {
+		const struct conn *cn = &c->conns[cand->hurt_idx[k]];
+
+		if (memcmp(cn->src, c->conns[cand->hurt_idx[0]].src, 16))
+			return;
+		naks += cn->naks;
+		timeouts += cn->timeouts;
+	}
+	if (naks == 0 && timeouts >= c->cfg->timer_min_timeouts)
+		cand->kind = FINDING_HOST;
+}
+
 /* One finding per subject: the most telling kind, with the others as evidence. Sorts
  * cands; returns the picks (NULL when out of memory), *n_best of them. */
 static struct candidate *best_per_subject(struct candidate *cands, size_t n_cands,
@@ -509,6 +537,8 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 	if (err)
 		goto cleanup;
 
+	for (size_t i = 0; i < n_cands; i++)
+		sender_timer(&c, &cands[i]);
 	best = best_per_subject(cands, n_cands, &n_best);
 	if (!best) {
 		err = -ENOMEM;

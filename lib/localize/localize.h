@@ -67,6 +67,9 @@ struct localize_config {
 	double loss_marks_ratio;	/* lossy in a busy fabric: a notice when the hurt flows
 					   are CE-marked this many times as often as they lose
 					   packets: a queue's overflow (3; 0 off) */
+	uint32_t timer_min_timeouts;	/* lossy with only timeouts, no PSN sequence NAK, from
+					   one sender: this many make it the sender's timer,
+					   kind host (10; 0 off) */
 	double host_alert_min_ratio;	/* responder turnaround over peers for an alert (2) */
 	double host_few_min_ratio;	/* ... when it rests on one or two connections (4) */
 

@@ -53,8 +53,13 @@ static void severity_text(const struct candidate *cand, char *buf, size_t len)
 			 cand->effect_us, cand->severity, cand->p99_ratio);
 		break;
 	case SIG_LOSS:
-		snprintf(buf, len, "%.3g%% of packets lost (%.0f loss events)",
-			 100 * cand->severity, cand->in_events);
+		if (cand->kind == FINDING_HOST)
+			snprintf(buf, len, "%.0f retransmissions after a timeout and no packet missing "
+				 "at the responder: the sender's retransmit timer (%.3g%% of packets)",
+				 cand->in_events, 100 * cand->severity);
+		else
+			snprintf(buf, len, "%.3g%% of packets lost (%.0f loss events)",
+				 100 * cand->severity, cand->in_events);
 		break;
 	case SIG_ECN:
 		snprintf(buf, len, "%.3g%% of packets ECN-marked or answered by CNP",
