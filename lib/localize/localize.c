@@ -47,7 +47,7 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->load_notice_ratio = 2;
 	cfg->host_alert_min_ratio = 2;
 	cfg->host_few_min_ratio = 4;
-	cfg->busy_ce_rate = 0.002;
+	cfg->busy_ce_rate = 0.001;
 	cfg->outlier_min_ratio = 2;
 	cfg->outlier_min_z = 5;
 	cfg->outlier_max_load = 0.9;

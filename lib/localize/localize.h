@@ -59,7 +59,7 @@ struct localize_config {
 					   this many times its peers' median load (2) */
 	double busy_ce_rate;		/* slow or congested: a notice when the packets of the
 					   connections that do not cross the subject are
-					   CE-marked at this rate or more (0.002) */
+					   CE-marked at this rate or more (0.001) */
 	double outlier_min_ratio;	/* busy fabric, marks on a switch link: still an alert
 					   at this many times its peers' median rate (2; 0 off) */
 	double outlier_min_z;		/* ... and this many robust sigmas above them (5) */
