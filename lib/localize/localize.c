@@ -23,7 +23,7 @@ void localize_config_default(struct localize_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->min_latency_samples = 20;
-	cfg->min_packets = 50;
+	cfg->min_packets = 8;
 	cfg->min_completion_samples = 10;
 	cfg->min_class_flows = 4;
 	cfg->baseline_windows = 3;

@@ -17,7 +17,7 @@
 struct localize_config {
 	/* Evidence a flow must carry to count. */
 	uint32_t min_latency_samples;	/* ACK/READ/completion samples for latency evidence (20) */
-	uint64_t min_packets;		/* packets for loss/ECN evidence (50) */
+	uint64_t min_packets;		/* packets for loss/ECN evidence (8) */
 	uint32_t min_completion_samples; /* message completions for completion evidence (10) */
 	uint32_t min_class_flows;	/* flows sharing hop count and latency kind for a
 					   population baseline; smaller classes fall back to each
