@@ -54,8 +54,8 @@ static void severity_text(const struct candidate *cand, char *buf, size_t len)
 		break;
 	case SIG_LOSS:
 		if (cand->kind == FINDING_HOST)
-			snprintf(buf, len, "%.0f retransmissions after a timeout and no packet missing "
-				 "at the responder: the sender's retransmit timer (%.3g%% of packets)",
+			snprintf(buf, len, "%.0f timeouts and no packet missing at the responder: "
+				 "the sender's retransmit timer (%.3g%% of packets)",
 				 cand->in_events, 100 * cand->severity);
 		else
 			snprintf(buf, len, "%.3g%% of packets lost (%.0f loss events)",
