@@ -331,6 +331,73 @@ static void test_congested_level(void **state)
 	findings_free(f, n);
 }
 
+/*
+ * Loss in a fabric that marks everywhere: a lossy link whose flows carry about as many
+ * marks as losses stays an alert; drops that come with five times as many marks are a
+ * queue overflowing, a notice. Every flow is marked at ce_rate, the link loses 1%. The
+ * level of the lossy finding on link, -1 when there is none.
+ */
+static int lossy_level(const char *link, double ce_rate)
+{
+	struct fx_fault fault = { .kind = FX_LOSSY, .rate = 0.01 };
+	struct finding *f;
+	size_t n;
+	int level = -1;
+
+	snprintf(fault.link, sizeof(fault.link), "%s", link);
+	fx_build(&fx, 16, 4, 2, 96, 7, &fault);
+	for (size_t i = 0; i < fx.n_flows; i++)
+		fx.flows[i].ecn_ce = (uint64_t)(ce_rate * (double)fx.flows[i].packets);
+	localize_fx(2, &f, &n);
+	for (size_t i = 0; i < n; i++) {
+		print_message("  #%d %s %s %s '%s'\n", f[i].rank, finding_level_name(f[i].level),
+			      finding_kind_name(f[i].kind), f[i].subject, f[i].severity_text);
+		if (!strcmp(f[i].subject, link) && f[i].kind == FINDING_LOSSY) {
+			level = (int)f[i].level;
+			if (f[i].level == FINDING_NOTICE)
+				assert_non_null(strstr(f[i].evidence, "drops of a queue"));
+		}
+	}
+	findings_free(f, n);
+	return level;
+}
+
+static void test_lossy_level(void **state)
+{
+	assert_int_equal(lossy_level("leaf0-spine1", 0.01), FINDING_ALERT);
+	assert_int_equal(lossy_level("leaf0-spine1", 0.05), FINDING_NOTICE);
+}
+
+/*
+ * The same drops on one host's outbound link, seen as timeouts with no PSN sequence NAK:
+ * what a NIC retransmitting early looks like. Kind host, on the same subject; with NAKs
+ * it stays a lossy link.
+ */
+static void test_sender_timer(void **state)
+{
+	struct fx_fault fault = { .kind = FX_LOSSY, .rate = 0.01 };
+	struct finding *f;
+	size_t n;
+
+	for (int timer = 0; timer < 2; timer++) {
+		snprintf(fault.link, sizeof(fault.link), "198.18.0.15-leaf1");
+		fx_build(&fx, 16, 4, 2, 96, 7, &fault);
+		for (size_t i = 0; i < fx.n_flows && timer; i++) {
+			fx.flows[i].timeouts = fx.flows[i].naks_psn_seq;
+			fx.flows[i].naks_psn_seq = 0;
+		}
+		localize_fx(2, &f, &n);
+		assert_true(n >= 1);
+		print_message("  #1 %s %s '%s'\n", finding_kind_name(f[0].kind), f[0].subject,
+			      f[0].severity_text);
+		assert_string_equal(f[0].subject, "198.18.0.15-leaf1");
+		assert_int_equal(f[0].kind, timer ? FINDING_HOST : FINDING_LOSSY);
+		if (timer)
+			assert_non_null(strstr(f[0].severity_text, "retransmit timer"));
+		findings_free(f, n);
+	}
+}
+
 static void test_host_turnaround(void **state)
 {
 	struct fx_fault fault = { .kind = FX_TURNAROUND, .host = 6, .extra_us = 8 };
@@ -754,6 +821,8 @@ int main(void)
 		cmocka_unit_test(test_host_link_without_topology),
 		cmocka_unit_test(test_path_only),
 		cmocka_unit_test(test_host_rnr),
+		cmocka_unit_test(test_lossy_level),
+		cmocka_unit_test(test_sender_timer),
 		cmocka_unit_test(test_host_turnaround),
 		cmocka_unit_test(test_onset),
 		cmocka_unit_test(test_two_vantages_split_host),
