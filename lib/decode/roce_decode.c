@@ -186,6 +186,20 @@ static void v4_mapped(uint8_t dst[16], const uint8_t *v4)
 	memcpy(dst + 12, v4, 4);
 }
 
+/*
+ * The record starts all zero. Not one memset: gcc makes it `rep stos`, whose start-up cost
+ * was a third of the decoder's time (perf annotate); 16-byte stores instead.
+ */
+static void pkt_clear(struct roce_pkt *pkt)
+{
+	uint8_t *b = (uint8_t *)pkt;
+	size_t i;
+
+	for (i = 0; i + 16 <= sizeof(*pkt); i += 16)
+		memset(b + i, 0, 16);
+	memset(b + i, 0, sizeof(*pkt) - i);
+}
+
 static void br_copy(struct byte_reader *br, uint8_t *dst, size_t n)
 {
 	if (!br_has(br, n)) {
@@ -910,7 +924,7 @@ int roce_decode_frame(const struct roce_decode_opts *opts, int linktype, const u
 	uint32_t ib_wire_len, l3_end;
 	int rc;
 
-	memset(out, 0, sizeof(*out));
+	pkt_clear(out);
 	out->ts_ns = ts_ns;
 	out->arrival_ns = ts_ns;
 	out->cap_len = (uint32_t)caplen;
