@@ -42,6 +42,27 @@ static int latency_set_to_hist(struct latency_set *s, uint32_t v)
 	return 0;
 }
 
+/*
+ * Room for one more exact sample, doubling (util_ensure_mem grows by half): realloc copies
+ * and first touches of new pages were a tenth of the tracker's time on a 10M-packet trace.
+ */
+static int exact_grow(struct latency_set *s, uint32_t exact_cap)
+{
+	size_t ncap = s->cap ? s->cap * 2 : 16;
+	uint32_t *nv;
+
+	if (s->n >= exact_cap)
+		return -E2BIG;
+	if (ncap > exact_cap)
+		ncap = exact_cap;
+	nv = realloc(s->v, ncap * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	s->v = nv;
+	s->cap = ncap;
+	return 0;
+}
+
 int latency_set_add(struct latency_set *s, uint64_t ns, uint32_t exact_cap)
 {
 	uint32_t v = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
@@ -55,9 +76,7 @@ int latency_set_add(struct latency_set *s, uint64_t ns, uint32_t exact_cap)
 		s->hist[hist_bucket(v)]++;
 		return 0;
 	}
-	if (s->n == s->cap &&
-	    (s->n >= exact_cap ||
-	     util_ensure_mem_max((void **)&s->v, &s->cap, sizeof(*s->v), (size_t)s->n + 1, exact_cap)))
+	if (s->n == s->cap && exact_grow(s, exact_cap))
 		return latency_set_to_hist(s, v);
 	s->v[s->n++] = v;
 	s->sorted = 0;
