@@ -50,8 +50,12 @@ void flow_window_close(struct qp_tracker *t, struct qp_flow *f)
 /* The window that holds ts (late packets land in the current window). */
 struct flow_window *flow_window_at(struct qp_tracker *t, struct qp_flow *f, uint64_t ts)
 {
-	uint64_t start = ts - ts % t->cfg.window_ns;
+	uint64_t start;
 
+	/* Nearly every packet falls in the current window: no 64-bit division for those. */
+	if (f->have_win && (ts < f->cur_win.start_ns || ts - f->cur_win.start_ns < t->cfg.window_ns))
+		return &f->cur_win;
+	start = ts - ts % t->cfg.window_ns;
 	if (f->have_win && start > f->cur_win.start_ns)
 		flow_window_close(t, f);
 	if (!f->have_win) {
