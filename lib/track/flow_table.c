@@ -157,15 +157,15 @@ struct qp_flow *flow_table_prefetch_flow(const struct qp_tracker *t, uint64_t h)
 		if ((v & 0xffffffff00000000ull) != tag)
 			continue;
 		f = (const char *)flow_at(t, (uint32_t)v - 1);
-		/* What every packet reads: the key, the counters, the requester state, the ring
-		 * pointer, the latency sets and the current window (struct qp_flow's layout). */
+		/* What every packet reads (struct qp_flow's layout): its first three lines, the
+		 * counters of its statistics. */
 		__builtin_prefetch(f);
+		__builtin_prefetch(f + 64);
+		__builtin_prefetch(f + 128);
+		__builtin_prefetch(f + offsetof(struct qp_flow, st));
 		__builtin_prefetch(f + offsetof(struct qp_flow, st.packets));
-		__builtin_prefetch(f + offsetof(struct qp_flow, snd_una));
-		__builtin_prefetch(f + offsetof(struct qp_flow, last_activity_ns));
-		__builtin_prefetch(f + offsetof(struct qp_flow, ring));
-		__builtin_prefetch(f + offsetof(struct qp_flow, lat));
-		__builtin_prefetch(f + offsetof(struct qp_flow, win_samples));
+		__builtin_prefetch(f + offsetof(struct qp_flow, st.goodput_bytes));
+		__builtin_prefetch(f + offsetof(struct qp_flow, st.first_transmissions));
 		return (struct qp_flow *)f;
 	}
 	return NULL;
@@ -214,9 +214,11 @@ struct qp_flow *flow_table_get_hashed(struct qp_tracker *t, uint64_t h, const ui
 	if ((idx >> FLOW_CHUNK_BITS) >= t->n_chunks) {
 		if (util_ensure_mem((void **)&t->chunks, &t->cap_chunks, sizeof(*t->chunks), t->n_chunks + 1))
 			return NULL;
-		t->chunks[t->n_chunks] = calloc(FLOW_CHUNK, sizeof(struct qp_flow));
+		/* On cache lines, as struct qp_flow's layout assumes. */
+		t->chunks[t->n_chunks] = aligned_alloc(_Alignof(struct qp_flow), FLOW_CHUNK * sizeof(struct qp_flow));
 		if (!t->chunks[t->n_chunks])
 			return NULL;
+		memset(t->chunks[t->n_chunks], 0, FLOW_CHUNK * sizeof(struct qp_flow));
 		t->n_chunks++;
 	}
 	f = flow_at(t, idx);

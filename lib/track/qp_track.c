@@ -900,11 +900,13 @@ int qp_tracker_add(struct qp_tracker *t, const struct roce_pkt *pkt, uint32_t va
 #define PF_NEXT 4
 #define PF_RING 2
 
+/* A response's requester flow: its PSNs, ring, sets and window (struct qp_flow's layout). */
 static void prefetch_flow_lines(const struct qp_flow *f)
 {
-	__builtin_prefetch(&f->st.packets);
 	__builtin_prefetch(&f->snd_una);
 	__builtin_prefetch(&f->ring);
+	__builtin_prefetch(&f->set_bits);
+	__builtin_prefetch(&f->win_samples);
 }
 
 /*

@@ -53,65 +53,73 @@ struct attrib_pending {
 
 #define WIN_SAMPLES_CAP 1024
 
+/*
+ * One direction of a QP. Laid out by use, on 64-byte lines (the struct is aligned to them):
+ * line 0 is what a lookup and a request's PSN bookkeeping read, line 1 what every packet
+ * writes, line 2 the outstanding sets and the current window's counts, line 3 the rest of
+ * the window and its samples; the READ and NAK state, the pairing and the window history
+ * after, then the statistics (whose hot counters take their first four lines).
+ */
 struct qp_flow {
+	/* line 0: the key, the peer, the requester's PSNs */
 	uint8_t src_ip[16], dst_ip[16];
 	uint32_t dst_qpn;
 	uint32_t vantage;		/* key part (0 when vantages are merged) */
-	uint32_t hp_next;		/* next flow (index+1) of the same host pair */
 	uint32_t peer;			/* paired flow, index+1, 0 if none */
-
-	struct flow_stats st;
-	struct attrib_pending pend;
-
-	uint8_t has_requests, has_responses, datagram;
-	uint8_t ttl;			/* IP TTL / hop limit of its last request or response */
-	uint32_t timeouts_unsure;	/* timeouts counted before the capture side was known */
-
-	/* requester side: this flow's own PSN space */
-	uint8_t have_req, last_was_read, in_episode, episode_cause;
-	uint8_t nak_pending, nak_kind;
-	uint8_t read_active, read_karn_ok, read_gap_pending;
 	uint32_t snd_una, snd_nxt;	/* oldest unacknowledged, next new PSN */
 	uint32_t seen_lo;		/* PSNs from here to snd_una were seen (acked ones may be forgotten) */
 	uint32_t episode_next_psn;
+	uint32_t mtu_bytes;		/* path MTU, learnt from FIRST/MIDDLE payloads; 0 unknown */
+
+	/* line 1: written by every packet */
+	uint64_t last_ts_ns;
+	uint64_t last_activity_ns;	/* last request sent or response received */
+	uint64_t cur_msg_first_ns;
+	struct psn_slot *ring;
+	struct latency_set *lat;		/* QP_SAMPLE_KINDS sets, from the flow's first sample */
+	uint32_t ring_mask;		/* ring size - 1; 0 means no ring */
+	/* the flow's previous packet, to tell a mirror's copy from a real resend */
+	uint32_t prev_psn, prev_len;
+	uint8_t prev_opcode, prev_syndrome, have_prev;
+	uint8_t have_req, last_was_read, in_episode, episode_cause, nak_pending;
+	uint8_t has_requests, has_responses;
+	uint8_t ttl;			/* IP TTL / hop limit of its last request or response */
+	uint8_t have_win;
+
+	/* lines 2 and 3: the outstanding sets, the current window */
+	uint64_t *set_bits[PSN_SETS];	/* a bit per ring slot, in one allocation with ... */
+	uint64_t *set_words[PSN_SETS];	/* ... a bit per non-zero word of set_bits */
+	struct flow_window cur_win;
+	uint32_t *win_samples;		/* ACK latency samples of the current window (reservoir) */
+	uint32_t win_n;			/* samples in win_samples */
+	uint8_t nak_kind;
+	uint8_t read_active, read_karn_ok, read_gap_pending;
+	uint64_t win_seen;
+	size_t win_cap;			/* its size (grows to WIN_SAMPLES_CAP) */
+
+	/* READs and NAKs */
 	uint32_t nak_psn;
 	uint32_t read_psn;		/* PSN of the READ being answered */
 	uint32_t read_next;		/* next response PSN expected */
 	uint32_t read_gap_psn;		/* first response PSN missing */
 	uint32_t read_gap_resent_psn;	/* re-issued for a gap, no progress since (read_gap_resent) */
 	uint8_t read_gap_resent;
-	uint64_t read_msg_first_ns;	/* first transmission of the READ being answered */
-	uint32_t start_psn;		/* from the CM, when known */
-	uint32_t mtu_bytes;		/* path MTU, learnt from FIRST/MIDDLE payloads; 0 unknown */
+	uint8_t datagram;
 	uint8_t have_start_psn;
+	uint64_t read_msg_first_ns;	/* first transmission of the READ being answered */
 	uint64_t nak_ns;
-	uint64_t last_activity_ns;	/* last request sent or response received */
-	uint64_t cur_msg_first_ns;
 	uint64_t read_tx_ns;
-	struct psn_slot *ring;
-	uint32_t ring_mask;		/* ring size - 1; 0 means no ring */
-	uint64_t *set_bits[PSN_SETS];	/* a bit per ring slot, in one allocation with ... */
-	uint64_t *set_words[PSN_SETS];	/* ... a bit per non-zero word of set_bits */
+	uint32_t start_psn;		/* from the CM, when known */
+	uint32_t hp_next;		/* next flow (index+1) of the same host pair */
+	uint32_t timeouts_unsure;	/* timeouts counted before the capture side was known */
 
-	/* responder side: last response carried, for mirror-duplicate detection */
-
-	uint64_t last_ts_ns;
-	/* the flow's previous packet, to tell a mirror's copy from a real resend */
-	uint32_t prev_psn, prev_len;
-	uint8_t prev_opcode, prev_syndrome, have_prev;
-
-	struct latency_set *lat;		/* QP_SAMPLE_KINDS sets, from the flow's first sample */
-
-	/* windows */
-	struct flow_window cur_win;
-	uint8_t have_win;
-	uint32_t *win_samples;		/* ACK latency samples of the current window (reservoir) */
-	uint32_t win_n;			/* samples in win_samples */
-	size_t win_cap;			/* its size (grows to WIN_SAMPLES_CAP) */
-	uint64_t win_seen;
+	/* closed windows */
 	struct flow_window *wins;
 	size_t n_wins, cap_wins;
-};
+
+	struct attrib_pending pend;
+	struct flow_stats st __attribute__((aligned(64)));
+} __attribute__((aligned(64)));
 
 #define FLOW_CHUNK_BITS 12
 #define FLOW_CHUNK (1u << FLOW_CHUNK_BITS)
