@@ -214,11 +214,11 @@ struct qp_flow *flow_table_get_hashed(struct qp_tracker *t, uint64_t h, const ui
 	if ((idx >> FLOW_CHUNK_BITS) >= t->n_chunks) {
 		if (util_ensure_mem((void **)&t->chunks, &t->cap_chunks, sizeof(*t->chunks), t->n_chunks + 1))
 			return NULL;
-		/* On cache lines, as struct qp_flow's layout assumes. */
+		/* On cache lines, as struct qp_flow's layout assumes; not cleared here (a flow is
+		 * when it is created), so its pages are touched only as flows arrive. */
 		t->chunks[t->n_chunks] = aligned_alloc(_Alignof(struct qp_flow), FLOW_CHUNK * sizeof(struct qp_flow));
 		if (!t->chunks[t->n_chunks])
 			return NULL;
-		memset(t->chunks[t->n_chunks], 0, FLOW_CHUNK * sizeof(struct qp_flow));
 		t->n_chunks++;
 	}
 	f = flow_at(t, idx);
