@@ -76,11 +76,19 @@ void flow_window_sample(struct qp_tracker *t, struct qp_flow *f, uint64_t ts, ui
 	if (v > w->ack_latency_max_ns)
 		w->ack_latency_max_ns = v;
 	/* Most flows see a few samples a window: grow to the cap, not start there. */
-	if (f->win_n == f->win_cap && f->win_cap < WIN_SAMPLES_CAP &&
-	    util_ensure_mem_max((void **)&f->win_samples, &f->win_cap, sizeof(*f->win_samples), f->win_n + 1,
-				WIN_SAMPLES_CAP)) {
-		t->tot.alloc_failures++; /* counted in the window, left out of its percentiles */
-		return;
+	if (f->win_n == f->win_cap && f->win_cap < WIN_SAMPLES_CAP) {
+		size_t ncap = f->win_cap ? f->win_cap * 2 : 16;
+		uint32_t *nw;
+
+		if (ncap > WIN_SAMPLES_CAP)
+			ncap = WIN_SAMPLES_CAP;
+		nw = track_mem_realloc(&t->mem, f->win_samples, f->win_cap * sizeof(*nw), ncap * sizeof(*nw));
+		if (!nw) {
+			t->tot.alloc_failures++; /* counted in the window, left out of its percentiles */
+			return;
+		}
+		f->win_samples = nw;
+		f->win_cap = ncap;
 	}
 	f->win_seen++;
 	if (f->win_n < WIN_SAMPLES_CAP) {

@@ -24,6 +24,14 @@ static uint32_t hist_value(uint32_t b)
 	return mid > UINT32_MAX ? UINT32_MAX : (uint32_t)mid;
 }
 
+static void exact_free(struct latency_set *s)
+{
+	if (s->mem)
+		track_mem_free(s->mem, s->v, s->cap * sizeof(*s->v));
+	else
+		free(s->v);
+}
+
 /* Past the exact cap (or out of memory for more exact samples): move to the histogram. */
 static int latency_set_to_hist(struct latency_set *s, uint32_t v)
 {
@@ -35,7 +43,7 @@ static int latency_set_to_hist(struct latency_set *s, uint32_t v)
 	for (uint32_t i = 0; i < s->n; i++)
 		s->hist[hist_bucket(s->v[i])]++;
 	s->hist[hist_bucket(v)]++;
-	free(s->v);
+	exact_free(s);
 	s->v = NULL;
 	s->n = 0;
 	s->cap = 0;
@@ -55,7 +63,8 @@ static int exact_grow(struct latency_set *s, uint32_t exact_cap)
 		return -E2BIG;
 	if (ncap > exact_cap)
 		ncap = exact_cap;
-	nv = realloc(s->v, ncap * sizeof(*nv));
+	nv = s->mem ? track_mem_realloc(s->mem, s->v, s->cap * sizeof(*nv), ncap * sizeof(*nv))
+		    : realloc(s->v, ncap * sizeof(*nv));
 	if (!nv)
 		return -ENOMEM;
 	s->v = nv;
@@ -180,7 +189,7 @@ int latency_set_mad(struct latency_set *s, uint64_t *mad_ns)
 
 void latency_set_free(struct latency_set *s)
 {
-	free(s->v);
+	exact_free(s);
 	free(s->hist);
 	memset(s, 0, sizeof(*s));
 }

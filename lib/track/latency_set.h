@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/track/track_mem.h"
+
 /* All zero is an empty set. */
 struct latency_set {
 	uint32_t *v;		/* exact samples, ns (saturated at 2^32-1) */
@@ -18,6 +20,7 @@ struct latency_set {
 	uint64_t min_ns;
 	uint32_t n;		/* samples in v */
 	int sorted;
+	struct track_mem *mem;	/* where v lives; NULL: malloc */
 };
 
 /* Add one sample. 0, or -ENOMEM (the sample is not counted). */

@@ -86,6 +86,14 @@ uint32_t psn_ring_next(const struct qp_flow *f, enum psn_set set, uint32_t from,
 	return cap - from + set_next(f, set, 0, from + n - cap);
 }
 
+/* Bytes of the outstanding sets of a ring of cap slots (one allocation). */
+static size_t sets_bytes(uint32_t cap)
+{
+	size_t n_bits = (cap + 63) / 64, n_words = (n_bits + 63) / 64;
+
+	return PSN_SETS * (n_bits + n_words) * sizeof(uint64_t);
+}
+
 static int ring_grow(struct qp_tracker *t, struct qp_flow *f)
 {
 	uint32_t ocap = f->ring_mask ? f->ring_mask + 1 : 0, ncap = ocap ? ocap * 2 : 16;
@@ -95,14 +103,17 @@ static int ring_grow(struct qp_tracker *t, struct qp_flow *f)
 
 	if (ncap > t->cfg.max_outstanding)
 		return -ENOSPC;
-	nr = calloc(ncap, sizeof(*nr));
-	sets = calloc(PSN_SETS * (n_bits + n_words), sizeof(*sets));
+	nr = track_mem_alloc(&t->mem, ncap * sizeof(*nr));
+	sets = track_mem_alloc(&t->mem, sets_bytes(ncap));
 	if (!nr || !sets) {
-		free(nr);
-		free(sets);
+		track_mem_free(&t->mem, nr, ncap * sizeof(*nr));
+		track_mem_free(&t->mem, sets, sets_bytes(ncap));
 		return -ENOMEM;
 	}
-	free(f->set_bits[0]);
+	memset(nr, 0, ncap * sizeof(*nr));
+	memset(sets, 0, sets_bytes(ncap));
+	if (ocap)
+		track_mem_free(&t->mem, f->set_bits[0], sets_bytes(ocap));
 	for (int k = 0; k < PSN_SETS; k++) {
 		f->set_bits[k] = sets + k * (n_bits + n_words);
 		f->set_words[k] = f->set_bits[k] + n_bits;
@@ -117,14 +128,18 @@ static int ring_grow(struct qp_tracker *t, struct qp_flow *f)
 			psn_ring_sync(f, s);
 		}
 	}
-	free(or);
+	track_mem_free(&t->mem, or, ocap * sizeof(*or));
 	return 0;
 }
 
-void psn_ring_free(struct qp_flow *f)
+void psn_ring_free(struct qp_tracker *t, struct qp_flow *f)
 {
-	free(f->ring);
-	free(f->set_bits[0]);
+	uint32_t cap = f->ring_mask ? f->ring_mask + 1 : 0;
+
+	if (cap) {
+		track_mem_free(&t->mem, f->ring, cap * sizeof(*f->ring));
+		track_mem_free(&t->mem, f->set_bits[0], sets_bytes(cap));
+	}
 	f->ring = NULL;
 	f->ring_mask = 0;
 	memset(f->set_bits, 0, sizeof(f->set_bits));

@@ -21,7 +21,11 @@ static void emit_sample(struct qp_tracker *t, struct qp_flow *r, uint8_t kind, u
 	}
 	ns = ts - from_ns;
 	if (!r->lat || r->lat == t->no_samples)
+	{
 		r->lat = calloc(QP_SAMPLE_KINDS, sizeof(*r->lat)); /* flows without samples: none */
+		for (int k = 0; r->lat && k < QP_SAMPLE_KINDS; k++)
+			r->lat[k].mem = &t->mem;
+	}
 	if (!r->lat || latency_set_add(&r->lat[kind], ns, t->cfg.exact_samples))
 		t->tot.alloc_failures++; /* the sink still gets the sample */
 	if (kind == QP_SAMPLE_ACK)
@@ -1065,8 +1069,8 @@ void qp_tracker_free(struct qp_tracker *t)
 		for (uint32_t i = 0; i < FLOW_CHUNK && c * FLOW_CHUNK + i < t->n_flows; i++) {
 			struct qp_flow *f = &t->chunks[c][i];
 
-			psn_ring_free(f);
-			free(f->win_samples);
+			psn_ring_free(t, f);
+			track_mem_free(&t->mem, f->win_samples, f->win_cap * sizeof(*f->win_samples));
 			free(f->wins);
 			for (int k = 0; f->lat && f->lat != t->no_samples && k < QP_SAMPLE_KINDS; k++)
 				latency_set_free(&f->lat[k]);
@@ -1075,6 +1079,7 @@ void qp_tracker_free(struct qp_tracker *t)
 		}
 		free(t->chunks[c]);
 	}
+	track_mem_release(&t->mem);
 	free(t->chunks);
 	free(t->flow_slots);
 	free(t->hp_slots);

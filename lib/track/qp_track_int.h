@@ -12,6 +12,7 @@
 
 #include "lib/track/latency_set.h"
 #include "lib/track/qp_track.h"
+#include "lib/track/track_mem.h"
 
 enum slot_flags {
 	SLOT_VALID = 1u << 0,
@@ -164,6 +165,7 @@ struct qp_tracker {
 	uint64_t last_ts_ns;
 	uint32_t *tmp;			/* scratch for window percentiles */
 	struct latency_set no_samples[QP_SAMPLE_KINDS]; /* what a flow without samples reads */
+	struct track_mem mem;		/* rings, sets and sample arrays of every flow */
 };
 
 static inline struct qp_flow *flow_at(const struct qp_tracker *t, uint32_t idx)
@@ -215,7 +217,7 @@ void psn_ring_sync(struct qp_flow *f, const struct psn_slot *s);
  * size), as a distance from `from`; n when there is none. Cost: O(ring size / 4096) words.
  */
 uint32_t psn_ring_next(const struct qp_flow *f, enum psn_set set, uint32_t from, uint32_t n);
-void psn_ring_free(struct qp_flow *f);
+void psn_ring_free(struct qp_tracker *t, struct qp_flow *f);
 
 /* qp_pairing.c: the two directions of a QP */
 void qp_pair_flows(struct qp_tracker *t, struct qp_flow *a, struct qp_flow *b, int by_cm);
