@@ -45,6 +45,7 @@ struct analyze_opts {
 	int n_qps;
 	uint64_t max_frames;		/* -c: stop after this many selected frames, 0 = all */
 	enum dump_time dump_time;	/* --dump -t... */
+	unsigned jobs;			/* -j: tracker threads (1: today's single thread) */
 };
 
 /*

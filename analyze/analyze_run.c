@@ -19,6 +19,7 @@
 #include "lib/localize/localize.h"
 #include "lib/util/log.h"
 #include "lib/export/prom_text.h"
+#include "lib/track/qp_shards.h"
 #include "lib/track/qp_track.h"
 #include "lib/report/report_write.h"
 #include "lib/util/text_buf.h"
@@ -235,8 +236,9 @@ static void tee_window(void *ctx, uint64_t flow_id, const struct flow_window *w)
 
 /* Write the Prometheus text exposition of this analysis to PATH (atomically, 0640). */
 static int write_prom_file(const char *path, const struct flow_stats *flows, size_t n_flows,
-			   const struct finding *findings, size_t n_findings, struct qp_tracker *t,
-			   const struct agent_latency *latency, uint64_t malformed)
+			   const struct finding *findings, size_t n_findings,
+			   const struct qp_tracker_totals *tot, const struct agent_latency *latency,
+			   uint64_t malformed)
 {
 	struct metric_set set;
 	struct text_buf out = { 0 };
@@ -245,11 +247,10 @@ static int write_prom_file(const char *path, const struct flow_stats *flows, siz
 		.n_flows = n_flows,
 		.findings = findings,
 		.n_findings = n_findings,
-		.totals = qp_tracker_totals(t),
+		.totals = tot,
 		.latency = latency,
 		.malformed_packets = malformed,
 	};
-	const struct qp_tracker_totals *tot = qp_tracker_totals(t);
 	int err;
 
 	/* A trace's metrics are stamped with the trace's own time, not the clock's. */
@@ -289,7 +290,7 @@ struct analyze_run {
 	char *tmp_db;			/* --csv without -o: dropped at the end */
 	char *tmp_dir;			/* --summary alone: a private folder for its database */
 	struct store *st;
-	struct qp_tracker *t;
+	struct qp_shards *trk;		/* the tracker, on -j threads */
 	struct agent_latency latency;
 	struct tee_sink tee;
 	struct qp_event_sink tee_ops;
@@ -300,10 +301,6 @@ struct analyze_run {
 	double t_start;
 	int interrupted;		/* the signal that stopped reading, 0 none */
 	int status;			/* the exit status: 1 once anything failed */
-	/* Decoded packets waiting for the tracker, which takes them in batches (prefetching). */
-	struct roce_pkt batch[QP_BATCH_MAX];
-	uint32_t batch_vantage[QP_BATCH_MAX];
-	size_t batch_n;
 };
 
 /* Open the traces and the per-trace counters. */
@@ -512,9 +509,9 @@ static int run_start_tracker(struct analyze_run *r)
 		};
 		cfg.sink = &r->tee_ops;
 	}
-	r->t = qp_tracker_new(&cfg);
-	if (!r->t) {
-		pr_err("%s\n", strerror(ENOMEM));
+	r->trk = qp_shards_new(&cfg, opts->jobs);
+	if (!r->trk) {
+		pr_err("starting %u trackers: %s\n", opts->jobs, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -544,19 +541,17 @@ int analyze_select_qp(const struct analyze_opts *opts, int decode_rc, const stru
 	return 0;
 }
 
-/* The batch to the tracker: 0, or -1 (out of memory, said; the packets before are tracked). */
-static int run_track_batch(struct analyze_run *r)
+/* The tracker's end of input; out of memory is said (what was tracked is still analyzed). */
+static void run_track_finish(struct analyze_run *r, bool failed)
 {
-	int rc = r->batch_n ? qp_tracker_add_batch(r->t, r->batch, r->batch_vantage, r->batch_n) : 0;
-
-	r->batch_n = 0;
-	if (rc) {
-		/* Stop reading; what was tracked is still analyzed and written. */
-		pr_err("out of memory tracking %" PRIu64 " flows\n", qp_tracker_totals(r->t)->flows);
+	if (qp_shards_finish(r->trk) || failed) {
+		pr_err("out of memory tracking %" PRIu64 " flows\n", qp_shards_totals(r->trk)->flows);
 		r->status = 1;
-		return -1;
 	}
-	return 0;
+	if (qp_shards_count(r->trk) > 1 && qp_shards_cm_reqs(r->trk) > 256)
+		pr_warn("-j %u: %" PRIu64 " CM REQs: with more than 256 awaiting their REP at once, CM"
+			" pairing may differ from -j 1's (each tracker remembers 256)\n",
+			qp_shards_count(r->trk), qp_shards_cm_reqs(r->trk));
 }
 
 /* Every frame of every trace (that the filter, --qp and -c select) through the decoder into the tracker. */
@@ -565,12 +560,12 @@ static int run_read_frames(struct analyze_run *r)
 	const struct analyze_opts *opts = r->opts;
 	struct trace_frame frame;
 	uint64_t frames = 0, selected = 0;
-	bool tracked = true;
+	bool failed = false;
 	int rc;
 
 	while ((rc = trace_reader_next(r->tr, &frame)) != 0) {
 		struct trace_counts *cnt;
-		struct roce_pkt *pkt = &r->batch[r->batch_n];
+		struct roce_pkt *pkt = qp_shards_slot(r->trk);
 
 		if (rc < 0) {
 			/* Keep what was read: the other inputs still deliver their frames. */
@@ -593,9 +588,8 @@ static int run_read_frames(struct analyze_run *r)
 		selected++;
 		if (rc == ROCE_DECODE_OK) {
 			cnt->roce++;
-			r->batch_vantage[r->batch_n++] = mirror_vantage_of(&r->mv, frame.trace_index, pkt);
-			if (r->batch_n == QP_BATCH_MAX && run_track_batch(r)) {
-				tracked = false;
+			if (qp_shards_push(r->trk, mirror_vantage_of(&r->mv, frame.trace_index, pkt))) {
+				failed = true; /* stop reading; what was tracked is still analyzed and written */
 				break;
 			}
 		} else if (rc > 0) {
@@ -610,13 +604,12 @@ static int run_read_frames(struct analyze_run *r)
 			pr_debug("frame %" PRIu64 " of %s: malformed (%s)\n", frame.frame_number,
 				 trace_reader_path(r->tr, frame.trace_index), roce_decode_status_name(rc));
 		}
-		if (r->st && store_failed(r->st))
+		/* With -j the store is the merge thread's: its failure is seen at the end. */
+		if (r->st && qp_shards_count(r->trk) == 1 && store_failed(r->st))
 			break;
 		if (opts->max_frames && selected == opts->max_frames)
 			break; /* -c */
 	}
-	if (tracked)
-		run_track_batch(r);
 	if (opts->filter || opts->n_qps)
 		pr_info("%" PRIu64 " of %" PRIu64 " frames selected by%s%s%s\n", selected, frames,
 			opts->filter ? " the filter" : "", opts->filter && opts->n_qps ? " and" : "",
@@ -624,9 +617,9 @@ static int run_read_frames(struct analyze_run *r)
 	r->interrupted = stop_signal;
 	if (r->interrupted)
 		pr_err("interrupted by %s after %" PRIu64 " RoCE packets: finishing the analysis of what was read"
-		       " (again to abort)\n", stop_signal_name(r->interrupted), qp_tracker_totals(r->t)->packets);
-	qp_tracker_finish(r->t);
-	r->n_flows = qp_tracker_snapshot(r->t, &r->flows);
+		       " (again to abort)\n", stop_signal_name(r->interrupted), qp_shards_packets(r->trk));
+	run_track_finish(r, failed);
+	r->n_flows = qp_shards_snapshot(r->trk, &r->flows);
 	if (r->n_flows < 0) {
 		pr_err("%s\n", strerror(ENOMEM));
 		return -1;
@@ -821,7 +814,7 @@ static void run_store(struct analyze_run *r)
 
 		sanitize_text(r->opts->db_path, db, sizeof(db));
 		pr_info("%s: %ld flows, %" PRIu64 " packets, %zu findings\n", db, r->n_flows,
-			qp_tracker_totals(r->t)->packets, r->n_findings);
+			qp_shards_totals(r->trk)->packets, r->n_findings);
 		/* The verdict itself, not only its count: the alerts, then how many notices. */
 		for (size_t i = 0; i < r->n_findings; i++) {
 			const struct finding *f = &r->findings[i];
@@ -840,7 +833,7 @@ static void run_store(struct analyze_run *r)
 		if (alerts > 5)
 			pr_info("  ... and %zu more alerts\n", alerts - 5);
 		if (!alerts)
-			pr_info("  %s\n", qp_tracker_totals(r->t)->packets ? "no slow or lossy link found"
+			pr_info("  %s\n", qp_shards_totals(r->trk)->packets ? "no slow or lossy link found"
 									 : "no verdict: no RoCE packet to judge");
 		if (notices)
 			pr_info("  %zu notice%s (what ordinary traffic explains)\n", notices, notices == 1 ? "" : "s");
@@ -859,7 +852,8 @@ static void run_file_outputs(struct analyze_run *r)
 			pr_err("--prom: out of memory for the latency histograms\n");
 			r->status = 1;
 		} else if (write_prom_file(opts->prom_path, r->flows, (size_t)r->n_flows, r->findings,
-					   r->n_findings, r->t, &r->latency, r->malformed_total)) {
+					   r->n_findings, qp_shards_totals(r->trk), &r->latency,
+					   r->malformed_total)) {
 			r->status = 1;
 		}
 	}
@@ -914,7 +908,7 @@ static void run_summary(struct analyze_run *r)
 		.n_captures = (size_t)r->n_caps,
 		.flows = r->flows,
 		.n_flows = (size_t)r->n_flows,
-		.totals = qp_tracker_totals(r->t),
+		.totals = qp_shards_totals(r->trk),
 		.findings = r->findings,
 		.n_findings = r->n_findings,
 		.window_ns = r->window_ns,
@@ -953,7 +947,7 @@ static void run_cleanup(struct analyze_run *r)
 	findings_free(r->findings, r->n_findings);
 	agent_latency_free(&r->latency);
 	free(r->report_db);
-	qp_tracker_free(r->t);
+	qp_shards_free(r->trk);
 	free(r->counts);
 	free(r->caps);
 	mirror_vantages_free(&r->mv);

@@ -1,6 +1,7 @@
 /* main.c: agentxdp-analyze, rebuild every RoCE queue pair's timeline from captures. */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "analyze/analyze_opts.h"
 #include "lib/store/store_sqlite.h"
 #include "lib/trace/trace_filter.h"
+#include "lib/track/qp_shards.h"
 #include "lib/util/log.h"
 #include "lib/util/parse_num.h"
 
@@ -66,6 +68,11 @@ static const char usage_text[] =
 	"                         (default 0: only identical timestamps)\n"
 	"      --port PORT        also decode UDP destination PORT as RoCE v2 (repeatable)\n"
 	"      --vxlan-port PORT  mirror copies in VXLAN on this UDP port (default 4789)\n"
+	"  -j, --jobs N           track on N threads, 1 to 256 (default: the cores\n"
+	"                         available, at most 16); the results are the same for\n"
+	"                         any N. The reader decodes on one more thread and the\n"
+	"                         database is written by another; -j 1 uses one thread.\n"
+	"                         --dump reads on one thread whatever -j says\n"
 	"  -q, --quiet            only errors on standard error\n"
 	"  -v, --verbose          more detail on standard error (repeat for debug)\n"
 	"  -h, --help             show this help and exit\n"
@@ -128,6 +135,7 @@ static const struct option long_options[] = {
 	{ "sample-rows", required_argument, NULL, OPT_SAMPLE_ROWS },
 	{ "samples", required_argument, NULL, OPT_SAMPLES },
 	{ "dedup", required_argument, NULL, OPT_DEDUP },
+	{ "jobs", required_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -294,6 +302,15 @@ static int samples_opt(int c, const char *text, struct analyze_opts *opts)
 	return usage_error("invalid --samples '%s' (findings, all or none)", text);
 }
 
+/* -j's default: the cores this process may run on, at most 16 (the reader is one thread). */
+static unsigned default_jobs(void)
+{
+	cpu_set_t set;
+	int n = sched_getaffinity(0, sizeof(set), &set) ? 1 : CPU_COUNT(&set);
+
+	return n < 1 ? 1 : n > 16 ? 16 : (unsigned)n;
+}
+
 /* A file or folder option: an empty name is a usage error before any work. */
 #define PATH_OPT(dst, what)                                                   \
 	do {                                                                  \
@@ -307,6 +324,7 @@ int main(int argc, char **argv)
 	struct analyze_opts opts = {
 		.window_ns = 0, /* chosen from the traces' span */
 		.max_samples_per_window = 1000,
+		.jobs = default_jobs(),
 	};
 	static struct select_args sa;
 	uint64_t v;
@@ -315,7 +333,7 @@ int main(int argc, char **argv)
 	agentxdp_prog = "agentxdp-analyze";
 	umask(027); /* outputs 0640, folders 0750: traces and counters can be sensitive */
 	opterr = 0; /* usage_error_getopt() prints the one line */
-	while ((c = getopt_long(argc, argv, ":r:c:o:tw:qvhV", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":r:c:o:tw:j:qvhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			if ((rc = read_opt(&sa, optarg)))
@@ -390,6 +408,11 @@ int main(int argc, char **argv)
 			if ((rc = duration_opt("--dedup", optarg, 0, 1000000000ull, "0 to 1s, e.g. 500ns", &v)))
 				return rc;
 			opts.dedup_ns = v;
+			break;
+		case 'j':
+			if (parse_u64(optarg, 1, QP_SHARDS_MAX, &v))
+				return usage_error("invalid --jobs '%s' (1 to %d threads)", optarg, QP_SHARDS_MAX);
+			opts.jobs = (unsigned)v;
 			break;
 		case 'q':
 			agentxdp_log_level = LOG_ERR;

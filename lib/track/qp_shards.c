@@ -1,0 +1,715 @@
+/* qp_shards.c: the per-QP tracker on N threads, with one tracker's results (see qp_shards.h). */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lib/track/qp_shards.h"
+#include "lib/track/qp_track_int.h"	/* mix64() */
+#include "lib/util/util.h"
+
+#define IN_BATCH 256		/* packets per input slot */
+#define IN_DEPTH 8		/* input slots per shard */
+#define OUT_BATCH 2048		/* events per output slot */
+#define OUT_DEPTH 8		/* output slots per shard */
+#define SPIN 256		/* polls before sleeping on a ring */
+
+/*
+ * Events are merged by key: a packet's events by the packet's number (from 1), the
+ * finish events after every packet's, by global flow id.
+ */
+#define KEY_FINISH (1ull << 62)
+#define WM_PACKETS (KEY_FINISH - 1)	/* every packet's events are out, finish's to come */
+#define WM_ALL UINT64_MAX		/* the shard is done */
+
+/* ---- single-producer single-consumer rings: counters, and a futex for the slow path ---- */
+
+struct spsc {
+	_Atomic uint32_t head;		/* slots published, by the producer */
+	_Atomic uint32_t wait_head;	/* 1: the consumer sleeps on head */
+	char apart[56];			/* the two sides' counters on different cache lines */
+	_Atomic uint32_t tail;		/* slots released, by the consumer */
+	_Atomic uint32_t wait_tail;	/* 1: the producer sleeps on tail */
+	char after[56];
+};
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* Until *ctr differs from val: a short spin, then the futex (a shared machine must not spin). */
+static void wait_change(_Atomic uint32_t *ctr, _Atomic uint32_t *sleeping, uint32_t val)
+{
+	for (int i = 0; i < SPIN; i++) {
+		if (atomic_load_explicit(ctr, memory_order_acquire) != val)
+			return;
+		cpu_relax();
+	}
+	for (;;) {
+		atomic_store(sleeping, 1);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(ctr, memory_order_acquire) != val)
+			return;
+		syscall(SYS_futex, (uint32_t *)ctr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+	}
+}
+
+/* ++*ctr (release), and wake the other side if it sleeps on it. */
+static void advance(_Atomic uint32_t *ctr, _Atomic uint32_t *sleeping)
+{
+	atomic_fetch_add_explicit(ctr, 1, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(sleeping, memory_order_relaxed)) {
+		atomic_store_explicit(sleeping, 0, memory_order_relaxed);
+		syscall(SYS_futex, (uint32_t *)ctr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	}
+}
+
+/* Producer: the index of a free slot (waits for one). */
+static uint32_t ring_produce_slot(struct spsc *r, uint32_t depth)
+{
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed), t;
+
+	while (h - (t = atomic_load_explicit(&r->tail, memory_order_acquire)) == depth)
+		wait_change(&r->tail, &r->wait_tail, t);
+	return h % depth;
+}
+
+/* Consumer: whether a published slot waits (index in *idx); blocking or not. */
+static bool ring_consume_slot(struct spsc *r, uint32_t depth, bool block, uint32_t *idx)
+{
+	uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+
+	while (atomic_load_explicit(&r->head, memory_order_acquire) == t) {
+		if (!block)
+			return false;
+		wait_change(&r->head, &r->wait_head, t);
+	}
+	*idx = t % depth;
+	return true;
+}
+
+/* ---- what travels ---- */
+
+struct shard_pkt {
+	struct roce_pkt pkt;
+	uint64_t seq;		/* the packet's number in the run, from 1 */
+	uint32_t vantage;
+};
+
+struct in_slot {
+	uint32_t n;
+	bool last;		/* end of input: finish the tracker after these */
+	uint64_t through_seq;	/* the shard's packets numbered up to this are here or before */
+	struct shard_pkt pkts[IN_BATCH];
+};
+
+enum shard_ev_type { EV_BORN, EV_LATENCY, EV_RETX, EV_NAK, EV_CNP, EV_WINDOW };
+
+struct shard_event {
+	uint64_t seq;		/* the packet that caused it, 0: qp_tracker_finish() */
+	uint8_t type;		/* enum shard_ev_type */
+	union {
+		uint64_t born_id;	/* EV_BORN: the shard's flow id its packet gave */
+		struct qp_latency_sample lat;
+		struct qp_retx_event retx;
+		struct qp_nak_event nak;
+		struct qp_cnp_event cnp;
+		struct {
+			uint64_t flow_id;
+			struct flow_window w;
+		} win;
+	};
+};
+
+struct out_slot {
+	uint32_t n;
+	uint64_t wm;		/* the shard's events keyed up to this are here or before */
+	struct shard_event ev[OUT_BATCH];
+};
+
+struct shard {
+	struct qp_shards *owner;
+	struct qp_tracker *t;
+	struct qp_event_sink rec;	/* the tracker's sink: records into out slots */
+	pthread_t thread;
+	bool started;
+	struct spsc in_ring, out_ring;
+	struct in_slot *in;		/* IN_DEPTH slots */
+	struct out_slot *out;		/* OUT_DEPTH slots */
+	/* the reader's side */
+	struct in_slot *fill;		/* being filled, NULL none */
+	/* the shard thread's side */
+	struct out_slot *cur_out;	/* being filled, NULL none */
+	uint64_t cur_seq;		/* the packet being tracked, 0 in finish */
+	uint64_t done_seq;		/* its events are out up to here */
+	bool failed;
+	/* the merge thread's side */
+	struct out_slot *mslot;		/* being merged, NULL none */
+	uint32_t mi;			/* next event in it */
+	uint64_t mwm;			/* watermark of the last slot merged */
+	uint64_t *map;			/* shard flow id - 1 -> flow id */
+	size_t map_n, map_cap;
+};
+
+struct qp_shards {
+	unsigned n;
+	struct qp_tracker_cfg cfg;	/* the caller's, with its sink */
+	uint64_t seq;			/* packets added */
+	uint64_t cm_reqs;
+	bool finished;
+	/* n == 1: one tracker fed in batches on the caller's thread */
+	struct qp_tracker *one;
+	struct roce_pkt batch[QP_BATCH_MAX];
+	uint32_t batch_vantage[QP_BATCH_MAX];
+	size_t batch_n;
+	int one_rc;
+	/* n > 1 */
+	struct roce_pkt scratch;	/* decoded here, then copied to its shard */
+	struct shard *sh;
+	pthread_t merger;
+	bool merger_started;
+	_Atomic int failed;		/* a shard or the merge ran out of memory */
+	uint64_t last_ts_ns, ts_backwards; /* as one tracker counts them, over all packets */
+	uint64_t n_ids;			/* flow ids given by the merge */
+	struct qp_tracker_totals tot;
+	struct flow_stats *snap;
+	size_t snap_cap;
+};
+
+/* ---- the shard threads: track, and record the events with their packet's number ---- */
+
+static void out_publish(struct shard *sh, uint64_t wm)
+{
+	if (!sh->cur_out) {
+		sh->cur_out = &sh->out[ring_produce_slot(&sh->out_ring, OUT_DEPTH)];
+		sh->cur_out->n = 0;
+	}
+	sh->cur_out->wm = wm;
+	sh->cur_out = NULL;
+	advance(&sh->out_ring.head, &sh->out_ring.wait_head);
+}
+
+static struct shard_event *out_next(struct shard *sh, uint8_t type)
+{
+	struct shard_event *e;
+
+	if (sh->cur_out && sh->cur_out->n == OUT_BATCH)
+		out_publish(sh, sh->done_seq);
+	if (!sh->cur_out) {
+		sh->cur_out = &sh->out[ring_produce_slot(&sh->out_ring, OUT_DEPTH)];
+		sh->cur_out->n = 0;
+	}
+	e = &sh->cur_out->ev[sh->cur_out->n++];
+	e->seq = sh->cur_seq;
+	e->type = type;
+	return e;
+}
+
+static void rec_latency(void *ctx, const struct qp_latency_sample *s)
+{
+	out_next(ctx, EV_LATENCY)->lat = *s;
+}
+
+static void rec_retx(void *ctx, const struct qp_retx_event *e)
+{
+	out_next(ctx, EV_RETX)->retx = *e;
+}
+
+static void rec_nak(void *ctx, const struct qp_nak_event *e)
+{
+	out_next(ctx, EV_NAK)->nak = *e;
+}
+
+static void rec_cnp(void *ctx, const struct qp_cnp_event *e)
+{
+	out_next(ctx, EV_CNP)->cnp = *e;
+}
+
+static void rec_window(void *ctx, uint64_t flow_id, const struct flow_window *w)
+{
+	struct shard_event *e = out_next(ctx, EV_WINDOW);
+
+	e->win.flow_id = flow_id;
+	e->win.w = *w;
+}
+
+/* One packet; a flow it gave its first packet is said after its events (the merge numbers it). */
+static void shard_track(struct shard *sh, const struct shard_pkt *p)
+{
+	uint64_t flows = qp_tracker_totals(sh->t)->flows;
+
+	sh->cur_seq = p->seq;
+	if (!sh->failed && qp_tracker_add(sh->t, &p->pkt, p->vantage)) {
+		sh->failed = true;
+		atomic_store(&sh->owner->failed, 1);
+	}
+	if (qp_tracker_totals(sh->t)->flows != flows)
+		out_next(sh, EV_BORN)->born_id = flows + 1;
+	sh->done_seq = p->seq;
+}
+
+static void *shard_main(void *arg)
+{
+	struct shard *sh = arg;
+	uint32_t idx;
+
+	for (;;) {
+		struct in_slot *in;
+		bool last;
+
+		ring_consume_slot(&sh->in_ring, IN_DEPTH, true, &idx);
+		in = &sh->in[idx];
+		for (uint32_t i = 0; i < in->n; i++)
+			shard_track(sh, &in->pkts[i]);
+		sh->done_seq = in->through_seq;
+		last = in->last;
+		advance(&sh->in_ring.tail, &sh->in_ring.wait_tail);
+		if (last)
+			break;
+		out_publish(sh, sh->done_seq);
+	}
+	sh->cur_seq = 0;
+	sh->done_seq = WM_PACKETS;
+	qp_tracker_finish(sh->t);
+	out_publish(sh, WM_ALL);
+	return NULL;
+}
+
+/* ---- the merge thread: every shard's events in one tracker's order, into the sink ---- */
+
+/* The flow id of shard flow `id` (0 stays 0); a new one is numbered now. */
+static uint64_t global_id(struct qp_shards *s, struct shard *sh, uint64_t id)
+{
+	if (!id)
+		return 0;
+	if (id <= sh->map_n)
+		return sh->map[id - 1];
+	/* Shard ids come in order: an unknown one is its packet's new flow, numbered at its packet. */
+	if (util_ensure_mem((void **)&sh->map, &sh->map_cap, sizeof(*sh->map), sh->map_n + 1)) {
+		atomic_store(&s->failed, 1);
+		return 0;
+	}
+	sh->map[sh->map_n++] = ++s->n_ids;
+	return s->n_ids;
+}
+
+static void merge_emit(struct qp_shards *s, struct shard *sh, const struct shard_event *e)
+{
+	const struct qp_event_sink *k = s->cfg.sink;
+
+	switch (e->type) {
+	case EV_BORN:
+		global_id(s, sh, e->born_id);
+		break;
+	case EV_LATENCY: {
+		struct qp_latency_sample x = e->lat;
+
+		x.flow_id = global_id(s, sh, x.flow_id);
+		k->latency(k->ctx, &x);
+		break;
+	}
+	case EV_RETX: {
+		struct qp_retx_event x = e->retx;
+
+		x.flow_id = global_id(s, sh, x.flow_id);
+		k->retransmission(k->ctx, &x);
+		break;
+	}
+	case EV_NAK: {
+		struct qp_nak_event x = e->nak;
+
+		x.flow_id = global_id(s, sh, x.flow_id);
+		x.responder_flow_id = global_id(s, sh, x.responder_flow_id);
+		k->nak(k->ctx, &x);
+		break;
+	}
+	case EV_CNP: {
+		struct qp_cnp_event x = e->cnp;
+
+		x.flow_id = global_id(s, sh, x.flow_id);
+		x.cnp_flow_id = global_id(s, sh, x.cnp_flow_id);
+		k->cnp(k->ctx, &x);
+		break;
+	}
+	case EV_WINDOW:
+		k->window(k->ctx, global_id(s, sh, e->win.flow_id), &e->win.w);
+		break;
+	}
+}
+
+/* Whether the shard has an event to merge; takes its next published slot (blocking or not). */
+static bool merge_head(struct shard *sh, bool block)
+{
+	uint32_t idx;
+
+	for (;;) {
+		if (sh->mslot && sh->mi < sh->mslot->n)
+			return true;
+		if (sh->mslot) {
+			sh->mwm = sh->mslot->wm;
+			sh->mslot = NULL;
+			advance(&sh->out_ring.tail, &sh->out_ring.wait_tail);
+		}
+		if (sh->mwm == WM_ALL || !ring_consume_slot(&sh->out_ring, OUT_DEPTH, block, &idx))
+			return false;
+		sh->mslot = &sh->out[idx];
+		sh->mi = 0;
+		block = false; /* a slot came: look at it before waiting again */
+	}
+}
+
+static uint64_t head_key(struct qp_shards *s, struct shard *sh)
+{
+	const struct shard_event *e = &sh->mslot->ev[sh->mi];
+
+	return e->seq ? e->seq : KEY_FINISH + global_id(s, sh, e->win.flow_id);
+}
+
+/*
+ * Each round: the shard whose next event comes first is merged up to the first key another
+ * shard may still hold (its next event's, or past its watermark); when that is not known
+ * yet, wait for the shard that holds it back.
+ */
+static void *merge_main(void *arg)
+{
+	struct qp_shards *s = arg;
+
+	for (;;) {
+		struct shard *best = NULL, *hold = NULL;
+		uint64_t best_key = WM_ALL, limit = WM_ALL;
+
+		for (unsigned j = 0; j < s->n; j++) {
+			struct shard *sh = &s->sh[j];
+			uint64_t key;
+
+			if (!merge_head(sh, false))
+				continue;
+			key = head_key(s, sh);
+			if (key < best_key) {
+				best = sh;
+				best_key = key;
+			}
+		}
+		for (unsigned j = 0; j < s->n; j++) {
+			struct shard *sh = &s->sh[j];
+			uint64_t lim;
+
+			if (sh == best || sh->mwm == WM_ALL)
+				continue;
+			lim = sh->mslot ? head_key(s, sh) - 1 : sh->mwm;
+			if (lim < limit)
+				limit = lim;
+			if (!sh->mslot && (!best || sh->mwm < best_key))
+				hold = sh;
+		}
+		if (!best && !hold)
+			break; /* every shard is done */
+		if (!best || best_key > limit) {
+			merge_head(hold, true);
+			continue;
+		}
+		do {
+			merge_emit(s, best, &best->mslot->ev[best->mi]);
+			best->mi++;
+		} while (merge_head(best, false) && head_key(s, best) <= limit);
+	}
+	return NULL;
+}
+
+/* ---- the reader's side ---- */
+
+static uint64_t addr_hash(const uint8_t *a)
+{
+	uint64_t x, y;
+
+	memcpy(&x, a, 8);
+	memcpy(&y, a + 8, 8);
+	return mix64(x ^ mix64(y + 0x9e3779b97f4a7c15ull));
+}
+
+unsigned qp_shard_of(const struct roce_pkt *pkt, unsigned n)
+{
+	uint64_t a = addr_hash(pkt->src_ip), b = addr_hash(pkt->dst_ip);
+	/* Unordered: both directions of a host pair give the same h. */
+	uint64_t h = a < b ? mix64(a ^ mix64(b)) : mix64(b ^ mix64(a));
+
+	return n > 1 ? (unsigned)(((unsigned __int128)h * n) >> 64) : 0;
+}
+
+/* Every shard's slot goes out, empty or not: the watermarks let the merge go on. */
+static void flush_all(struct qp_shards *s, bool last)
+{
+	for (unsigned j = 0; j < s->n; j++) {
+		struct shard *sh = &s->sh[j];
+
+		if (!sh->fill) {
+			sh->fill = &sh->in[ring_produce_slot(&sh->in_ring, IN_DEPTH)];
+			sh->fill->n = 0;
+		}
+		sh->fill->through_seq = s->seq;
+		sh->fill->last = last;
+		sh->fill = NULL;
+		advance(&sh->in_ring.head, &sh->in_ring.wait_head);
+	}
+}
+
+static int one_flush(struct qp_shards *s)
+{
+	int rc = s->batch_n ? qp_tracker_add_batch(s->one, s->batch, s->batch_vantage, s->batch_n) : 0;
+
+	s->batch_n = 0;
+	if (rc)
+		s->one_rc = rc;
+	return rc;
+}
+
+struct roce_pkt *qp_shards_slot(struct qp_shards *s)
+{
+	return s->n == 1 ? &s->batch[s->batch_n] : &s->scratch;
+}
+
+int qp_shards_push(struct qp_shards *s, uint32_t vantage)
+{
+	const struct roce_pkt *pkt = qp_shards_slot(s);
+	struct shard *sh;
+	struct shard_pkt *p;
+
+	if (s->finished)
+		return -EINVAL;
+	s->seq++;
+	if ((pkt->flags & ROCE_F_CM) && pkt->cm_attr_id == CM_ATTR_REQ)
+		s->cm_reqs++;
+	if (s->n == 1) {
+		s->batch_vantage[s->batch_n++] = vantage;
+		return s->batch_n == QP_BATCH_MAX ? one_flush(s) : 0;
+	}
+	if (atomic_load_explicit(&s->failed, memory_order_relaxed))
+		return -ENOMEM;
+	if (s->seq > 1 && pkt->ts_ns < s->last_ts_ns)
+		s->ts_backwards++;
+	s->last_ts_ns = pkt->ts_ns;
+	sh = &s->sh[qp_shard_of(pkt, s->n)];
+	if (!sh->fill) {
+		sh->fill = &sh->in[ring_produce_slot(&sh->in_ring, IN_DEPTH)];
+		sh->fill->n = 0;
+	}
+	p = &sh->fill->pkts[sh->fill->n++];
+	p->pkt = *pkt;
+	p->seq = s->seq;
+	p->vantage = vantage;
+	if (sh->fill->n == IN_BATCH)
+		flush_all(s, false);
+	return 0;
+}
+
+/* ---- start, finish, results ---- */
+
+static int shard_init(struct qp_shards *s, struct shard *sh)
+{
+	const struct qp_event_sink *k = s->cfg.sink;
+	struct qp_tracker_cfg cfg = s->cfg;
+
+	sh->owner = s;
+	sh->rec = (struct qp_event_sink){
+		.ctx = sh,
+		.latency = k && k->latency ? rec_latency : NULL,
+		.retransmission = k && k->retransmission ? rec_retx : NULL,
+		.nak = k && k->nak ? rec_nak : NULL,
+		.cnp = k && k->cnp ? rec_cnp : NULL,
+		.window = k && k->window ? rec_window : NULL,
+	};
+	cfg.sink = &sh->rec;
+	sh->t = qp_tracker_new(&cfg);
+	sh->in = calloc(IN_DEPTH, sizeof(*sh->in));
+	sh->out = calloc(OUT_DEPTH, sizeof(*sh->out));
+	return sh->t && sh->in && sh->out ? 0 : -ENOMEM;
+}
+
+/* The threads, with every signal blocked: the caller's thread keeps taking them. */
+static int start_threads(struct qp_shards *s)
+{
+	sigset_t all, old;
+	int rc = 0;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (unsigned j = 0; j < s->n && !rc; j++) {
+		rc = -pthread_create(&s->sh[j].thread, NULL, shard_main, &s->sh[j]);
+		s->sh[j].started = !rc;
+	}
+	if (!rc) {
+		rc = -pthread_create(&s->merger, NULL, merge_main, s);
+		s->merger_started = !rc;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+struct qp_shards *qp_shards_new(const struct qp_tracker_cfg *cfg, unsigned n)
+{
+	struct qp_shards *s;
+	int rc = 0;
+
+	if (n < 1 || n > QP_SHARDS_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->n = n;
+	s->cfg = *cfg;
+	if (n == 1) {
+		s->one = qp_tracker_new(cfg);
+		if (!s->one) {
+			free(s);
+			return NULL;
+		}
+		return s;
+	}
+	s->sh = calloc(n, sizeof(*s->sh));
+	if (!s->sh)
+		rc = -ENOMEM;
+	for (unsigned j = 0; j < n && !rc; j++)
+		rc = shard_init(s, &s->sh[j]);
+	if (!rc)
+		rc = start_threads(s);
+	if (rc) {
+		qp_shards_free(s);
+		errno = -rc;
+		return NULL;
+	}
+	return s;
+}
+
+int qp_shards_finish(struct qp_shards *s)
+{
+	if (s->finished)
+		return 0;
+	s->finished = true;
+	if (s->n == 1) {
+		one_flush(s);
+		qp_tracker_finish(s->one);
+		return s->one_rc;
+	}
+	if (s->sh[0].started) /* all started, or none (qp_shards_new failed) */
+		flush_all(s, true);
+	for (unsigned j = 0; j < s->n; j++)
+		if (s->sh[j].started)
+			pthread_join(s->sh[j].thread, NULL);
+	if (s->merger_started)
+		pthread_join(s->merger, NULL);
+	return atomic_load(&s->failed) ? -ENOMEM : 0;
+}
+
+long qp_shards_snapshot(struct qp_shards *s, const struct flow_stats **out)
+{
+	uint64_t n_ids = s->n_ids;
+
+	if (s->n == 1)
+		return qp_tracker_snapshot(s->one, out);
+	if (!s->finished)
+		return -EINVAL;
+	if (util_ensure_mem((void **)&s->snap, &s->snap_cap, sizeof(*s->snap), n_ids ? n_ids : 1))
+		return -ENOMEM;
+	for (unsigned j = 0; j < s->n; j++) {
+		struct shard *sh = &s->sh[j];
+		const struct flow_stats *fl;
+		long m = qp_tracker_snapshot(sh->t, &fl);
+
+		if (m < 0)
+			return m;
+		for (long i = 0; i < m; i++) {
+			uint64_t id = global_id(s, sh, fl[i].id);
+
+			if (!id || id > n_ids)
+				return -ENOMEM; /* the merge could not number it */
+			s->snap[id - 1] = fl[i];
+			s->snap[id - 1].id = id;
+			s->snap[id - 1].peer_id = global_id(s, sh, fl[i].peer_id);
+		}
+	}
+	*out = s->snap;
+	return (long)n_ids;
+}
+
+const struct qp_tracker_totals *qp_shards_totals(struct qp_shards *s)
+{
+	struct qp_tracker_totals *t = &s->tot;
+	bool any = false;
+
+	if (s->n == 1)
+		return qp_tracker_totals(s->one);
+	memset(t, 0, sizeof(*t));
+	for (unsigned j = 0; j < s->n; j++) {
+		const struct qp_tracker_totals *x = qp_tracker_totals(s->sh[j].t);
+
+		t->packets += x->packets;
+		t->bytes += x->bytes;
+		t->flows += x->flows;
+		t->paired_flows += x->paired_flows;
+		t->cm_pairings += x->cm_pairings;
+		t->retransmitted_packets += x->retransmitted_packets;
+		t->naks += x->naks;
+		t->rnr_naks += x->rnr_naks;
+		t->timeouts += x->timeouts;
+		t->cnps += x->cnps;
+		t->cnps_unattributed += x->cnps_unattributed;
+		t->ecn_ce += x->ecn_ce;
+		t->duplicates += x->duplicates;
+		t->alloc_failures += x->alloc_failures;
+		t->psn_slots_visited += x->psn_slots_visited;
+		if (!x->packets)
+			continue;
+		if (!any || x->first_ns < t->first_ns)
+			t->first_ns = x->first_ns;
+		if (x->last_ns > t->last_ns)
+			t->last_ns = x->last_ns;
+		any = true;
+	}
+	t->ts_backwards = s->ts_backwards;
+	return t;
+}
+
+uint64_t qp_shards_packets(const struct qp_shards *s)
+{
+	return s->seq;
+}
+
+uint64_t qp_shards_cm_reqs(const struct qp_shards *s)
+{
+	return s->cm_reqs;
+}
+
+unsigned qp_shards_count(const struct qp_shards *s)
+{
+	return s->n;
+}
+
+void qp_shards_free(struct qp_shards *s)
+{
+	if (!s)
+		return;
+	qp_shards_finish(s);
+	qp_tracker_free(s->one);
+	for (unsigned j = 0; s->sh && j < s->n; j++) {
+		qp_tracker_free(s->sh[j].t);
+		free(s->sh[j].in);
+		free(s->sh[j].out);
+		free(s->sh[j].map);
+	}
+	free(s->sh);
+	free(s->snap);
+	free(s);
+}

@@ -1,0 +1,62 @@
+/*
+ * qp_shards.h: the per-QP tracker on N threads (agentxdp-analyze -j N), with the results of
+ * one tracker: the same events in the same order, the same flow ids, the same statistics.
+ *
+ * The caller's thread decodes and hands packets to qp_shards_push(). A packet goes to the
+ * shard of its unordered address pair (IPs, or LIDs/GIDs for InfiniBand), so both directions
+ * of a QP, every vantage of it and everything the tracker relates across flows (pairing by
+ * PSN, CM, DETH, CNPs, the TTL comparison) live in one shard's own qp_tracker. Packets go
+ * through single-producer single-consumer rings (C11 atomics; a thread that finds its ring
+ * empty or full sleeps on a futex after a short spin).
+ *
+ * Each shard records its tracker's events tagged with the global number of the packet that
+ * caused them; a merge thread replays them into cfg->sink in packet order (events of one
+ * packet keep their order), holding an event until every shard has passed its packet, and
+ * numbers flows in the order of their first packet, as one tracker does. The events
+ * qp_tracker_finish() emits come after, in flow id order. So the sink sees exactly the
+ * calls one tracker would make, from the merge thread.
+ *
+ * One known limit: the tracker remembers the last 256 CM REQs awaiting their REP per tracker;
+ * with more than 256 CM REQs in a run a REP could find, per shard, a REQ that one tracker had
+ * already forgotten. qp_shards_cm_reqs() says how many the run held.
+ *
+ * n == 1 runs one tracker on the caller's thread (in batches, no thread, no copy): today's path.
+ */
+#ifndef AGENTXDP_QP_SHARDS_H
+#define AGENTXDP_QP_SHARDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/track/qp_track.h"
+
+#define QP_SHARDS_MAX 256
+
+struct qp_shards;
+
+/* n trackers (1 to QP_SHARDS_MAX) with cfg (copied); NULL with errno set. */
+struct qp_shards *qp_shards_new(const struct qp_tracker_cfg *cfg, unsigned n);
+/*
+ * Packets in trace order: decode into qp_shards_slot() (n == 1: the tracker's own batch,
+ * no copy), then qp_shards_push() it. 0, or -ENOMEM (a tracker ran out: stop pushing; what
+ * was tracked is still finished).
+ */
+struct roce_pkt *qp_shards_slot(struct qp_shards *s);
+int qp_shards_push(struct qp_shards *s, uint32_t vantage);
+/* End of input: every event delivered to the sink, windows closed. 0, or -ENOMEM. */
+int qp_shards_finish(struct qp_shards *s);
+/* After finish: every flow's statistics by flow id, as qp_tracker_snapshot(). */
+long qp_shards_snapshot(struct qp_shards *s, const struct flow_stats **out);
+/* After finish (n == 1: any time): the totals of one tracker over the same packets. */
+const struct qp_tracker_totals *qp_shards_totals(struct qp_shards *s);
+/* Packets given to qp_shards_push() so far (any time, from the caller's thread). */
+uint64_t qp_shards_packets(const struct qp_shards *s);
+/* CM REQ packets seen (see the known limit above). */
+uint64_t qp_shards_cm_reqs(const struct qp_shards *s);
+unsigned qp_shards_count(const struct qp_shards *s);
+void qp_shards_free(struct qp_shards *s);
+
+/* The shard (0..n-1) of a packet: the same for both directions and every vantage. */
+unsigned qp_shard_of(const struct roce_pkt *pkt, unsigned n);
+
+#endif

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# test_jobs_identical.sh: issue #20 item 3. agentxdp-analyze -j N tracks on N threads and
+# gives the results of one: for every samples/*/ incident and several synthesized ones (loss
+# on a fabric of many host pairs, each-host vantages, a mirror that duplicates every frame,
+# ERSPAN III mirror sessions in one trace, native InfiniBand, --dedup), the `sqlite3 .dump`
+# of the -j 1, -j 2 and -j 4 databases (--samples all, so every latency row is compared;
+# less the run's clock: meta analysis_seconds and created_ns), the --json and the --prom file
+# are byte for byte the same. Several host pairs per incident, so every shard gets packets
+# (checked: -j 4 on the fabric incident must not run on one shard only). Bad -j values exit
+# 2 with one line and create nothing.
+. "$(dirname "$0")/../lib.sh"
+SYNTH=$BIN/agentxdp-synth ANALYZE=$BIN/agentxdp-analyze
+if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
+	skip jobs-identical "bin/agentxdp-synth or bin/agentxdp-analyze not built"
+	exit 0
+fi
+command -v sqlite3 >/dev/null || { skip jobs-identical "sqlite3 not installed"; exit 0; }
+work=$(tmpdir)
+trap 'rm -rf "$work"' EXIT
+
+# run J NAME ARGS...: -j J into $work/J.{sql,json,prom}; 1 when the analysis failed.
+run() {
+	local j=$1 name=$2
+	shift 2
+	rm -f "$work/x.db" "$work/$j.prom"
+	if ! "$ANALYZE" -q -j "$j" "$@" --samples all -o "$work/x.db" --prom "$work/$j.prom" \
+		>/dev/null 2>"$work/err"; then
+		fail "jobs-$name-j$j" "exit $?: $(head -n 1 "$work/err")"
+		return 1
+	fi
+	sqlite3 "$work/x.db" .dump |
+		grep -v -E "^INSERT INTO meta VALUES\('(analysis_seconds|created_ns)'," >"$work/$j.sql"
+	"$ANALYZE" -q -j "$j" "$@" --json >"$work/$j.json" 2>"$work/err" ||
+		{ fail "jobs-$name-j$j-json" "exit $?: $(head -n 1 "$work/err")"; return 1; }
+}
+
+# same NAME ARGS...: -j 2 and -j 4 give -j 1's database, JSON and metrics.
+same() {
+	local name=$1 j f bad=
+	shift
+	run 1 "$name" "$@" || return
+	[ "$(grep -c '^INSERT INTO latency_sample' "$work/1.sql")" -gt 0 ] ||
+		[ "$(grep -c '^INSERT INTO qp' "$work/1.sql")" -gt 0 ] ||
+		{ fail "jobs-$name" "-j 1 wrote no flow: nothing compared"; return; }
+	for j in 2 4; do
+		run $j "$name" "$@" || return
+		for f in sql json prom; do
+			cmp -s "$work/1.$f" "$work/$j.$f" || bad="$bad -j$j.$f"
+		done
+	done
+	if [ -z "$bad" ]; then
+		pass "jobs-$name ($(wc -l <"$work/1.sql") dump lines)"
+	else
+		fail "jobs-$name" "differs from -j 1:$bad; $(diff "$work/1.sql" "$work/4.sql" | head -n 4 | tr '\n' '|')"
+	fi
+}
+
+for d in "$TOP"/samples/*/; do
+	traces=("$d"trace*.pcap*)
+	[ -s "${traces[0]}" ] || continue
+	args=("${traces[@]}")
+	[ -s "$d/links.csv" ] && args+=(--topology "$d/links.csv")
+	[ -s "$d/paths.csv" ] && args+=(--paths "$d/paths.csv")
+	same "sample-$(basename "$d")" "${args[@]}"
+done
+
+# synth NAME OPTIONS...: an incident in $work/NAME (trace files, links.csv, paths.csv).
+synth() {
+	local name=$1
+	shift
+	"$SYNTH" -q -o "$work/$name" --host-gbps 10 --fabric-gbps 10 --mtu 256 --msg-size 4k "$@" ||
+		{ fail "jobs-synth-$name" "agentxdp-synth $* failed"; return 1; }
+}
+topo() { echo --topology "$work/$1/links.csv" --paths "$work/$1/paths.csv"; }
+
+if synth fabric --hosts 16 --leaves 4 --spines 2 --load 3% --duration 2ms --seed 41 \
+	--workload mixed --ack-timeout 200us --fault link=leaf1-spine0,kind=loss,size=3%; then
+	# shellcheck disable=SC2046
+	same synth-fabric-loss "$work/fabric/trace.pcapng" $(topo fabric)
+	# Every shard holds host pairs: a test that ran on one shard would prove nothing.
+	shards=$("$ANALYZE" -q -j 4 "$work/fabric/trace.pcapng" --json | jq -r '.flows | length' 2>/dev/null)
+	[ "${shards:-0}" -ge 32 ] && pass "jobs-fabric-many-flows ($shards flows)" ||
+		fail jobs-fabric-many-flows "only ${shards:-0} flows: too few host pairs to spread"
+	# A mirror that sends every frame twice (same time stamps): duplicates, not retransmissions.
+	if command -v mergecap >/dev/null; then
+		mergecap -w "$work/dup.pcapng" "$work/fabric/trace.pcapng" "$work/fabric/trace.pcapng" &&
+			same synth-mirror-duplicates "$work/dup.pcapng" --dedup 1us
+	else
+		skip jobs-synth-mirror-duplicates "mergecap not installed"
+	fi
+fi
+if synth eachhost --hosts 6 --leaves 2 --spines 2 --load 2% --duration 2ms --seed 42 \
+	--workload rpc --vantage each-host --host-fault host=198.18.0.11,kind=rnr,size=100us,onset=500us,end=1500us; then
+	# shellcheck disable=SC2046
+	same synth-each-host "$work"/eachhost/trace*.pcapng $(topo eachhost)
+fi
+if synth erspan --hosts 6 --leaves 2 --spines 2 --load 2% --duration 2ms --seed 43 \
+	--vantage each-host --encap erspan3 --mirror-sessions --fault link=leaf0-spine1,kind=slow,size=20us; then
+	# shellcheck disable=SC2046
+	same synth-erspan3-sessions "$work"/erspan/trace*.pcapng $(topo erspan)
+fi
+if synth ib --hosts 8 --leaves 2 --spines 2 --load 2% --duration 2ms --seed 44 --link ib \
+	--fault link=leaf0-spine0,kind=loss,size=2%; then
+	same synth-infiniband "$work"/ib/trace*.pcap*
+fi
+
+# --- Bad -j values: exit 2, one line, nothing on stdout, no file ---
+for bad in 0 -1 1000 x ""; do
+	rm -f "$work/bad.db"
+	"$ANALYZE" -j "$bad" "$TOP/samples/healthy/trace.pcapng" -o "$work/bad.db" >"$work/out" 2>"$work/err"
+	rc=$?
+	if [ $rc -eq 2 ] && [ "$(wc -l <"$work/err")" -eq 1 ] && grep -q -- "--jobs" "$work/err" &&
+		[ ! -s "$work/out" ] && [ ! -e "$work/bad.db" ]; then
+		pass "jobs-bad-value '$bad'"
+	else
+		fail "jobs-bad-value '$bad'" "exit $rc: $(head -n 2 "$work/err" | tr '\n' '|')"
+	fi
+done
+"$ANALYZE" --help | grep -q -- "-j, --jobs N" && pass jobs-in-help || fail jobs-in-help "--help has no -j"
+exit $((T_FAILED > 0))
