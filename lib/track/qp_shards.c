@@ -16,9 +16,10 @@
 #include "lib/util/util.h"
 
 #define IN_BATCH 256		/* packets per input slot */
-#define IN_DEPTH 8		/* input slots per shard */
-#define OUT_BATCH 2048		/* events per output slot */
+#define IN_DEPTH 16		/* input slots per shard */
+#define OUT_BATCH 1024		/* events per output slot */
 #define OUT_DEPTH 8		/* output slots per shard */
+#define OUT_EVERY 4		/* input slots between two progress reports at most */
 #define SPIN 256		/* polls before sleeping on a ring */
 
 /*
@@ -31,13 +32,19 @@
 
 /* ---- single-producer single-consumer rings: counters, and a futex for the slow path ---- */
 
+/* A side asleep until the other side's counter reaches target. */
+struct ring_waiter {
+	_Atomic uint32_t sleeping;
+	_Atomic uint32_t target;
+};
+
 struct spsc {
 	_Atomic uint32_t head;		/* slots published, by the producer */
-	_Atomic uint32_t wait_head;	/* 1: the consumer sleeps on head */
-	char apart[56];			/* the two sides' counters on different cache lines */
+	struct ring_waiter wait_head;	/* the consumer, for slots to read */
+	char apart[52];			/* the two sides' counters on different cache lines */
 	_Atomic uint32_t tail;		/* slots released, by the consumer */
-	_Atomic uint32_t wait_tail;	/* 1: the producer sleeps on tail */
-	char after[56];
+	struct ring_waiter wait_tail;	/* the producer, for free slots */
+	char after[52];
 };
 
 static inline void cpu_relax(void)
@@ -47,41 +54,56 @@ static inline void cpu_relax(void)
 #endif
 }
 
-/* Until *ctr differs from val: a short spin, then the futex (a shared machine must not spin). */
-static void wait_change(_Atomic uint32_t *ctr, _Atomic uint32_t *sleeping, uint32_t val)
+static inline bool reached(uint32_t v, uint32_t target)
 {
+	return (int32_t)(v - target) >= 0;
+}
+
+/*
+ * Until *ctr reaches target: a short spin, then the futex. A shared machine must not spin,
+ * and a system call per slot costs more than the slot's work: the producer waits for half
+ * the ring (see ring_produce_slot()), so a side sleeps and is woken once per many slots.
+ */
+static void wait_reach(_Atomic uint32_t *ctr, struct ring_waiter *w, uint32_t target)
+{
+	uint32_t v;
+
 	for (int i = 0; i < SPIN; i++) {
-		if (atomic_load_explicit(ctr, memory_order_acquire) != val)
+		if (reached(atomic_load_explicit(ctr, memory_order_acquire), target))
 			return;
 		cpu_relax();
 	}
 	for (;;) {
-		atomic_store(sleeping, 1);
+		atomic_store(&w->target, target);
+		atomic_store(&w->sleeping, 1);
 		atomic_thread_fence(memory_order_seq_cst);
-		if (atomic_load_explicit(ctr, memory_order_acquire) != val)
+		v = atomic_load_explicit(ctr, memory_order_acquire);
+		if (reached(v, target))
 			return;
-		syscall(SYS_futex, (uint32_t *)ctr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+		syscall(SYS_futex, (uint32_t *)ctr, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
 	}
 }
 
-/* ++*ctr (release), and wake the other side if it sleeps on it. */
-static void advance(_Atomic uint32_t *ctr, _Atomic uint32_t *sleeping)
+/* ++*ctr (release), and wake the other side if it sleeps for this value. */
+static void advance(_Atomic uint32_t *ctr, struct ring_waiter *w)
 {
-	atomic_fetch_add_explicit(ctr, 1, memory_order_release);
+	uint32_t v = atomic_fetch_add_explicit(ctr, 1, memory_order_release) + 1;
+
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(sleeping, memory_order_relaxed)) {
-		atomic_store_explicit(sleeping, 0, memory_order_relaxed);
+	if (atomic_load_explicit(&w->sleeping, memory_order_acquire) &&
+	    reached(v, atomic_load_explicit(&w->target, memory_order_relaxed))) {
+		atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
 		syscall(SYS_futex, (uint32_t *)ctr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 	}
 }
 
-/* Producer: the index of a free slot (waits for one). */
+/* Producer: the index of a free slot; a full ring is waited on until half of it is free. */
 static uint32_t ring_produce_slot(struct spsc *r, uint32_t depth)
 {
-	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed), t;
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
 
-	while (h - (t = atomic_load_explicit(&r->tail, memory_order_acquire)) == depth)
-		wait_change(&r->tail, &r->wait_tail, t);
+	if (h - atomic_load_explicit(&r->tail, memory_order_acquire) == depth)
+		wait_reach(&r->tail, &r->wait_tail, h - depth / 2);
 	return h % depth;
 }
 
@@ -90,28 +112,32 @@ static bool ring_consume_slot(struct spsc *r, uint32_t depth, bool block, uint32
 {
 	uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
 
-	while (atomic_load_explicit(&r->head, memory_order_acquire) == t) {
+	if (atomic_load_explicit(&r->head, memory_order_acquire) == t) {
 		if (!block)
 			return false;
-		wait_change(&r->head, &r->wait_head, t);
+		wait_reach(&r->head, &r->wait_head, t + 1);
 	}
 	*idx = t % depth;
 	return true;
 }
 
+/* Consumer: whether nothing is published beyond what it took. */
+static bool ring_empty(struct spsc *r)
+{
+	return atomic_load_explicit(&r->head, memory_order_acquire) ==
+	       atomic_load_explicit(&r->tail, memory_order_relaxed);
+}
+
 /* ---- what travels ---- */
 
-struct shard_pkt {
-	struct roce_pkt pkt;
-	uint64_t seq;		/* the packet's number in the run, from 1 */
-	uint32_t vantage;
-};
-
+/* Packets as qp_tracker_add_batch() takes them, with their numbers. */
 struct in_slot {
 	uint32_t n;
 	bool last;		/* end of input: finish the tracker after these */
 	uint64_t through_seq;	/* the shard's packets numbered up to this are here or before */
-	struct shard_pkt pkts[IN_BATCH];
+	struct roce_pkt pkts[IN_BATCH];
+	uint32_t vantage[IN_BATCH];
+	uint64_t seq[IN_BATCH];	/* the packet's number in the run, from 1 */
 };
 
 enum shard_ev_type { EV_BORN, EV_LATENCY, EV_RETX, EV_NAK, EV_CNP, EV_WINDOW };
@@ -120,7 +146,7 @@ struct shard_event {
 	uint64_t seq;		/* the packet that caused it, 0: qp_tracker_finish() */
 	uint8_t type;		/* enum shard_ev_type */
 	union {
-		uint64_t born_id;	/* EV_BORN: the shard's flow id its packet gave */
+		uint64_t born_id;	/* EV_BORN: the shard's flow id its packet gave it */
 		struct qp_latency_sample lat;
 		struct qp_retx_event retx;
 		struct qp_nak_event nak;
@@ -151,7 +177,9 @@ struct shard {
 	struct in_slot *fill;		/* being filled, NULL none */
 	/* the shard thread's side */
 	struct out_slot *cur_out;	/* being filled, NULL none */
-	uint64_t cur_seq;		/* the packet being tracked, 0 in finish */
+	const struct in_slot *cur_in;	/* the packets being tracked, NULL in finish */
+	uint32_t cur_start;		/* the batch's first packet in it */
+	uint64_t cur_base;		/* the tracker's packet count before the batch */
 	uint64_t done_seq;		/* its events are out up to here */
 	bool failed;
 	/* the merge thread's side */
@@ -200,7 +228,11 @@ static void out_publish(struct shard *sh, uint64_t wm)
 	advance(&sh->out_ring.head, &sh->out_ring.wait_head);
 }
 
-static struct shard_event *out_next(struct shard *sh, uint8_t type)
+/*
+ * The next event of the packet being tracked; `counted`: whether the tracker has counted the
+ * packet yet (it does before emitting anything but the new flow's id).
+ */
+static struct shard_event *out_next_at(struct shard *sh, uint8_t type, bool counted)
 {
 	struct shard_event *e;
 
@@ -211,9 +243,19 @@ static struct shard_event *out_next(struct shard *sh, uint8_t type)
 		sh->cur_out->n = 0;
 	}
 	e = &sh->cur_out->ev[sh->cur_out->n++];
-	e->seq = sh->cur_seq;
+	e->seq = 0;
+	if (sh->cur_in) {
+		uint64_t i = qp_tracker_totals(sh->t)->packets - sh->cur_base - (counted ? 1 : 0);
+
+		e->seq = sh->cur_in->seq[sh->cur_start + i];
+	}
 	e->type = type;
 	return e;
+}
+
+static struct shard_event *out_next(struct shard *sh, uint8_t type)
+{
+	return out_next_at(sh, type, true);
 }
 
 static void rec_latency(void *ctx, const struct qp_latency_sample *s)
@@ -244,25 +286,34 @@ static void rec_window(void *ctx, uint64_t flow_id, const struct flow_window *w)
 	e->win.w = *w;
 }
 
-/* One packet; a flow it gave its first packet is said after its events (the merge numbers it). */
-static void shard_track(struct shard *sh, const struct shard_pkt *p)
+/* A new flow: the merge numbers it at its packet, as one tracker does. */
+static void rec_flow(void *ctx, uint64_t flow_id)
 {
-	uint64_t flows = qp_tracker_totals(sh->t)->flows;
+	out_next_at(ctx, EV_BORN, false)->born_id = flow_id;
+}
 
-	sh->cur_seq = p->seq;
-	if (!sh->failed && qp_tracker_add(sh->t, &p->pkt, p->vantage)) {
-		sh->failed = true;
-		atomic_store(&sh->owner->failed, 1);
+/* A slot's packets, in the tracker's batches (prefetching, as on one thread). */
+static void shard_track(struct shard *sh, const struct in_slot *in)
+{
+	sh->cur_in = in;
+	for (uint32_t i = 0; i < in->n && !sh->failed; i += QP_BATCH_MAX) {
+		uint32_t m = in->n - i < QP_BATCH_MAX ? in->n - i : QP_BATCH_MAX;
+
+		sh->cur_start = i;
+		sh->cur_base = qp_tracker_totals(sh->t)->packets;
+		if (qp_tracker_add_batch(sh->t, &in->pkts[i], &in->vantage[i], m)) {
+			sh->failed = true;
+			atomic_store(&sh->owner->failed, 1);
+		}
+		sh->done_seq = in->seq[i + m - 1];
 	}
-	if (qp_tracker_totals(sh->t)->flows != flows)
-		out_next(sh, EV_BORN)->born_id = flows + 1;
-	sh->done_seq = p->seq;
+	sh->cur_in = NULL;
 }
 
 static void *shard_main(void *arg)
 {
 	struct shard *sh = arg;
-	uint32_t idx;
+	uint32_t idx, unsaid = 0;
 
 	for (;;) {
 		struct in_slot *in;
@@ -270,16 +321,21 @@ static void *shard_main(void *arg)
 
 		ring_consume_slot(&sh->in_ring, IN_DEPTH, true, &idx);
 		in = &sh->in[idx];
-		for (uint32_t i = 0; i < in->n; i++)
-			shard_track(sh, &in->pkts[i]);
+		shard_track(sh, in);
 		sh->done_seq = in->through_seq;
 		last = in->last;
 		advance(&sh->in_ring.tail, &sh->in_ring.wait_tail);
 		if (last)
 			break;
-		out_publish(sh, sh->done_seq);
+		/*
+		 * The merge needs this shard's progress to release the others' events: said before
+		 * waiting for input (so nothing waits on a sleeping shard), and every few slots.
+		 */
+		if (++unsaid == OUT_EVERY || ring_empty(&sh->in_ring)) {
+			out_publish(sh, sh->done_seq);
+			unsaid = 0;
+		}
 	}
-	sh->cur_seq = 0;
 	sh->done_seq = WM_PACKETS;
 	qp_tracker_finish(sh->t);
 	out_publish(sh, WM_ALL);
@@ -429,20 +485,20 @@ static void *merge_main(void *arg)
 
 /* ---- the reader's side ---- */
 
-static uint64_t addr_hash(const uint8_t *a)
+static inline uint64_t addr_fold(const uint8_t *a)
 {
 	uint64_t x, y;
 
 	memcpy(&x, a, 8);
 	memcpy(&y, a + 8, 8);
-	return mix64(x ^ mix64(y + 0x9e3779b97f4a7c15ull));
+	return x ^ (y * 0x9e3779b97f4a7c15ull);
 }
 
 unsigned qp_shard_of(const struct roce_pkt *pkt, unsigned n)
 {
-	uint64_t a = addr_hash(pkt->src_ip), b = addr_hash(pkt->dst_ip);
+	uint64_t a = addr_fold(pkt->src_ip), b = addr_fold(pkt->dst_ip);
 	/* Unordered: both directions of a host pair give the same h. */
-	uint64_t h = a < b ? mix64(a ^ mix64(b)) : mix64(b ^ mix64(a));
+	uint64_t h = a < b ? mix64(a * 0xff51afd7ed558ccdull + b) : mix64(b * 0xff51afd7ed558ccdull + a);
 
 	return n > 1 ? (unsigned)(((unsigned __int128)h * n) >> 64) : 0;
 }
@@ -483,7 +539,7 @@ int qp_shards_push(struct qp_shards *s, uint32_t vantage)
 {
 	const struct roce_pkt *pkt = qp_shards_slot(s);
 	struct shard *sh;
-	struct shard_pkt *p;
+	struct in_slot *in;
 
 	if (s->finished)
 		return -EINVAL;
@@ -504,11 +560,11 @@ int qp_shards_push(struct qp_shards *s, uint32_t vantage)
 		sh->fill = &sh->in[ring_produce_slot(&sh->in_ring, IN_DEPTH)];
 		sh->fill->n = 0;
 	}
-	p = &sh->fill->pkts[sh->fill->n++];
-	p->pkt = *pkt;
-	p->seq = s->seq;
-	p->vantage = vantage;
-	if (sh->fill->n == IN_BATCH)
+	in = sh->fill;
+	in->pkts[in->n] = *pkt;
+	in->vantage[in->n] = vantage;
+	in->seq[in->n++] = s->seq;
+	if (in->n == IN_BATCH)
 		flush_all(s, false);
 	return 0;
 }
@@ -528,6 +584,7 @@ static int shard_init(struct qp_shards *s, struct shard *sh)
 		.nak = k && k->nak ? rec_nak : NULL,
 		.cnp = k && k->cnp ? rec_cnp : NULL,
 		.window = k && k->window ? rec_window : NULL,
+		.flow = rec_flow,
 	};
 	cfg.sink = &sh->rec;
 	sh->t = qp_tracker_new(&cfg);

@@ -802,6 +802,8 @@ static int tracker_add(struct qp_tracker *t, struct qp_flow *f, const struct roc
 		f->st.vantage = vantage;
 		f->st.first_ns = ts;
 		f->st.opcode_first = pkt->opcode;
+		if (t->cfg.sink && t->cfg.sink->flow)
+			t->cfg.sink->flow(t->cfg.sink->ctx, f->st.id);
 	}
 	if (t->tot.packets && ts < t->last_ts_ns)
 		t->tot.ts_backwards++;

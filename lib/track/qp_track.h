@@ -141,6 +141,8 @@ struct qp_event_sink {
 	void (*cnp)(void *ctx, const struct qp_cnp_event *e);
 	/* A time window closed (emitted in order per flow; flows interleave). */
 	void (*window)(void *ctx, uint64_t flow_id, const struct flow_window *w);
+	/* A flow got its id: its first packet, before that packet's other events (qp_shards). */
+	void (*flow)(void *ctx, uint64_t flow_id);
 };
 
 struct qp_tracker_cfg {
