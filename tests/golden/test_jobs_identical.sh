@@ -2,12 +2,14 @@
 # test_jobs_identical.sh: issue #20 item 3. agentxdp-analyze -j N tracks on N threads and
 # gives the results of one: for every samples/*/ incident and several synthesized ones (loss
 # on a fabric of many host pairs, each-host vantages, a mirror that duplicates every frame,
-# ERSPAN III mirror sessions in one trace, native InfiniBand, --dedup), the `sqlite3 .dump`
+# ERSPAN III mirror sessions in one trace, native InfiniBand, --dedup, a busy 150k-packet
+# fabric of 3,072 queue pairs), the `sqlite3 .dump`
 # of the -j 1, -j 2 and -j 4 databases (--samples all, so every latency row is compared;
 # less the run's clock: meta analysis_seconds and created_ns), the --json and the --prom file
 # are byte for byte the same. Several host pairs per incident, so every shard gets packets
 # (checked: -j 4 on the fabric incident must not run on one shard only). Bad -j values exit
-# 2 with one line and create nothing.
+# 2 with one line and create nothing. A run that hangs (threads waiting on each other) is
+# killed after 300 s and fails.
 . "$(dirname "$0")/../lib.sh"
 SYNTH=$BIN/agentxdp-synth ANALYZE=$BIN/agentxdp-analyze
 if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
@@ -23,14 +25,14 @@ run() {
 	local j=$1 name=$2
 	shift 2
 	rm -f "$work/x.db" "$work/$j.prom"
-	if ! "$ANALYZE" -q -j "$j" "$@" --samples all -o "$work/x.db" --prom "$work/$j.prom" \
+	if ! timeout 300 "$ANALYZE" -q -j "$j" "$@" --samples all -o "$work/x.db" --prom "$work/$j.prom" \
 		>/dev/null 2>"$work/err"; then
 		fail "jobs-$name-j$j" "exit $?: $(head -n 1 "$work/err")"
 		return 1
 	fi
 	sqlite3 "$work/x.db" .dump |
 		grep -v -E "^INSERT INTO meta VALUES\('(analysis_seconds|created_ns)'," >"$work/$j.sql"
-	"$ANALYZE" -q -j "$j" "$@" --json >"$work/$j.json" 2>"$work/err" ||
+	timeout 300 "$ANALYZE" -q -j "$j" "$@" --json >"$work/$j.json" 2>"$work/err" ||
 		{ fail "jobs-$name-j$j-json" "exit $?: $(head -n 1 "$work/err")"; return 1; }
 }
 
@@ -74,7 +76,7 @@ synth() {
 topo() { echo --topology "$work/$1/links.csv" --paths "$work/$1/paths.csv"; }
 
 if synth fabric --hosts 16 --leaves 4 --spines 2 --load 3% --duration 2ms --seed 41 \
-	--workload mixed --ack-timeout 200us --fault link=leaf1-spine0,kind=loss,size=3%; then
+	--workload mixed --ack-timeout 3000us --fault link=leaf1-spine0,kind=loss,size=3%; then
 	# shellcheck disable=SC2046
 	same synth-fabric-loss "$work/fabric/trace.pcapng" $(topo fabric)
 	# Every shard holds host pairs: a test that ran on one shard would prove nothing.
@@ -88,6 +90,14 @@ if synth fabric --hosts 16 --leaves 4 --spines 2 --load 3% --duration 2ms --seed
 	else
 		skip jobs-synth-mirror-duplicates "mergecap not installed"
 	fi
+fi
+# Busy enough that rings fill, shards wait on each other and output slots overflow: 48 hosts,
+# 3,072 queue pairs, an ACK every second packet, 128-byte snaplen, loss on a host link.
+if synth busy --hosts 48 --leaves 4 --spines 2 --peers 16 --qps-per-pair 4 --workload mixed \
+	--load 60% --duration 1s --max-packets 150000 --snaplen 128 --ack-every 2 --seed 45 \
+	--fault link=198.18.0.10-leaf0,kind=loss,size=1%; then
+	# shellcheck disable=SC2046
+	same synth-busy-fabric "$work/busy/trace.pcapng" $(topo busy)
 fi
 if synth eachhost --hosts 6 --leaves 2 --spines 2 --load 2% --duration 2ms --seed 42 \
 	--workload rpc --vantage each-host --host-fault host=198.18.0.11,kind=rnr,size=100us,onset=500us,end=1500us; then
