@@ -696,6 +696,7 @@ long qp_shards_snapshot(struct qp_shards *s, const struct flow_stats **out)
 			s->snap[id - 1].id = id;
 			s->snap[id - 1].peer_id = global_id(s, sh, fl[i].peer_id);
 		}
+		qp_tracker_snapshot_release(sh->t); /* copied: one shard's copy at a time */
 	}
 	*out = s->snap;
 	return (long)n_ids;

@@ -1063,6 +1063,13 @@ const struct qp_tracker_totals *qp_tracker_totals(const struct qp_tracker *t)
 	return &t->tot;
 }
 
+void qp_tracker_snapshot_release(struct qp_tracker *t)
+{
+	free(t->snap);
+	t->snap = NULL;
+	t->snap_cap = 0;
+}
+
 void qp_tracker_free(struct qp_tracker *t)
 {
 	if (!t)

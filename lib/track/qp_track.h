@@ -207,6 +207,8 @@ void qp_tracker_finish(struct qp_tracker *t);
  */
 long qp_tracker_snapshot(struct qp_tracker *t, const struct flow_stats **out);
 const struct qp_tracker_totals *qp_tracker_totals(const struct qp_tracker *t);
+/* Free the last snapshot's array (its copy was taken; a later snapshot makes a new one). */
+void qp_tracker_snapshot_release(struct qp_tracker *t);
 
 void qp_tracker_free(struct qp_tracker *t);
 
