@@ -932,6 +932,8 @@ static void run_summary(struct analyze_run *r)
 
 static void run_cleanup(struct analyze_run *r)
 {
+	if (r->trk)
+		qp_shards_finish(r->trk); /* the merge thread feeds the store: stopped first */
 	if (r->have_topo)
 		topology_free(&r->topo);
 	if (r->st)
