@@ -45,7 +45,7 @@ struct analyze_opts {
 	int n_qps;
 	uint64_t max_frames;		/* -c: stop after this many selected frames, 0 = all */
 	enum dump_time dump_time;	/* --dump -t... */
-	unsigned jobs;			/* -j: tracker threads (1: today's single thread) */
+	unsigned jobs;			/* -j: tracker threads (1: one thread; 0: the default) */
 };
 
 /*
@@ -59,6 +59,8 @@ int analyze_select_qp(const struct analyze_opts *opts, int decode_rc, const stru
 /* Entry points of the two modes; each returns the process exit status. */
 int dump_traces(const struct analyze_opts *opts);
 int analyze_traces(const struct analyze_opts *opts);
+/* -j's default: the cores this process may run on, at most 16 (the reader is one more thread). */
+unsigned analyze_default_jobs(void);
 /* SIGINT, SIGTERM, SIGHUP: finish with what was read (analyze_run.c); main mode only. */
 void analyze_catch_signals(void);
 

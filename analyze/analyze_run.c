@@ -479,6 +479,7 @@ static int run_start_tracker(struct analyze_run *r)
 	const struct analyze_opts *opts = r->opts;
 	struct qp_tracker_cfg cfg;
 	char err[512];
+	unsigned jobs;
 
 	qp_tracker_cfg_default(&cfg);
 	cfg.window_ns = r->window_ns;
@@ -509,9 +510,10 @@ static int run_start_tracker(struct analyze_run *r)
 		};
 		cfg.sink = &r->tee_ops;
 	}
-	r->trk = qp_shards_new(&cfg, opts->jobs);
+	jobs = opts->jobs ? opts->jobs : analyze_default_jobs();
+	r->trk = qp_shards_new(&cfg, jobs);
 	if (!r->trk) {
-		pr_err("starting %u trackers: %s\n", opts->jobs, strerror(errno));
+		pr_err("starting %u trackers: %s\n", jobs, strerror(errno));
 		return -1;
 	}
 	return 0;

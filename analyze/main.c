@@ -282,11 +282,20 @@ static int port_opt(struct analyze_opts *o, bool vxlan, const char *arg)
 	return 0;
 }
 
-/* --sample-rows N, --samples findings|all|none (store_samples_name()'s names). */
-static int samples_opt(int c, const char *text, struct analyze_opts *opts)
+/*
+ * What the run keeps and what it runs on: --sample-rows N, --samples findings|all|none
+ * (store_samples_name()'s names), -j N (tracker threads).
+ */
+static int sizing_opt(int c, const char *text, struct analyze_opts *opts)
 {
 	uint64_t v;
 
+	if (c == 'j') {
+		if (parse_u64(text, 1, QP_SHARDS_MAX, &v))
+			return usage_error("invalid --jobs '%s' (1 to %d threads)", text, QP_SHARDS_MAX);
+		opts->jobs = (unsigned)v;
+		return 0;
+	}
 	if (c == OPT_SAMPLE_ROWS) {
 		if (parse_u64(text, 0, UINT32_MAX, &v))
 			return usage_error("invalid --sample-rows '%s' (0 to 4294967295)", text);
@@ -302,14 +311,14 @@ static int samples_opt(int c, const char *text, struct analyze_opts *opts)
 	return usage_error("invalid --samples '%s' (findings, all or none)", text);
 }
 
-/* -j's default: the cores this process may run on, at most 16 (the reader is one thread). */
-static unsigned default_jobs(void)
+unsigned analyze_default_jobs(void)
 {
 	cpu_set_t set;
 	int n = sched_getaffinity(0, sizeof(set), &set) ? 1 : CPU_COUNT(&set);
 
 	return n < 1 ? 1 : n > 16 ? 16 : (unsigned)n;
 }
+
 
 /* A file or folder option: an empty name is a usage error before any work. */
 #define PATH_OPT(dst, what)                                                   \
@@ -324,7 +333,6 @@ int main(int argc, char **argv)
 	struct analyze_opts opts = {
 		.window_ns = 0, /* chosen from the traces' span */
 		.max_samples_per_window = 1000,
-		.jobs = default_jobs(),
 	};
 	static struct select_args sa;
 	uint64_t v;
@@ -401,18 +409,14 @@ int main(int argc, char **argv)
 			break;
 		case OPT_SAMPLE_ROWS:
 		case OPT_SAMPLES:
-			if ((rc = samples_opt(c, optarg, &opts)))
+		case 'j':
+			if ((rc = sizing_opt(c, optarg, &opts)))
 				return rc;
 			break;
 		case OPT_DEDUP:
 			if ((rc = duration_opt("--dedup", optarg, 0, 1000000000ull, "0 to 1s, e.g. 500ns", &v)))
 				return rc;
 			opts.dedup_ns = v;
-			break;
-		case 'j':
-			if (parse_u64(optarg, 1, QP_SHARDS_MAX, &v))
-				return usage_error("invalid --jobs '%s' (1 to %d threads)", optarg, QP_SHARDS_MAX);
-			opts.jobs = (unsigned)v;
 			break;
 		case 'q':
 			agentxdp_log_level = LOG_ERR;
