@@ -188,6 +188,8 @@ struct shard {
 	uint64_t mwm;			/* watermark of the last slot merged */
 	uint64_t *map;			/* shard flow id - 1 -> flow id */
 	size_t map_n, map_cap;
+	uint64_t *born;			/* no sink: shard flow id - 1 -> its first packet's number */
+	size_t born_n, born_cap;
 };
 
 struct qp_shards {
@@ -206,6 +208,7 @@ struct qp_shards {
 	struct roce_pkt scratch;	/* decoded here, then copied to its shard */
 	struct shard *sh;
 	pthread_t merger;
+	bool merge;			/* a sink: events go through the merge thread */
 	bool merger_started;
 	_Atomic int failed;		/* a shard or the merge ran out of memory */
 	uint64_t last_ts_ns, ts_backwards; /* as one tracker counts them, over all packets */
@@ -228,6 +231,17 @@ static void out_publish(struct shard *sh, uint64_t wm)
 	advance(&sh->out_ring.head, &sh->out_ring.wait_head);
 }
 
+/* The number of the packet being tracked, 0 in finish (`counted`: see out_next_at()). */
+static uint64_t cur_seq(const struct shard *sh, bool counted)
+{
+	uint64_t i;
+
+	if (!sh->cur_in)
+		return 0;
+	i = qp_tracker_totals(sh->t)->packets - sh->cur_base - (counted ? 1 : 0);
+	return sh->cur_in->seq[sh->cur_start + i];
+}
+
 /*
  * The next event of the packet being tracked; `counted`: whether the tracker has counted the
  * packet yet (it does before emitting anything but the new flow's id).
@@ -243,12 +257,7 @@ static struct shard_event *out_next_at(struct shard *sh, uint8_t type, bool coun
 		sh->cur_out->n = 0;
 	}
 	e = &sh->cur_out->ev[sh->cur_out->n++];
-	e->seq = 0;
-	if (sh->cur_in) {
-		uint64_t i = qp_tracker_totals(sh->t)->packets - sh->cur_base - (counted ? 1 : 0);
-
-		e->seq = sh->cur_in->seq[sh->cur_start + i];
-	}
+	e->seq = cur_seq(sh, counted);
 	e->type = type;
 	return e;
 }
@@ -289,7 +298,19 @@ static void rec_window(void *ctx, uint64_t flow_id, const struct flow_window *w)
 /* A new flow: the merge numbers it at its packet, as one tracker does. */
 static void rec_flow(void *ctx, uint64_t flow_id)
 {
-	out_next_at(ctx, EV_BORN, false)->born_id = flow_id;
+	struct shard *sh = ctx;
+
+	if (sh->owner->merge) {
+		out_next_at(sh, EV_BORN, false)->born_id = flow_id;
+		return;
+	}
+	/* No sink: no merge thread; the ids are given at finish from the packets' numbers. */
+	if (util_ensure_mem((void **)&sh->born, &sh->born_cap, sizeof(*sh->born), sh->born_n + 1)) {
+		sh->failed = true;
+		atomic_store(&sh->owner->failed, 1);
+		return;
+	}
+	sh->born[sh->born_n++] = cur_seq(sh, false);
 }
 
 /* A slot's packets, in the tracker's batches (prefetching, as on one thread). */
@@ -331,14 +352,15 @@ static void *shard_main(void *arg)
 		 * The merge needs this shard's progress to release the others' events: said before
 		 * waiting for input (so nothing waits on a sleeping shard), and every few slots.
 		 */
-		if (++unsaid == OUT_EVERY || ring_empty(&sh->in_ring)) {
+		if (sh->owner->merge && (++unsaid == OUT_EVERY || ring_empty(&sh->in_ring))) {
 			out_publish(sh, sh->done_seq);
 			unsaid = 0;
 		}
 	}
 	sh->done_seq = WM_PACKETS;
 	qp_tracker_finish(sh->t);
-	out_publish(sh, WM_ALL);
+	if (sh->owner->merge)
+		out_publish(sh, WM_ALL);
 	return NULL;
 }
 
@@ -605,7 +627,7 @@ static int start_threads(struct qp_shards *s)
 		rc = -pthread_create(&s->sh[j].thread, NULL, shard_main, &s->sh[j]);
 		s->sh[j].started = !rc;
 	}
-	if (!rc) {
+	if (!rc && s->merge) {
 		rc = -pthread_create(&s->merger, NULL, merge_main, s);
 		s->merger_started = !rc;
 	}
@@ -635,6 +657,7 @@ struct qp_shards *qp_shards_new(const struct qp_tracker_cfg *cfg, unsigned n)
 		}
 		return s;
 	}
+	s->merge = cfg->sink != NULL;
 	s->sh = calloc(n, sizeof(*s->sh));
 	if (!s->sh)
 		rc = -ENOMEM;
@@ -648,6 +671,25 @@ struct qp_shards *qp_shards_new(const struct qp_tracker_cfg *cfg, unsigned n)
 		return NULL;
 	}
 	return s;
+}
+
+/* No sink: flow ids in the order of the flows' first packets, from each shard's record. */
+static void number_flows(struct qp_shards *s)
+{
+	for (;;) {
+		struct shard *best = NULL;
+
+		for (unsigned j = 0; j < s->n; j++) {
+			struct shard *sh = &s->sh[j];
+
+			if (sh->map_n < sh->born_n && (!best || sh->born[sh->map_n] < best->born[best->map_n]))
+				best = sh;
+		}
+		if (!best)
+			return;
+		if (!global_id(s, best, best->map_n + 1))
+			return; /* out of memory: said by the failed flag */
+	}
 }
 
 int qp_shards_finish(struct qp_shards *s)
@@ -667,6 +709,8 @@ int qp_shards_finish(struct qp_shards *s)
 			pthread_join(s->sh[j].thread, NULL);
 	if (s->merger_started)
 		pthread_join(s->merger, NULL);
+	if (!s->merge)
+		number_flows(s);
 	return atomic_load(&s->failed) ? -ENOMEM : 0;
 }
 
@@ -766,6 +810,7 @@ void qp_shards_free(struct qp_shards *s)
 		free(s->sh[j].in);
 		free(s->sh[j].out);
 		free(s->sh[j].map);
+		free(s->sh[j].born);
 	}
 	free(s->sh);
 	free(s->snap);
