@@ -14,7 +14,9 @@
  * packet keep their order), holding an event until every shard has passed its packet, and
  * numbers flows in the order of their first packet, as one tracker does. The events
  * qp_tracker_finish() emits come after, in flow id order. So the sink sees exactly the
- * calls one tracker would make, from the merge thread.
+ * calls one tracker would make, from the merge thread. Without a sink there is no merge
+ * thread: each shard records its new flows' first packet numbers and the flows are numbered
+ * at finish.
  *
  * One known limit: the tracker remembers the last 256 CM REQs awaiting their REP per tracker;
  * with more than 256 CM REQs in a run a REP could find, per shard, a REQ that one tracker had
