@@ -611,8 +611,8 @@ static int shard_init(struct qp_shards *s, struct shard *sh)
 	cfg.sink = &sh->rec;
 	sh->t = qp_tracker_new(&cfg);
 	sh->in = calloc(IN_DEPTH, sizeof(*sh->in));
-	sh->out = calloc(OUT_DEPTH, sizeof(*sh->out));
-	return sh->t && sh->in && sh->out ? 0 : -ENOMEM;
+	sh->out = s->merge ? calloc(OUT_DEPTH, sizeof(*sh->out)) : NULL; /* no sink, no merge */
+	return sh->t && sh->in && (sh->out || !s->merge) ? 0 : -ENOMEM;
 }
 
 /* The threads, with every signal blocked: the caller's thread keeps taking them. */
