@@ -56,7 +56,7 @@ static const char usage_text[] =
 	"Run and output:\n"
 	"      --duration TIME    count for TIME, print the table and exit (one-shot mode)\n"
 	"      --interval TIME    also print the table every TIME (counts since the start)\n"
-	"  -j, --json             JSON lines instead of the table: one object per\n"
+	"      --json             JSON lines instead of the table: one object per\n"
 	"                         (function, reason) per print; no line means no drop\n"
 	"      --db FILE          also add the counts to the SQLite database FILE (tables\n"
 	"                         kernel_drop and kernel_drop_run, created if missing)\n"
@@ -243,7 +243,7 @@ static int parse_addr(const char *s, uint8_t out[16])
 	return inet_pton(AF_INET6, s, out) == 1 ? 0 : -EINVAL;
 }
 
-enum { OPT_DB = 256, OPT_LIST_REASONS, OPT_DURATION, OPT_INTERVAL };
+enum { OPT_DB = 256, OPT_LIST_REASONS, OPT_DURATION, OPT_INTERVAL, OPT_JSON };
 
 static const struct option long_options[] = {
 	{ "all", no_argument, NULL, 'a' },
@@ -252,7 +252,7 @@ static const struct option long_options[] = {
 	{ "addr", required_argument, NULL, 'A' },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "interval", required_argument, NULL, OPT_INTERVAL },
-	{ "json", no_argument, NULL, 'j' },
+	{ "json", no_argument, NULL, OPT_JSON },
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "list-reasons", no_argument, NULL, OPT_LIST_REASONS },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -312,6 +312,9 @@ static int parse_args(int argc, char **argv, struct drops_opts *o)
 							    "10ms to 1 day, e.g. 1s or 500ms");
 			break;
 		case 'j':
+			/* -j is agentxdp-analyze's thread count: one meaning per letter. */
+			return usage_error("-j is no longer JSON lines: use --json");
+		case OPT_JSON:
 			o->json = true;
 			break;
 		case OPT_DB:

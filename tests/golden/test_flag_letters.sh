@@ -47,6 +47,7 @@ usage flags-old-analyze-w-duration "use --window 1ms" analyze -w 1ms x.pcapng
 usage flags-old-analyze-w-bare "use --window 10s" analyze -w 10 x.pcapng
 usage flags-old-drops-t "use --duration 3s" drops -t 3s
 usage flags-old-drops-d "use --interval 1s" drops -d 1s
+usage flags-old-drops-j "use --json" drops -j
 usage flags-old-nicstat-i "use --interval 1s" nicstat -i 1s
 usage flags-analyze-w-and-o "one database at a time" analyze -w a.db -o b.db x.pcapng
 usage flags-analyze-w-not-a-trace "not a trace" analyze -r x.pcapng -w out.pcapng
