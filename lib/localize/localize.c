@@ -48,6 +48,7 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->host_alert_min_ratio = 2;
 	cfg->host_few_min_ratio = 4;
 	cfg->busy_ce_rate = 0.001;
+	cfg->queue_marks_z = 3;
 	cfg->outlier_min_ratio = 2;
 	cfg->outlier_min_z = 5;
 	cfg->outlier_max_load = 0.9;
@@ -287,6 +288,41 @@ static bool busy_outlier(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
+ * The candidate's hurt connections' CE marks against what their packets would carry at
+ * the peers' rate: the rate (-1 when none are tracked) and a Poisson z, the count test of
+ * a congested finding (localize_search.c).
+ */
+static void hurt_marks(const struct ctx *c, struct candidate *cand)
+{
+	double ce = 0, packets = 0, expected;
+
+	for (size_t k = 0; k < cand->n_hurt_idx; k++) {
+		const struct conn *cn = &c->conns[cand->hurt_idx[k]];
+
+		ce += cn->ce_events;
+		packets += cn->packets;
+	}
+	expected = cand->peer_ce_rate * packets;
+	cand->hurt_ce_rate = packets > 0 ? ce / packets : -1;
+	cand->hurt_ce_z = packets > 0 ? (ce - expected) / sqrt(expected + 1) : 0;
+}
+
+/*
+ * A latency excess that the fabric's queueing explains: the fabric is busy and the hurt
+ * connections are marked more than their peers, beyond counting noise. A queue delays and
+ * marks together; a slow cable or a step of added latency delays without a mark, so its
+ * flows are marked like everyone else's (a 5%-load fabric marks about 0.1% with no fault).
+ */
+static bool latency_is_queueing(const struct candidate *cand, const struct localize_config *cfg)
+{
+	if (cfg->busy_ce_rate <= 0 || cand->peer_ce_rate < cfg->busy_ce_rate)
+		return false;
+	if (cfg->queue_marks_z <= 0 || cand->hurt_ce_rate < 0)
+		return true;
+	return cand->hurt_ce_z >= cfg->queue_marks_z;
+}
+
+/*
  * Loss that tracks marks: the hurt connections CE-marked at least loss_marks_ratio times
  * as often as they lose packets. A queue that overflows marks first; a lossy cable or a
  * flapping link drops without marking (on the tuning seeds 1011-1020: injected loss and
@@ -321,6 +357,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	cand->notice_why = NULL;
 	cand->load_ratio = load_ratio(c, load, scratch, cand);
 	cand->peer_ce_rate = peer_ce_rate(c, cand);
+	hurt_marks(c, cand);
 	switch (cand->kind) {
 	case FINDING_CONGESTED:
 	case FINDING_SLOW:
@@ -329,8 +366,10 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		/* A fabric that marks everywhere is queueing everywhere: the hottest queue
 		 * is ordinary congestion (loaded, oversubscribed healthy fabrics raised an
 		 * alert in every run). */
-		else if (cfg->busy_ce_rate > 0 && cand->peer_ce_rate >= cfg->busy_ce_rate &&
-			 !busy_outlier(c, cand))
+		else if (cand->signal == SIG_ECN ?
+				 cfg->busy_ce_rate > 0 && cand->peer_ce_rate >= cfg->busy_ce_rate &&
+					 !busy_outlier(c, cand) :
+				 latency_is_queueing(cand, cfg))
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		break;
 	case FINDING_HOST:
@@ -345,7 +384,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		/* A host's round trips slower than its peers', in a fabric queueing
 		 * everywhere: the same queues (no RNR, no turnaround from a second vantage). */
 		else if ((cand->signal == SIG_LATENCY || cand->signal == SIG_COMPLETION) &&
-			 cfg->busy_ce_rate > 0 && cand->peer_ce_rate >= cfg->busy_ce_rate)
+			 latency_is_queueing(cand, cfg))
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		break;
 	case FINDING_LOSSY:

@@ -60,6 +60,11 @@ struct localize_config {
 	double busy_ce_rate;		/* slow or congested: a notice when the packets of the
 					   connections that do not cross the subject are
 					   CE-marked at this rate or more (0.001) */
+	double queue_marks_z;		/* slow or host latency in a busy fabric: a notice only
+					   when its hurt connections carry more CE marks than
+					   the peers' rate gives their packets, by this Poisson
+					   z: queueing marks, a slow cable or a latency step
+					   does not (3, as ecn_min_z; 0 off) */
 	double outlier_min_ratio;	/* busy fabric, marks on a switch link: still an alert
 					   at this many times its peers' median rate (2; 0 off) */
 	double outlier_min_z;		/* ... and this many robust sigmas above them (5) */

@@ -403,6 +403,9 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 	text_buf_printf(ev, ",\"level\":\"%s\",\"load_ratio\":%.3f,\"peer_ce_rate\":%.4g",
 			finding_level_name(cand->level), jnum(cand->load_ratio),
 			jnum(cand->peer_ce_rate));
+	if (cand->hurt_ce_rate >= 0)
+		text_buf_printf(ev, ",\"hurt_ce_rate\":%.4g,\"hurt_ce_z\":%.2f",
+				jnum(cand->hurt_ce_rate), jnum(cand->hurt_ce_z));
 	if (cand->outlier_ratio > 0)
 		text_buf_printf(ev, ",\"peer_outlier_ratio\":%.3f,\"peer_outlier_z\":%.3f",
 				jnum(cand->outlier_ratio), jnum(cand->outlier_z));

@@ -130,6 +130,8 @@ struct candidate {
 	enum finding_level level;
 	double load_ratio;		/* packets through the subject / median of its kind */
 	double peer_ce_rate;		/* CE marks per packet of connections not crossing it */
+	double hurt_ce_rate;		/* CE marks per packet of its hurt connections (-1: none) */
+	double hurt_ce_z;		/* ... their marks over the peers' rate, Poisson z */
 	double outlier_ratio;		/* its signal per unit crossing / its peers' median (0: none) */
 	double outlier_z;		/* (its signal - peers' median) / peers' robust spread */
 	const char *notice_why;		/* what ordinary traffic explains, for a notice */
