@@ -24,7 +24,7 @@ Usage:
 
 Environment: SEEDS (per cell, default 20), FIRST_SEED (1; thresholds are tuned on
 1001-1999, reported on 1-999), JOBS (2), CELLS (regular expression on cell names),
-MATRIX (eval/matrix.txt), EVAL_OUT (build/eval/matrix_runs.txt), EVAL_BIN (bin), TMPDIR,
+MODES ("topo hosts": which modes to run), MATRIX (eval/matrix.txt), EVAL_OUT (build/eval/matrix_runs.txt), EVAL_BIN (bin), TMPDIR,
 EVAL_JSON_DIR (keep the analyzer's JSON of every run there, as CELL-SEED-MODE.json).
 """
 import concurrent.futures as cf
@@ -288,9 +288,10 @@ def analyze(work, cell, topo, keep=None):
 
 
 def modes(cell):
+    only = os.environ.get("MODES", "topo hosts").split()
     if all(f["where"] in ("host", "node") for f in cell["faults"]):
-        return ["topo", "hosts"]
-    return ["topo"]
+        return [m for m in ("topo", "hosts") if m in only]
+    return [m for m in ("topo",) if m in only]
 
 
 def run(job):
