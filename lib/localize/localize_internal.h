@@ -63,7 +63,7 @@ struct conn {
 	double shift_before_us;		/* SIG_SHIFT: window p50 before the flow's change point */
 	bool has_comp;			/* message completion times (first packet -> last ACK) */
 	double comp_p50_us, comp_p99_us, comp_baseline_us;
-	int hops;			/* data path length; 0 without topology */
+	int hops;			/* data path length; without topology the TTL's hops, 0 none */
 	bool valid[N_SIGNALS];
 	double packets, loss_events, ce_events, rnr_naks;
 	double naks, timeouts;		/* the loss events' two sources (RNR's share removed) */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/localize/hop_groups.h"
 #include "lib/util/util.h"
 
 /* ------------------------------------------------------------------ helpers */
@@ -484,6 +485,21 @@ static int build_incidence_topology(struct ctx *c, struct conn *k, double *pf, d
 	return add_inc(c, k, loc_add_var(c, VAR_HOST, 0, k->dst, NULL), t, 0, 0, t, 0);
 }
 
+/*
+ * Without a topology, the path length the packets show: the most hops the TTL / hop limit
+ * of either direction shows (a mirror at the requester's port sees the data as sent and
+ * the ACKs at the end of their way), 0 when none is carried. A flow over the spines is
+ * compared with flows over the spines (8 hosts on 2 leaves: cross-leaf flows about 2x the
+ * round trip of same-leaf ones, with no fault).
+ */
+static int conn_ttl_hops(const struct conn *k)
+{
+	uint32_t a = k->req ? hop_count(k->req->ttl_min) : 0;
+	uint32_t b = k->resp ? hop_count(k->resp->ttl_min) : 0;
+
+	return (int)(a > b ? a : b);
+}
+
 static int build_incidence_hosts(struct ctx *c, struct conn *k)
 {
 	const uint8_t *lo = memcmp(k->src, k->dst, 16) <= 0 ? k->src : k->dst;
@@ -501,7 +517,8 @@ static int build_incidence_hosts(struct ctx *c, struct conn *k)
 			      1, lo == k->src ? 0 : 1);
 	if (!err)
 		err = add_inc(c, k, loc_add_var(c, VAR_HOST, 0, k->dst, NULL), t, 0, 0, t, 0);
-	k->klass = (int)k->lat_kind;
+	k->hops = conn_ttl_hops(k);
+	k->klass = k->hops * 4 + (int)k->lat_kind;
 	return err;
 }
 
