@@ -76,8 +76,12 @@ def parse_matrix(path):
             if len(cols) != 9:
                 sys.exit("%s:%d: want 9 columns, got %d" % (path, lineno, len(cols)))
             name, fabric, load, mtu, duration, workload, vantage, faults, target = cols
-            hosts, leaves, spines = (int(x) for x in fabric.split("/"))
+            dims = [int(x) for x in fabric.split("/")]
+            if len(dims) not in (3, 4):
+                sys.exit("%s:%d: bad fabric '%s'" % (path, lineno, fabric))
+            hosts, leaves, spines = dims[:3]
             cell = dict(name=name, hosts=hosts, leaves=leaves, spines=spines, load=load,
+                        peers=dims[3] if len(dims) == 4 else 0,
                         mtu=int(mtu), duration=duration, workload=workload, vantage=vantage,
                         target=target, faults_text=faults, faults=[])
             if target != "missing" and faults not in HEALTHY_SHAPES:
@@ -182,7 +186,7 @@ def synth_command(cell, seed, work, faults):
             "--spines", str(cell["spines"]), "--load", cell["load"], "--mtu", str(cell["mtu"]),
             "--duration", cell["duration"], "--workload", cell["workload"],
             "--vantage", cell["vantage"], "--snaplen", "128", "--seed", str(seed)] + \
-        shape_args(cell, seed) + [a for f in faults for a in synth_fault_args(f)]
+        (["--peers", str(cell["peers"])] if cell["peers"] else []) + shape_args(cell, seed) + [a for f in faults for a in synth_fault_args(f)]
 
 
 def fault_seen(f, truth):
