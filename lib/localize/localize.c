@@ -307,6 +307,12 @@ static void hurt_marks(const struct ctx *c, struct candidate *cand)
 	cand->hurt_ce_z = packets > 0 ? (ce - expected) / sqrt(expected + 1) : 0;
 }
 
+/* Busy: the connections that do not cross the candidate are CE-marked at busy_ce_rate. */
+static bool fabric_busy(const struct candidate *cand, const struct localize_config *cfg)
+{
+	return cfg->busy_ce_rate > 0 && cand->peer_ce_rate >= cfg->busy_ce_rate;
+}
+
 /*
  * A latency excess that the fabric's queueing explains: the fabric is busy and the hurt
  * connections are marked more than their peers, beyond counting noise. A queue delays and
@@ -315,7 +321,7 @@ static void hurt_marks(const struct ctx *c, struct candidate *cand)
  */
 static bool latency_is_queueing(const struct candidate *cand, const struct localize_config *cfg)
 {
-	if (cfg->busy_ce_rate <= 0 || cand->peer_ce_rate < cfg->busy_ce_rate)
+	if (!fabric_busy(cand, cfg))
 		return false;
 	if (cfg->queue_marks_z <= 0 || cand->hurt_ce_rate < 0)
 		return true;
@@ -366,10 +372,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		/* A fabric that marks everywhere is queueing everywhere: the hottest queue
 		 * is ordinary congestion (loaded, oversubscribed healthy fabrics raised an
 		 * alert in every run). */
-		else if (cand->signal == SIG_ECN ?
-				 cfg->busy_ce_rate > 0 && cand->peer_ce_rate >= cfg->busy_ce_rate &&
-					 !busy_outlier(c, cand) :
-				 latency_is_queueing(cand, cfg))
+		else if (cand->signal == SIG_ECN ? fabric_busy(cand, cfg) && !busy_outlier(c, cand)
+						  : latency_is_queueing(cand, cfg))
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		break;
 	case FINDING_HOST:
@@ -390,8 +394,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	case FINDING_LOSSY:
 		/* Overflow drops of a fabric queueing everywhere: healthy loaded fabrics
 		 * lose 0.06-1% on links marked several times as often. */
-		if (cand->signal == SIG_LOSS && cfg->busy_ce_rate > 0 &&
-		    cand->peer_ce_rate >= cfg->busy_ce_rate && loss_tracks_marks(c, cand))
+		if (cand->signal == SIG_LOSS && fabric_busy(cand, cfg) && loss_tracks_marks(c, cand))
 			cand->notice_why = "drops of a queue that marks them as well, in a fabric queueing everywhere";
 		break;
 	default:
