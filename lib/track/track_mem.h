@@ -16,6 +16,10 @@ struct track_mem {
 	void *free_list[TRACK_MEM_CLASSES];
 	void **blocks;
 	size_t n_blocks, cap_blocks;
+	size_t max_blocks;		/* 0: no limit; else a block past it fails as ENOMEM */
+	/* Under AddressSanitizer the allocator is plain malloc unless this is set before the
+	 * first allocation (its own tests do); without ASan it is ignored. */
+	unsigned char pool_under_asan;
 };
 
 /* n bytes (rounded up to a power of two), 64-byte aligned, not cleared; NULL on ENOMEM. */
