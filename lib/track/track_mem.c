@@ -79,8 +79,10 @@ void *track_mem_alloc(struct track_mem *m, size_t n)
 
 	if (plain(m))
 		return malloc(n ? n : 1);
+	/* Beyond a block, the system's: of the rounded size, since realloc within the class
+	 * keeps the piece, and 64-byte aligned as every piece (malloc gives 16). */
 	if (c >= TRACK_MEM_CLASSES)
-		return malloc(n);
+		return aligned_alloc(1u << MIN_SHIFT, sz);
 	if (m->free_list[c]) {
 		p = m->free_list[c];
 		m->free_list[c] = *(void **)p;
