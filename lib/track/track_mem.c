@@ -8,6 +8,7 @@
  * the system only with the tracker. Under AddressSanitizer it is plain malloc, so the tests
  * still see every overflow, unless the allocator asks for the pool (its own unit test).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -17,6 +18,7 @@
 
 #define BLOCK_BYTES (2u << 20)
 #define MIN_SHIFT 6
+#define MAX_BYTES ((SIZE_MAX >> 1) + 1) /* the largest power of two */
 
 #if defined(__SANITIZE_ADDRESS__)
 #define TRACK_MEM_ASAN 1
@@ -73,10 +75,14 @@ static int new_block(struct track_mem *m)
 
 void *track_mem_alloc(struct track_mem *m, size_t n)
 {
-	unsigned c = size_class(n);
-	size_t sz = (size_t)1 << (c + MIN_SHIFT);
+	unsigned c;
+	size_t sz;
 	void *p;
 
+	if (n > MAX_BYTES)
+		return NULL; /* no power of two holds it (and 1 << 64 is undefined) */
+	c = size_class(n);
+	sz = (size_t)1 << (c + MIN_SHIFT);
 	if (plain(m))
 		return malloc(n ? n : 1);
 	/* Beyond a block, the system's: of the rounded size, since realloc within the class
