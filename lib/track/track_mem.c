@@ -146,8 +146,13 @@ void *track_mem_realloc(struct track_mem *m, void *p, size_t old_n, size_t new_n
 
 void track_mem_release(struct track_mem *m)
 {
+	size_t max_blocks = m->max_blocks;
+	unsigned char pool = m->pool_under_asan;
+
 	for (size_t i = 0; i < m->n_blocks; i++)
 		free(m->blocks[i]);
 	free(m->blocks);
 	memset(m, 0, sizeof(*m));
+	m->max_blocks = max_blocks; /* the settings outlive the blocks */
+	m->pool_under_asan = pool;
 }
