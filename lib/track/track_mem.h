@@ -22,14 +22,15 @@ struct track_mem {
 	unsigned char pool_under_asan;
 };
 
-/* n bytes (rounded up to a power of two), 64-byte aligned, not cleared; NULL on ENOMEM. */
+/* n bytes (rounded up to a power of two), 64-byte aligned, not cleared; NULL on ENOMEM.
+ * Past 2 MB the piece is the system's (aligned_alloc) and only track_mem_free returns it. */
 void *track_mem_alloc(struct track_mem *m, size_t n);
 /* p from track_mem_alloc(m, n) with the same n (NULL is ignored). */
 void track_mem_free(struct track_mem *m, void *p, size_t n);
 /* A block of new_n bytes holding the first min(old_n, new_n) of p; p is freed. NULL on ENOMEM
  * (p is kept). */
 void *track_mem_realloc(struct track_mem *m, void *p, size_t old_n, size_t new_n);
-/* Every block back to the system. */
+/* Every block back to the system; max_blocks and pool_under_asan stay. */
 void track_mem_release(struct track_mem *m);
 
 #endif
