@@ -210,6 +210,7 @@ struct qp_shards {
 	pthread_t merger;
 	bool merge;			/* a sink: events go through the merge thread */
 	bool merger_started;
+	bool map_failed;		/* a flow could not be numbered: no event goes out */
 	_Atomic int failed;		/* a shard or the merge ran out of memory */
 	uint64_t last_ts_ns, ts_backwards; /* as one tracker counts them, over all packets */
 	uint64_t n_ids;			/* flow ids given by the merge */
@@ -373,8 +374,13 @@ static uint64_t global_id(struct qp_shards *s, struct shard *sh, uint64_t id)
 		return 0;
 	if (id <= sh->map_n)
 		return sh->map[id - 1];
-	/* Shard ids come in order: an unknown one is its packet's new flow, numbered at its packet. */
-	if (util_ensure_mem((void **)&sh->map, &sh->map_cap, sizeof(*sh->map), sh->map_n + 1)) {
+	/*
+	 * Shard ids come in order: an unknown one is its packet's new flow, numbered at its packet.
+	 * After a failed numbering the next id would take the missing one's place: none is given.
+	 */
+	if (s->map_failed || id != sh->map_n + 1 ||
+	    util_ensure_mem((void **)&sh->map, &sh->map_cap, sizeof(*sh->map), sh->map_n + 1)) {
+		s->map_failed = true;
 		atomic_store(&s->failed, 1);
 		return 0;
 	}
@@ -394,14 +400,16 @@ static void merge_emit(struct qp_shards *s, struct shard *sh, const struct shard
 		struct qp_latency_sample x = e->lat;
 
 		x.flow_id = global_id(s, sh, x.flow_id);
-		k->latency(k->ctx, &x);
+		if (!s->map_failed)
+			k->latency(k->ctx, &x);
 		break;
 	}
 	case EV_RETX: {
 		struct qp_retx_event x = e->retx;
 
 		x.flow_id = global_id(s, sh, x.flow_id);
-		k->retransmission(k->ctx, &x);
+		if (!s->map_failed)
+			k->retransmission(k->ctx, &x);
 		break;
 	}
 	case EV_NAK: {
@@ -409,7 +417,8 @@ static void merge_emit(struct qp_shards *s, struct shard *sh, const struct shard
 
 		x.flow_id = global_id(s, sh, x.flow_id);
 		x.responder_flow_id = global_id(s, sh, x.responder_flow_id);
-		k->nak(k->ctx, &x);
+		if (!s->map_failed)
+			k->nak(k->ctx, &x);
 		break;
 	}
 	case EV_CNP: {
@@ -417,12 +426,17 @@ static void merge_emit(struct qp_shards *s, struct shard *sh, const struct shard
 
 		x.flow_id = global_id(s, sh, x.flow_id);
 		x.cnp_flow_id = global_id(s, sh, x.cnp_flow_id);
-		k->cnp(k->ctx, &x);
+		if (!s->map_failed)
+			k->cnp(k->ctx, &x);
 		break;
 	}
-	case EV_WINDOW:
-		k->window(k->ctx, global_id(s, sh, e->win.flow_id), &e->win.w);
+	case EV_WINDOW: {
+		uint64_t id = global_id(s, sh, e->win.flow_id);
+
+		if (!s->map_failed)
+			k->window(k->ctx, id, &e->win.w);
 		break;
+	}
 	}
 }
 
@@ -493,7 +507,11 @@ static void *merge_main(void *arg)
 		}
 		if (!best && !hold)
 			break; /* every shard is done */
-		if (!best || best_key > limit) {
+		/*
+		 * Nothing to wait for and best not first: two finish keys alike, as when flows could
+		 * not be numbered (out of memory, no event goes out): merge on, never wait on nobody.
+		 */
+		if (!best || (best_key > limit && hold)) {
 			merge_head(hold, true);
 			continue;
 		}
