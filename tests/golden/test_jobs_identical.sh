@@ -18,7 +18,7 @@ if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
 fi
 command -v sqlite3 >/dev/null || { skip jobs-identical "sqlite3 not installed"; exit 0; }
 work=$(tmpdir)
-trap 'rm -rf "$work"' EXIT
+trap 'mountpoint -q "$work/full" 2>/dev/null && umount "$work/full"; rm -rf "$work"' EXIT
 
 # run J NAME ARGS...: -j J into $work/J.{sql,json,prom}; 1 when the analysis failed.
 run() {
@@ -112,6 +112,75 @@ fi
 if synth ib --hosts 8 --leaves 2 --spines 2 --load 2% --duration 2ms --seed 44 --link ib \
 	--fault link=leaf0-spine0,kind=loss,size=2%; then
 	same synth-infiniband "$work"/ib/trace*.pcap*
+fi
+
+# --- Stop paths (issue #20 review): -c, --qp, a pcap filter, a trace cut inside a block and a
+# store on a full device stop or select the same packets at every -j, with the same exit
+# status and first error line; none hangs (timeout 300 kills it and fails). ---
+# same_exit NAME ARGS...: like same, but an analysis that fails must fail alike.
+same_exit() {
+	local name=$1 j f bad= rc
+	shift
+	for j in 1 2 4; do
+		rm -f "$work/x.db" "$work/$j.prom"
+		timeout 300 "$ANALYZE" -q -j "$j" "$@" --samples all -o "$work/x.db" --prom "$work/$j.prom" \
+			>/dev/null 2>"$work/$j.err"
+		rc=$?
+		{ echo "exit $rc"; head -n 1 "$work/$j.err"; } >"$work/$j.rc"
+		[ $rc -eq 124 ] && { fail "jobs-$name-j$j" "hung: killed after 300 s"; return; }
+		sqlite3 "$work/x.db" .dump 2>/dev/null |
+			grep -v -E "^INSERT INTO meta VALUES\('(analysis_seconds|created_ns)'," >"$work/$j.sql"
+		timeout 300 "$ANALYZE" -q -j "$j" "$@" --json >"$work/$j.json" 2>/dev/null
+		echo "json exit $?" >>"$work/$j.rc"
+	done
+	[ -s "$work/1.json" ] || { fail "jobs-$name" "-j 1 gave no JSON: $(cat "$work/1.rc")"; return; }
+	for j in 2 4; do
+		for f in rc sql json prom; do
+			cmp -s "$work/1.$f" "$work/$j.$f" || bad="$bad -j$j.$f"
+		done
+	done
+	if [ -z "$bad" ]; then
+		pass "jobs-$name ($(head -n 1 "$work/1.rc"), $(jq '.totals.packets' "$work/1.json") packets)"
+	else
+		fail "jobs-$name" "differs from -j 1:$bad; $(tr '\n' '|' <"$work/1.rc") vs $(tr '\n' '|' <"$work/4.rc")"
+	fi
+}
+if [ -s "$work/fabric/trace.pcapng" ]; then
+	f=$work/fabric/trace.pcapng
+	# -c mid-batch: the shards hold part-filled input slots when reading stops.
+	same_exit count-1000 "$f" -c 1000
+	same_exit count-1 "$f" -c 1
+	qp=$("$ANALYZE" -q "$f" --json | jq -r '.flows[3].dst_qpn // empty' 2>/dev/null)
+	if [ -n "$qp" ]; then
+		same_exit qp-filter "$f" --qp "$qp"
+	else
+		fail jobs-qp-filter "no dest_qp in the fabric's --json"
+	fi
+	same_exit pcap-filter "$f" --pcap-filter "host 198.18.0.10 or host 198.18.0.12"
+	# Cut inside a block: exit 1 and one line, the packets before it analyzed alike.
+	size=$(stat -c %s "$f")
+	head -c $((size * 2 / 3 + 7)) "$f" >"$work/cut.pcapng"
+	same_exit truncated "$work/cut.pcapng"
+fi
+# The store failing mid-run (a tmpfs too small for the database), when we may mount.
+if [ "$(id -u)" -eq 0 ] && [ -s "$work/busy/trace.pcapng" ] && mkdir -p "$work/full" &&
+	mount -t tmpfs -o size=4m tmpfs "$work/full" 2>/dev/null; then
+	for j in 1 2 4; do
+		timeout 300 "$ANALYZE" -q -j "$j" "$work/busy/trace.pcapng" --samples all \
+			-o "$work/full/out.db" >/dev/null 2>"$work/full.err"
+		rc=$?
+		left=$(ls -A "$work/full")
+		if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ "$(wc -l <"$work/full.err")" -le 2 ] &&
+			grep -Eqi "space|full" "$work/full.err" && [ -z "$left" ]; then
+			pass "jobs-full-disk-j$j (exit $rc: $(head -n 1 "$work/full.err"))"
+		else
+			fail "jobs-full-disk-j$j" "rc=$rc left='$left' $(head -n 2 "$work/full.err" | tr '\n' '|')"
+		fi
+		rm -f "$work/full/"*
+	done
+	umount "$work/full"
+else
+	skip jobs-full-disk "not root, or cannot mount a small tmpfs"
 fi
 
 # --- Bad -j values: exit 2, one line, nothing on stdout, no file ---
