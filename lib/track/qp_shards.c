@@ -73,15 +73,21 @@ static void wait_reach(_Atomic uint32_t *ctr, struct ring_waiter *w, uint32_t ta
 			return;
 		cpu_relax();
 	}
+	atomic_store(&w->target, target);
+	atomic_store(&w->sleeping, 1);
 	for (;;) {
-		atomic_store(&w->target, target);
-		atomic_store(&w->sleeping, 1);
 		atomic_thread_fence(memory_order_seq_cst);
 		v = atomic_load_explicit(ctr, memory_order_acquire);
 		if (reached(v, target))
-			return;
+			break;
 		syscall(SYS_futex, (uint32_t *)ctr, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
 	}
+	/*
+	 * Only the sleeper clears its flag: a waker that cleared it could do so late, after this
+	 * side had returned and gone to sleep again for a later target, and its wake would then
+	 * come before that futex wait: no later advance() would wake it (both sides asleep).
+	 */
+	atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
 }
 
 /* ++*ctr (release), and wake the other side if it sleeps for this value. */
@@ -91,10 +97,8 @@ static void advance(_Atomic uint32_t *ctr, struct ring_waiter *w)
 
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&w->sleeping, memory_order_acquire) &&
-	    reached(v, atomic_load_explicit(&w->target, memory_order_relaxed))) {
-		atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
+	    reached(v, atomic_load_explicit(&w->target, memory_order_relaxed)))
 		syscall(SYS_futex, (uint32_t *)ctr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-	}
 }
 
 /* Producer: the index of a free slot; a full ring is waited on until half of it is free. */
