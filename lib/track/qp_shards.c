@@ -397,9 +397,13 @@ static void merge_emit(struct qp_shards *s, struct shard *sh, const struct shard
 	const struct qp_event_sink *k = s->cfg.sink;
 
 	switch (e->type) {
-	case EV_BORN:
-		global_id(s, sh, e->born_id);
+	case EV_BORN: {
+		uint64_t id = global_id(s, sh, e->born_id);
+
+		if (k->flow && !s->map_failed)
+			k->flow(k->ctx, id);
 		break;
+	}
 	case EV_LATENCY: {
 		struct qp_latency_sample x = e->lat;
 

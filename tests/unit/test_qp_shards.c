@@ -81,6 +81,12 @@ static void on_window(void *ctx, uint64_t id, const struct flow_window *w)
 	log_put(ctx, 'W', v, sizeof(v));
 }
 
+/* A new flow's id: a caller's sink that listens for them gets them in one tracker's order. */
+static void on_flow(void *ctx, uint64_t id)
+{
+	log_put(ctx, 'F', &id, sizeof(id));
+}
+
 static void set_ip(uint8_t a[16], int host)
 {
 	memset(a, 0, 16);
@@ -170,7 +176,7 @@ static void workload_init(struct wl_qp *qps)
 static void cfg_for(struct qp_tracker_cfg *cfg, struct qp_event_sink *sink, struct log *l)
 {
 	*sink = (struct qp_event_sink){ .ctx = l, .latency = on_latency, .retransmission = on_retx,
-					.nak = on_nak, .cnp = on_cnp, .window = on_window };
+					.nak = on_nak, .cnp = on_cnp, .window = on_window, .flow = on_flow };
 	qp_tracker_cfg_default(cfg);
 	cfg->window_ns = 2000000; /* many windows: window events while tracking and at finish */
 	cfg->dup_window_ns = 100;
