@@ -10,23 +10,14 @@
 #include <cmocka.h>
 
 #include "lib/track/latency_hist.h"
-
-static uint64_t rng_state = 88172645463325252ull;
-
-static uint64_t rng(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
+#include "test_rng.h"
 
 /* Every value falls in its bucket's [lo, hi); buckets tile the line with no gap. */
 static void test_bucket_bounds(void **state)
 {
 	(void)state;
 	for (int i = 0; i < 200000; i++) {
-		uint64_t v = rng() >> (rng() % 64);
+		uint64_t v = rng64() >> (rng64() % 64);
 		uint32_t b = latency_hist_bucket(v);
 
 		assert_true(b < LAT_HIST_MAX_BUCKETS);
@@ -93,8 +84,8 @@ static void test_window_percentiles(void **state)
 		size_t n[3] = { 0 };
 
 		for (int i = 0; i < N * (win + 1) / 5; i++) {
-			uint32_t kind = (uint32_t)(rng() % 3) * 2; /* kinds 0, 2, 4 */
-			double x = (double)(rng() >> 11) / (double)(1ull << 53);
+			uint32_t kind = (uint32_t)(rng64() % 3) * 2; /* kinds 0, 2, 4 */
+			double x = (double)(rng64() >> 11) / (double)(1ull << 53);
 			uint64_t ns = (uint64_t)(1000.0 * pow(10000.0, kind == 4 ? x * x * x : x));
 
 			v[kind / 2][n[kind / 2]++] = ns;

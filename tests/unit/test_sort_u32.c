@@ -8,21 +8,12 @@
 #include <cmocka.h>
 
 #include "lib/util/sort_u32.h"
+#include "test_rng.h"
 
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	return x < y ? -1 : x > y;
-}
-
-static uint64_t rng_state = 88172645463325252ull;
-
-static uint32_t rng(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t)(rng_state >> 16);
 }
 
 static void check(size_t n, uint32_t mask, uint32_t base)
@@ -32,7 +23,7 @@ static void check(size_t n, uint32_t mask, uint32_t base)
 	assert_non_null(a);
 	assert_non_null(b);
 	for (size_t i = 0; i < n; i++)
-		a[i] = base + (rng() & mask);
+		a[i] = base + (rng32() & mask);
 	memcpy(b, a, n * sizeof(*a));
 	sort_u32(a, n);
 	qsort(b, n, sizeof(*b), cmp_u32);

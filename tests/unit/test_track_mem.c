@@ -18,6 +18,7 @@
 #endif
 
 #include "lib/track/track_mem.h"
+#include "test_rng.h"
 
 #define BLOCK ((size_t)2 << 20)
 
@@ -35,16 +36,6 @@ int madvise(void *addr, size_t len, int advice)
 	madvise_calls++;
 	errno = EINVAL;
 	return -1;
-}
-
-static uint64_t rng_state = 88172645463325252ull;
-
-static uint32_t rng(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return (uint32_t)(rng_state >> 16);
 }
 
 static size_t rounded(size_t n)
@@ -116,7 +107,7 @@ static size_t random_size(void)
 {
 	static const size_t sizes[] = { 0, 1, 8, 63, 64, 65, 100, 128, 1000, 4096, 5000, 65536,
 					200000 };
-	uint32_t r = rng();
+	uint32_t r = rng32();
 
 	if (r % 64 == 0)
 		return r % 2 ? BLOCK : BLOCK / 2 + 1;
@@ -133,7 +124,7 @@ static void test_random_cycles(void **state)
 	(void)state;
 	pool(&m);
 	for (int op = 0; op < 40000; op++) {
-		struct slot *s = &slots[rng() % SLOTS];
+		struct slot *s = &slots[rng32() % SLOTS];
 
 		if (!s->p) {
 			s->n = random_size();
@@ -141,7 +132,7 @@ static void test_random_cycles(void **state)
 			assert_aligned(s->p);
 			s->tag = ++tag ? tag : ++tag;
 			fill(s);
-		} else if (rng() % 4 == 0) {
+		} else if (rng32() % 4 == 0) {
 			size_t nn = random_size();
 			unsigned char *q;
 
