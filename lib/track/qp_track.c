@@ -20,8 +20,7 @@ static void emit_sample(struct qp_tracker *t, struct qp_flow *r, uint8_t kind, u
 		return;
 	}
 	ns = ts - from_ns;
-	if (!r->lat || r->lat == t->no_samples)
-	{
+	if (!r->lat || r->lat == t->no_samples) {
 		r->lat = calloc(QP_SAMPLE_KINDS, sizeof(*r->lat)); /* flows without samples: none */
 		for (int k = 0; r->lat && k < QP_SAMPLE_KINDS; k++)
 			r->lat[k].mem = &t->mem;
