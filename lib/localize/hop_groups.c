@@ -331,17 +331,10 @@ out:
 	return mask;
 }
 
-static bool is_v4(const uint8_t *a)
-{
-	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
-
-	return !memcmp(a, mapped, 12);
-}
-
 /* Does b follow a as the next IPv4 address of the same /24? */
 static bool v4_next(const uint8_t *a, const uint8_t *b)
 {
-	return is_v4(a) && is_v4(b) && !memcmp(a, b, 15) && b[15] == a[15] + 1;
+	return addr_is_v4mapped(a) && addr_is_v4mapped(b) && !memcmp(a, b, 15) && b[15] == a[15] + 1;
 }
 
 /* Host i's group, or its group's side when side is given. */
