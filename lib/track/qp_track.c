@@ -203,6 +203,7 @@ static void retransmission(struct qp_tracker *t, struct qp_flow *f, const struct
 	uint8_t cause;
 	int side = 0;
 
+	e.run_start = 1;
 	if (f->nak_pending && psn_diff(psn, f->nak_psn) >= 0) {
 		cause = f->nak_kind == QP_NAK_RNR ? QP_RETX_RNR : QP_RETX_NAK;
 		e.trigger_ns = f->nak_ns;
@@ -218,6 +219,7 @@ static void retransmission(struct qp_tracker *t, struct qp_flow *f, const struct
 				      (psn_diff(psn, f->episode_next_psn) > 0 && psn_diff(psn, f->snd_una) <= 0))) {
 		/* go-back-N continues (past PSNs an ACK covered meanwhile) */
 		cause = f->episode_cause;
+		e.run_start = f->in_episode == 2; /* the run began with a PSN never seen before */
 	} else if (psn_diff(psn, f->snd_una) <= 0 && (side = capture_nearer_responder(t, f)) == 1) {
 		/*
 		 * Seen from the responder's side, a restart with no NAK may be the requester's timer
@@ -371,7 +373,8 @@ static void on_request(struct qp_tracker *t, struct qp_flow *f, const struct roc
 				f->snd_una = psn;
 		}
 		if (nak_covers || (f->in_episode && psn == f->episode_next_psn)) {
-			f->in_episode = 1;
+			/* 2: a run whose first resend this capture never saw the original of */
+			f->in_episode = nak_covers ? 2 : f->in_episode;
 			if (nak_covers) {
 				f->episode_cause = f->nak_kind == QP_NAK_RNR ? QP_RETX_RNR : QP_RETX_NAK;
 				emit_sample(t, f, QP_SAMPLE_NAK_TO_RETX, pkt->ts_ns, f->nak_ns, psn);

@@ -110,6 +110,7 @@ struct qp_retx_event {
 	uint32_t tx_count;	/* transmissions so far including this one */
 	uint8_t cause;		/* enum qp_retx_cause */
 	uint8_t opcode;
+	uint8_t run_start;	/* the first resend of its go-back-N run (one cause, PSNs onward) */
 };
 
 struct qp_nak_event {
