@@ -170,7 +170,8 @@ static void store_run_meta(struct store *st, const struct analyze_opts *opts, ui
 {
 	char buf[64];
 
-	store_meta(st, "schema", "agentxdp-analyze/1");
+	snprintf(buf, sizeof(buf), "agentxdp-analyze/%d", STORE_SCHEMA_VERSION);
+	store_meta(st, "schema", buf);
 	snprintf(buf, sizeof(buf), "%d", STORE_SCHEMA_VERSION);
 	store_meta(st, "schema_version", buf);
 	store_meta(st, "tool", "agentxdp-analyze " AGENTXDP_VERSION);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "lib/store/store_latency.h"
+#include "lib/store/store_rows.h"
 #include "lib/track/latency_hist.h"
 #include "lib/util/util.h"
 
@@ -51,6 +52,8 @@ struct store_lat {
 	struct spill_rec spill[SPILL_BUF];
 	int n_spill;
 	uint64_t rows;
+	uint8_t *keep;		/* keep[id]: the flows whose raw rows are kept (findings mode) */
+	size_t n_keep;
 	int failed;
 	char errmsg[256];
 };
@@ -85,8 +88,7 @@ static int64_t sat(uint64_t v)
 	return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
-/* "INSERT INTO t (a, b) VALUES " + rows x "(?,?)". */
-static int prepare_rows(sqlite3 *db, const char *head, int cols, int rows, sqlite3_stmt **st)
+int store_prepare_rows(sqlite3 *db, const char *head, int cols, int rows, sqlite3_stmt **st)
 {
 	size_t len = strlen(head) + (size_t)rows * ((size_t)cols * 2 + 2) + 1, off;
 	char *sql = malloc(len);
@@ -112,10 +114,10 @@ static int prepare_rows(sqlite3 *db, const char *head, int cols, int rows, sqlit
 
 static int batch_open(sqlite3 *db, struct row_batch *b, const char *head, int cols, const char *what)
 {
-	int rc = prepare_rows(db, head, cols, 1, &b->one);
+	int rc = store_prepare_rows(db, head, cols, 1, &b->one);
 
 	if (rc == SQLITE_OK)
-		rc = prepare_rows(db, head, cols, BATCH_ROWS, &b->many);
+		rc = store_prepare_rows(db, head, cols, BATCH_ROWS, &b->many);
 	b->cols = cols;
 	b->what = what;
 	return rc;
@@ -345,9 +347,12 @@ static uint8_t *pick_flows(struct store_lat *l, size_t *n)
 /* The spilled rows of the picked flows, in the order they came. */
 static void replay_spill(struct store_lat *l)
 {
-	size_t n_keep = 0;
-	uint8_t *keep = pick_flows(l, &n_keep);
+	size_t n_keep;
+	uint8_t *keep;
 
+	l->keep = pick_flows(l, &l->n_keep);
+	keep = l->keep;
+	n_keep = l->n_keep;
 	spill_flush(l);
 	if (!l->failed && lseek(l->spill_fd, 0, SEEK_SET) < 0)
 		note_errno(l, errno, "reading the latency sample spill file");
@@ -367,7 +372,6 @@ static void replay_spill(struct store_lat *l)
 				sample_row(l, x->flow_id, x->kind, x->ts_ns, x->psn, x->latency_ns);
 		}
 	}
-	free(keep);
 }
 
 int store_lat_finish(struct store_lat *l)
@@ -478,6 +482,12 @@ uint64_t store_lat_rows(const struct store_lat *l)
 	return l->rows;
 }
 
+const uint8_t *store_lat_kept(const struct store_lat *l, size_t *n)
+{
+	*n = l->n_keep;
+	return l->keep;
+}
+
 void store_lat_free(struct store_lat *l)
 {
 	if (!l)
@@ -485,6 +495,7 @@ void store_lat_free(struct store_lat *l)
 	for (size_t i = 0; i < l->n_flows; i++)
 		lat_flow_hist_free(&l->flows[i].h);
 	free(l->flows);
+	free(l->keep);
 	for (int i = 0; i < B_N; i++) {
 		sqlite3_finalize(l->b[i].one);
 		sqlite3_finalize(l->b[i].many);

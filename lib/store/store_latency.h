@@ -28,6 +28,9 @@ int store_lat_finish(struct store_lat *l);
 /* The first SQLite error code (0 none); its message in *msg. */
 int store_lat_failed(const struct store_lat *l, const char **msg);
 uint64_t store_lat_rows(const struct store_lat *l);
+/* After store_lat_finish() in STORE_SAMPLES_FINDINGS mode: keep[id] != 0 for the flows whose
+ * raw rows are kept (ids below *n); NULL otherwise. Valid until store_lat_free(). */
+const uint8_t *store_lat_kept(const struct store_lat *l, size_t *n);
 void store_lat_free(struct store_lat *l);
 
 /* Keep the first SQLite error of a store: its code in *failed, its one-line message in msg

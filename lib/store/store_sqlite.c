@@ -16,6 +16,8 @@
 #include "lib/util/log.h"
 #include "lib/util/text_buf.h"
 #include "lib/store/store_latency.h"
+#include "lib/store/store_retx.h"
+#include "lib/store/store_rows.h"
 #include "lib/store/store_sqlite.h"
 #include "lib/util/util.h"
 #include "lib/store/store_links.h"
@@ -40,6 +42,10 @@ static const char schema_tail_sql[] =
 	" ts_ns INTEGER NOT NULL, psn INTEGER, latency_ns INTEGER NOT NULL);\n"
 	"CREATE TABLE retransmission (qp_id INTEGER NOT NULL, ts_ns INTEGER NOT NULL,"
 	" psn INTEGER, opcode INTEGER, cause TEXT, tx_count INTEGER, first_tx_ns INTEGER,"
+	" prev_tx_ns INTEGER, trigger_ns INTEGER);\n"
+	"CREATE TABLE retransmission_burst (qp_id INTEGER NOT NULL, cause TEXT, psn_first INTEGER,"
+	" psn_last INTEGER, packets INTEGER NOT NULL, ts_first_ns INTEGER NOT NULL,"
+	" ts_last_ns INTEGER NOT NULL, opcode INTEGER, tx_count_max INTEGER, first_tx_ns INTEGER,"
 	" prev_tx_ns INTEGER, trigger_ns INTEGER);\n"
 	"CREATE TABLE nak (qp_id INTEGER, responder_qp_id INTEGER, ts_ns INTEGER NOT NULL,"
 	" psn INTEGER, msn INTEGER, syndrome INTEGER, kind TEXT, rnr_timer_ns INTEGER);\n"
@@ -75,13 +81,13 @@ static const char index_sql[] =
 	"CREATE INDEX latency_window_qp ON latency_window (qp_id, kind, start_ns);\n"
 	"CREATE INDEX latency_hist_qp ON latency_hist (qp_id, kind, lo_ns);\n"
 	"CREATE INDEX retransmission_qp ON retransmission (qp_id, ts_ns);\n"
+	"CREATE INDEX retransmission_burst_qp ON retransmission_burst (qp_id, ts_first_ns);\n"
 	"CREATE INDEX nak_qp ON nak (qp_id, ts_ns);\n"
 	"CREATE INDEX cnp_qp ON cnp (qp_id, ts_ns);\n"
 	"CREATE INDEX qp_window_qp ON qp_window (qp_id, start_ns);\n"
 	"CREATE INDEX flow_link_link ON flow_link (link, qp_id);\n";
 
 enum stmt_id {
-	ST_RETX,
 	ST_NAK,
 	ST_CNP,
 	ST_WINDOW,
@@ -89,8 +95,6 @@ enum stmt_id {
 };
 
 static const char *const stmt_sql[ST_N] = {
-	[ST_RETX] = "INSERT INTO retransmission (qp_id, ts_ns, psn, opcode, cause, tx_count, first_tx_ns,"
-		     " prev_tx_ns, trigger_ns) VALUES (?,?,?,?,?,?,?,?,?)",
 	[ST_NAK] = "INSERT INTO nak (qp_id, responder_qp_id, ts_ns, psn, msn, syndrome, kind, rnr_timer_ns)"
 		   " VALUES (?,?,?,?,?,?,?,?)",
 	[ST_CNP] = "INSERT INTO cnp (qp_id, cnp_qp_id, ts_ns) VALUES (?,?,?)",
@@ -100,11 +104,11 @@ static const char *const stmt_sql[ST_N] = {
 };
 
 /* Columns of each, for its EV_BATCH-row statement. */
-static const int stmt_cols[ST_N] = { [ST_RETX] = 9, [ST_NAK] = 8, [ST_CNP] = 3, [ST_WINDOW] = 15 };
+static const int stmt_cols[ST_N] = { [ST_NAK] = 8, [ST_CNP] = 3, [ST_WINDOW] = 15 };
 
 /*
  * Event rows wait here and go in EV_BATCH at a time: one statement step per batch instead of
- * one per row (the retransmission table alone can have millions). The rows keep their order.
+ * one per row (qp_window alone can have millions). The rows keep their order.
  */
 #define EV_BATCH 64
 
@@ -114,7 +118,6 @@ struct window_row {
 };
 
 union ev_row {
-	struct qp_retx_event retx;
 	struct qp_nak_event nak;
 	struct qp_cnp_event cnp;
 	struct window_row window;
@@ -131,6 +134,7 @@ struct store {
 	struct qp_event_sink sink;
 	struct store_opts opts;
 	struct store_lat *lat;	/* latency_sample, latency_window, latency_hist */
+	struct store_retx *retx; /* retransmission_burst, retransmission */
 	int failed;		/* first SQLite error code */
 	char errmsg[256];
 };
@@ -158,29 +162,6 @@ static void step(struct store *s, sqlite3_stmt *st, const char *what)
 	if (rc != SQLITE_DONE)
 		note_error(s, rc, what);
 	sqlite3_reset(st);
-}
-
-/*
- * A counter: SQLite's INTEGER is signed 64-bit, so a count above 2^63-1 (a corrupt drop
- * counter of 2^64-1) saturates there instead of wrapping to a negative number.
- */
-static inline void bind_u64(sqlite3_stmt *st, int i, uint64_t v)
-{
-	sqlite3_bind_int64(st, i, v > (uint64_t)INT64_MAX ? INT64_MAX : (sqlite3_int64)v);
-}
-
-/* An id, or NULL for 0 (unknown). */
-static inline void bind_id(sqlite3_stmt *st, int i, uint64_t id)
-{
-	if (id)
-		bind_u64(st, i, id);
-	else
-		sqlite3_bind_null(st, i);
-}
-
-static inline void bind_ns(sqlite3_stmt *st, int i, uint64_t ns)
-{
-	bind_id(st, i, ns);
 }
 
 static void bind_us(sqlite3_stmt *st, int i, uint64_t samples, double us)
@@ -386,19 +367,6 @@ static void sink_latency(void *ctx, const struct qp_latency_sample *x)
 }
 
 /* Each bind_*() binds one row at parameters o + 1 ... (o: the row's offset in its statement). */
-static void bind_retx(sqlite3_stmt *st, int o, const struct qp_retx_event *e)
-{
-	bind_u64(st, o + 1, e->flow_id);
-	bind_u64(st, o + 2, e->ts_ns);
-	sqlite3_bind_int64(st, o + 3, e->psn);
-	sqlite3_bind_int(st, o + 4, e->opcode);
-	sqlite3_bind_text(st, o + 5, qp_retx_cause_name(e->cause), -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, o + 6, (int)e->tx_count);
-	bind_ns(st, o + 7, e->first_tx_ns);
-	bind_ns(st, o + 8, e->prev_tx_ns);
-	bind_ns(st, o + 9, e->trigger_ns);
-}
-
 static void bind_nak(sqlite3_stmt *st, int o, const struct qp_nak_event *e)
 {
 	bind_id(st, o + 1, e->flow_id);
@@ -450,9 +418,6 @@ static void bind_window(sqlite3_stmt *st, int o, const struct window_row *r)
 static void bind_row(sqlite3_stmt *st, int o, enum stmt_id id, const union ev_row *r)
 {
 	switch (id) {
-	case ST_RETX:
-		bind_retx(st, o, &r->retx);
-		break;
 	case ST_NAK:
 		bind_nak(st, o, &r->nak);
 		break;
@@ -468,7 +433,6 @@ static void bind_row(sqlite3_stmt *st, int o, enum stmt_id id, const union ev_ro
 }
 
 static const char *const stmt_what[ST_N] = {
-	[ST_RETX] = "retransmissions",
 	[ST_NAK] = "NAKs",
 	[ST_CNP] = "CNPs",
 	[ST_WINDOW] = "time windows",
@@ -507,7 +471,7 @@ static void sink_retx(void *ctx, const struct qp_retx_event *e)
 	struct store *s = ctx;
 
 	if (!s->failed)
-		pend_row(s, ST_RETX)->retx = *e;
+		store_retx_event(s->retx, e);
 }
 
 static void sink_nak(void *ctx, const struct qp_nak_event *e)
@@ -584,6 +548,7 @@ void store_abort(struct store *s)
 		sqlite3_finalize(s->many[i]);
 	}
 	store_lat_free(s->lat);
+	store_retx_free(s->retx);
 	if (s->db)
 		sqlite3_close(s->db);
 	if (s->tmp_path) {
@@ -606,12 +571,12 @@ static const struct {
 } own_objects[] = {
 	{ "table", "meta" },	      { "table", "capture" },	      { "table", "endpoint" },
 	{ "table", "qp" },	      { "table", "sample_kind" },     { "table", "latency_sample" },
-	{ "table", "retransmission" }, { "table", "nak" },	      { "table", "cnp" },
+	{ "table", "retransmission" }, { "table", "retransmission_burst" }, { "table", "nak" },	      { "table", "cnp" },
 	{ "table", "qp_window" },     { "table", "malformed" },       { "table", "finding" },
 	{ "table", "latency_window" }, { "table", "latency_hist" },
 	{ "index", "latency_window_qp" }, { "index", "latency_hist_qp" },
 	{ "view", "latency_sample_v" }, { "index", "qp_key" },	      { "index", "latency_sample_qp" },
-	{ "index", "retransmission_qp" }, { "index", "nak_qp" },      { "index", "cnp_qp" },
+	{ "index", "retransmission_qp" }, { "index", "retransmission_burst_qp" }, { "index", "nak_qp" },      { "index", "cnp_qp" },
 	{ "index", "qp_window_qp" }, { "table", "link" },	      { "table", "flow_link" },
 	{ "index", "flow_link_link" },
 };
@@ -790,7 +755,8 @@ int store_open(struct store **out, const char *path, const struct store_opts *op
 			goto fail;
 		}
 	}
-	if (store_lat_open(&s->lat, s->db, s->path, s->tmp_path, opts, err, errlen))
+	if (store_lat_open(&s->lat, s->db, s->path, s->tmp_path, opts, err, errlen) ||
+	    store_retx_open(&s->retx, s->db, s->path, s->tmp_path, opts, err, errlen))
 		goto fail;
 	if (prepare_events(s)) {
 		snprintf(err, errlen, "%s: sqlite: %s", path, sqlite3_errmsg(s->db));
@@ -832,7 +798,11 @@ int store_failed(const struct store *s)
 {
 	const char *msg;
 
-	return s->failed ? s->failed : s->lat ? store_lat_failed(s->lat, &msg) : 0;
+	if (s->failed)
+		return s->failed;
+	if (s->lat && store_lat_failed(s->lat, &msg))
+		return store_lat_failed(s->lat, &msg);
+	return s->retx ? store_retx_failed(s->retx, &msg) : 0;
 }
 
 uint64_t store_sample_rows(const struct store *s)
@@ -1083,12 +1053,25 @@ int store_commit(struct store *s, char *err, size_t errlen)
 		s->failed = SQLITE_ERROR;
 		snprintf(s->errmsg, sizeof(s->errmsg), "%s", msg);
 	}
-	store_lat_free(s->lat); /* its statements, before the database closes */
+	if (!s->failed) {
+		size_t n_keep;
+		const uint8_t *keep = store_lat_kept(s->lat, &n_keep);
+
+		if (store_retx_finish(s->retx, keep, n_keep) || store_retx_failed(s->retx, &msg)) {
+			store_retx_failed(s->retx, &msg);
+			s->failed = SQLITE_ERROR;
+			snprintf(s->errmsg, sizeof(s->errmsg), "%s", msg);
+		}
+	}
+	/* their statements, before the database closes */
+	store_lat_free(s->lat);
 	s->lat = NULL;
+	store_retx_free(s->retx);
+	s->retx = NULL;
 	for (int i = 0; i < ST_N; i++)
 		flush_rows(s, (enum stmt_id)i);
 	/* The index sorter sorts runs of the cache's size in memory: small runs stay in the CPU's
-	 * cache (a 2 MB cache sorts the bench trace's 2.4M retransmissions in 0.6x the CPU of 16). */
+	 * cache (a 2 MB cache sorted the bench trace's 2.4M retransmission rows in 0.6x the CPU of 16). */
 	if (!s->failed)
 		exec(s, "PRAGMA cache_size=-2048", "indexes");
 	if (!s->failed)

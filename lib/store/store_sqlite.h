@@ -20,7 +20,7 @@
 #include "lib/track/qp_track.h"
 #include "lib/trace/trace_reader.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 struct store;
 
@@ -76,7 +76,7 @@ int store_open(struct store **out, const char *path, const struct store_opts *op
 	       size_t errlen);
 /* The time window (--window) the sample thinning counts in. */
 void store_set_window(struct store *s, uint64_t window_ns);
-/* The event sink writing latency_sample, retransmission, nak, cnp and qp_window rows. */
+/* The event sink writing the latency, retransmission, nak, cnp and qp_window rows. */
 const struct qp_event_sink *store_sink(struct store *s);
 /* Non-zero once any write failed (the sink cannot return errors): stop early. */
 int store_failed(const struct store *s);

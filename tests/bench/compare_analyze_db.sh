@@ -3,6 +3,8 @@
 # must not change a row). For every samples/*/ trace (with its links.csv and paths.csv), in
 # --samples findings (the default) and all, and for every extra TRACE given: `sqlite3 .dump`
 # of both, equal except meta analysis_seconds and created_ns (the run's clock).
+# COMPARE_DB_IGNORE=ERE drops the dump lines it matches on both sides (a schema change's
+# expected difference), e.g. COMPARE_DB_IGNORE='retransmission|^INSERT INTO meta VALUES..schema'
 # Usage: tests/bench/compare_analyze_db.sh OLD_ANALYZE NEW_ANALYZE [TRACE...]
 # e.g. cp bin/agentxdp-analyze /tmp/old; (change, make); compare_analyze_db.sh /tmp/old bin/agentxdp-analyze
 # Prints one line per database and exits 1 on the first difference.
@@ -22,7 +24,8 @@ dump() {
 	rm -f "$work/x.db"
 	"$bin" -q "$@" -o "$work/x.db" >/dev/null 2>"$work/err" ||
 		{ echo "compare_analyze_db: $bin $*: $(head -n 1 "$work/err")" >&2; return 1; }
-	sqlite3 "$work/x.db" .dump | grep -v -E "^INSERT INTO meta VALUES\('(analysis_seconds|created_ns)'," >"$out"
+	sqlite3 "$work/x.db" .dump | grep -v -E "^INSERT INTO meta VALUES\('(analysis_seconds|created_ns)'," |
+		if [ -n "${COMPARE_DB_IGNORE:-}" ]; then grep -v -E "$COMPARE_DB_IGNORE"; else cat; fi >"$out"
 }
 
 # same NAME ARGS...: both builds on ARGS, dumps compared.

@@ -94,9 +94,28 @@ expect_eq "samples: findings with --sample-rows 1000: a subset of all's rows" 0 
 	SELECT count(*) FROM (SELECT * FROM main.latency_sample EXCEPT SELECT * FROM a.latency_sample)")"
 expect_eq "samples: none keeps no row" 0 "$(q none.db "SELECT count(*) FROM latency_sample")"
 
+# The per-packet retransmission rows follow --samples as latency_sample does; the bursts
+# (one row per go-back-N run) are every flow's in every mode and count every resent packet.
+expect_eq "samples: findings: retransmission rows are all's for the kept flows" 0 "$(q findings.db "
+	ATTACH '$T/all.db' AS a;
+	SELECT count(*) FROM (SELECT * FROM main.retransmission EXCEPT SELECT * FROM a.retransmission)
+	UNION ALL SELECT count(*) FROM (SELECT * FROM a.retransmission WHERE qp_id IN
+	 (SELECT DISTINCT qp_id FROM main.latency_sample UNION SELECT DISTINCT qp_id FROM main.retransmission)
+	 EXCEPT SELECT * FROM main.retransmission)" | sort -u)"
+expect_eq "samples: none keeps no retransmission row" 0 "$(q none.db "SELECT count(*) FROM retransmission")"
+for d in all findings none; do
+	expect_eq "samples: $d: bursts count every retransmitted packet of every flow" 0 "$(q $d.db "
+		WITH b AS (SELECT qp_id, sum(packets) AS n FROM retransmission_burst GROUP BY qp_id)
+		SELECT count(*) FROM qp LEFT JOIN b ON b.qp_id = qp.id
+		 WHERE qp.retransmitted_packets <> coalesce(b.n, 0)")"
+done
+n_retx=$(q all.db "SELECT count(*) FROM retransmission")
+[ "${n_retx:-0}" -gt 0 ] && pass "samples: all: $n_retx retransmission rows" ||
+	fail "samples: the trace has retransmissions" "none"
+
 # Nothing else moves: flows, windows, histograms and the verdict are the same in every mode.
 same=1
-for t in qp qp_window latency_window latency_hist finding retransmission; do
+for t in qp qp_window latency_window latency_hist finding retransmission_burst; do
 	a=$(q all.db "SELECT * FROM $t" | md5sum)
 	for d in findings none; do
 		[ "$a" = "$(q $d.db "SELECT * FROM $t" | md5sum)" ] || { fail "samples: $t same with --samples $d"; same=0; }

@@ -1,0 +1,355 @@
+/* store_retx.c: retransmission_burst and retransmission rows (docs/schema.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/store/store_latency.h"
+#include "lib/store/store_retx.h"
+#include "lib/store/store_rows.h"
+#include "lib/util/util.h"
+
+/* Rows go in BATCH_ROWS at a time: one statement step per batch, not per row. */
+#define BATCH_ROWS 64
+#define SPILL_BUF 2048
+
+/* One go-back-N run of one flow: a retransmission_burst row. */
+struct retx_burst {
+	uint64_t flow_id;
+	uint64_t ts_first_ns, ts_last_ns;	/* its first and last resent packet */
+	uint64_t first_tx_ns, prev_tx_ns;	/* psn_first's first and previous transmission, 0 */
+	uint64_t trigger_ns;			/* the first resend's: NAK time or silence start, 0 */
+	uint64_t packets;			/* resent packets; 0: no run open */
+	uint32_t psn_first, psn_last;		/* of the first and last resent packet */
+	uint32_t tx_count_max;			/* the most transmissions of one of its PSNs */
+	uint8_t cause, opcode;			/* enum qp_retx_cause; the first packet's opcode */
+};
+
+enum { R_BURST, R_PACKET, R_N };
+
+struct retx_batch {
+	sqlite3_stmt *one, *many;
+	int cols, n;
+};
+
+struct store_retx {
+	sqlite3 *db;
+	const char *path;	/* the database's final name, for messages */
+	uint8_t samples;	/* enum store_samples */
+	uint32_t *open_of;	/* by flow id: index + 1 in open[], 0 none */
+	size_t n_open_of;
+	struct retx_burst *open; /* each retransmitting flow's current run */
+	size_t n_open, cap_open;
+	struct retx_batch b[R_N];
+	struct retx_burst bursts[BATCH_ROWS];
+	struct qp_retx_event packets[BATCH_ROWS];
+	int spill_fd;		/* STORE_SAMPLES_FINDINGS: every packet row, until the end */
+	struct qp_retx_event spill[SPILL_BUF];
+	int n_spill;
+	int failed;
+	char errmsg[256];
+};
+
+static const char *const heads[R_N] = {
+	[R_BURST] = "INSERT INTO retransmission_burst (qp_id, cause, psn_first, psn_last, packets, ts_first_ns,"
+		    " ts_last_ns, opcode, tx_count_max, first_tx_ns, prev_tx_ns, trigger_ns) VALUES ",
+	[R_PACKET] = "INSERT INTO retransmission (qp_id, ts_ns, psn, opcode, cause, tx_count, first_tx_ns,"
+		     " prev_tx_ns, trigger_ns) VALUES ",
+};
+static const int cols[R_N] = { 12, 9 };
+static const char *const what[R_N] = { "retransmission bursts", "retransmissions" };
+
+static void note(struct store_retx *r, int rc, const char *w)
+{
+	store_note_sqlite_error(&r->failed, r->errmsg, sizeof(r->errmsg), r->path, r->db, rc, w);
+}
+
+static void note_errno(struct store_retx *r, int err, const char *w)
+{
+	if (r->failed)
+		return;
+	r->failed = err == ENOSPC ? SQLITE_FULL : err == ENOMEM ? SQLITE_NOMEM : SQLITE_IOERR;
+	snprintf(r->errmsg, sizeof(r->errmsg), "%s: %s: %s", r->path, w, strerror(err));
+}
+
+static void bind_burst(sqlite3_stmt *st, int o, const struct retx_burst *b)
+{
+	bind_u64(st, o + 1, b->flow_id);
+	sqlite3_bind_text(st, o + 2, qp_retx_cause_name(b->cause), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, o + 3, b->psn_first);
+	sqlite3_bind_int64(st, o + 4, b->psn_last);
+	bind_u64(st, o + 5, b->packets);
+	bind_u64(st, o + 6, b->ts_first_ns);
+	bind_u64(st, o + 7, b->ts_last_ns);
+	sqlite3_bind_int(st, o + 8, b->opcode);
+	sqlite3_bind_int64(st, o + 9, b->tx_count_max);
+	bind_ns(st, o + 10, b->first_tx_ns);
+	bind_ns(st, o + 11, b->prev_tx_ns);
+	bind_ns(st, o + 12, b->trigger_ns);
+}
+
+static void bind_packet(sqlite3_stmt *st, int o, const struct qp_retx_event *e)
+{
+	bind_u64(st, o + 1, e->flow_id);
+	bind_u64(st, o + 2, e->ts_ns);
+	sqlite3_bind_int64(st, o + 3, e->psn);
+	sqlite3_bind_int(st, o + 4, e->opcode);
+	sqlite3_bind_text(st, o + 5, qp_retx_cause_name(e->cause), -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, o + 6, (int)e->tx_count);
+	bind_ns(st, o + 7, e->first_tx_ns);
+	bind_ns(st, o + 8, e->prev_tx_ns);
+	bind_ns(st, o + 9, e->trigger_ns);
+}
+
+static void bind_at(struct store_retx *r, int k, sqlite3_stmt *st, int o, int i)
+{
+	if (k == R_BURST)
+		bind_burst(st, o, &r->bursts[i]);
+	else
+		bind_packet(st, o, &r->packets[i]);
+}
+
+static void step(struct store_retx *r, int k, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc != SQLITE_DONE)
+		note(r, rc, what[k]);
+	sqlite3_reset(st);
+}
+
+/* Insert the rows waiting in batch k, in order: a full batch in one step. */
+static void flush(struct store_retx *r, int k)
+{
+	struct retx_batch *b = &r->b[k];
+	int n = b->n;
+
+	b->n = 0;
+	if (r->failed)
+		return;
+	if (n == BATCH_ROWS) {
+		for (int i = 0; i < n; i++)
+			bind_at(r, k, b->many, i * b->cols, i);
+		step(r, k, b->many);
+		return;
+	}
+	for (int i = 0; i < n && !r->failed; i++) {
+		bind_at(r, k, b->one, 0, i);
+		step(r, k, b->one);
+	}
+}
+
+static void burst_row(struct store_retx *r, const struct retx_burst *x)
+{
+	if (r->b[R_BURST].n == BATCH_ROWS)
+		flush(r, R_BURST);
+	r->bursts[r->b[R_BURST].n++] = *x;
+}
+
+static void packet_row(struct store_retx *r, const struct qp_retx_event *e)
+{
+	if (r->b[R_PACKET].n == BATCH_ROWS)
+		flush(r, R_PACKET);
+	r->packets[r->b[R_PACKET].n++] = *e;
+}
+
+static void spill_flush(struct store_retx *r)
+{
+	const char *p = (const char *)r->spill;
+	size_t left = (size_t)r->n_spill * sizeof(*r->spill);
+
+	r->n_spill = 0;
+	while (left && !r->failed) {
+		ssize_t w = write(r->spill_fd, p, left);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			note_errno(r, w < 0 ? errno : ENOSPC, "writing the retransmission spill file");
+			return;
+		}
+		p += w;
+		left -= (size_t)w;
+	}
+}
+
+/* The flow's run (packets 0: none open), made on its first resend; NULL without memory. */
+static struct retx_burst *run_of(struct store_retx *r, uint64_t id)
+{
+	struct retx_burst *b;
+
+	if (id >= r->n_open_of) {
+		size_t n = r->n_open_of;
+
+		if (id >= SIZE_MAX / 2 || util_ensure_mem((void **)&r->open_of, &n, sizeof(*r->open_of), id + 1))
+			return NULL;
+		memset(r->open_of + r->n_open_of, 0, (n - r->n_open_of) * sizeof(*r->open_of));
+		r->n_open_of = n;
+	}
+	if (r->open_of[id])
+		return &r->open[r->open_of[id] - 1];
+	if (r->n_open >= UINT32_MAX ||
+	    util_ensure_mem((void **)&r->open, &r->cap_open, sizeof(*r->open), r->n_open + 1))
+		return NULL;
+	b = &r->open[r->n_open++];
+	memset(b, 0, sizeof(*b));
+	r->open_of[id] = (uint32_t)r->n_open;
+	return b;
+}
+
+void store_retx_event(struct store_retx *r, const struct qp_retx_event *e)
+{
+	struct retx_burst *b;
+
+	if (r->failed)
+		return;
+	if (r->samples == STORE_SAMPLES_ALL) {
+		packet_row(r, e);
+	} else if (r->samples == STORE_SAMPLES_FINDINGS) {
+		r->spill[r->n_spill++] = *e;
+		if (r->n_spill == SPILL_BUF)
+			spill_flush(r);
+	}
+	b = run_of(r, e->flow_id);
+	if (!b) {
+		note_errno(r, ENOMEM, "retransmission bursts");
+		return;
+	}
+	/* The tracker says where a run starts; a change of cause never continues one. */
+	if (b->packets && (e->run_start || e->cause != b->cause)) {
+		burst_row(r, b);
+		b->packets = 0;
+	}
+	if (!b->packets) {
+		*b = (struct retx_burst){
+			.flow_id = e->flow_id, .ts_first_ns = e->ts_ns, .first_tx_ns = e->first_tx_ns,
+			.prev_tx_ns = e->prev_tx_ns, .trigger_ns = e->trigger_ns, .psn_first = e->psn,
+			.cause = e->cause, .opcode = e->opcode,
+		};
+	}
+	b->packets++;
+	b->ts_last_ns = e->ts_ns;
+	b->psn_last = e->psn;
+	if (e->tx_count > b->tx_count_max)
+		b->tx_count_max = e->tx_count;
+}
+
+/* The spilled packet rows of the kept flows, in the order they came. */
+static void replay_spill(struct store_retx *r, const uint8_t *keep, size_t n_keep)
+{
+	spill_flush(r);
+	if (!r->failed && lseek(r->spill_fd, 0, SEEK_SET) < 0)
+		note_errno(r, errno, "reading the retransmission spill file");
+	while (!r->failed) {
+		ssize_t got = read(r->spill_fd, r->spill, sizeof(r->spill));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			note_errno(r, errno, "reading the retransmission spill file");
+		if (got <= 0)
+			break;
+		for (size_t i = 0; i < (size_t)got / sizeof(*r->spill); i++) {
+			const struct qp_retx_event *e = &r->spill[i];
+
+			if (e->flow_id < n_keep && keep[e->flow_id])
+				packet_row(r, e);
+		}
+	}
+}
+
+int store_retx_finish(struct store_retx *r, const uint8_t *keep, size_t n_keep)
+{
+	/* The runs still open, in flow id order. */
+	for (size_t id = 0; id < r->n_open_of && !r->failed; id++) {
+		struct retx_burst *b = r->open_of[id] ? &r->open[r->open_of[id] - 1] : NULL;
+
+		if (b && b->packets) {
+			burst_row(r, b);
+			b->packets = 0;
+		}
+	}
+	flush(r, R_BURST);
+	if (r->samples == STORE_SAMPLES_FINDINGS && !r->failed)
+		replay_spill(r, keep, keep ? n_keep : 0);
+	flush(r, R_PACKET);
+	return r->failed ? -1 : 0;
+}
+
+/* Beside the database (not a tmpfs /tmp), unlinked at once: nothing to clean up. */
+static int open_spill(struct store_retx *r, const char *spill_base)
+{
+	size_t n = strlen(spill_base) + sizeof("-retx");
+	char *p = malloc(n);
+	int err = ENOMEM;
+
+	if (p) {
+		snprintf(p, n, "%s-retx", spill_base);
+		r->spill_fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		err = errno;
+		if (r->spill_fd >= 0)
+			unlink(p);
+	}
+	free(p);
+	return r->spill_fd >= 0 ? 0 : err;
+}
+
+int store_retx_open(struct store_retx **out, sqlite3 *db, const char *db_path, const char *spill_base,
+		    const struct store_opts *opts, char *err, size_t errlen)
+{
+	struct store_retx *r = calloc(1, sizeof(*r));
+	int rc;
+
+	*out = NULL;
+	if (!r) {
+		snprintf(err, errlen, "%s: %s", db_path, strerror(ENOMEM));
+		return -1;
+	}
+	r->db = db;
+	r->path = db_path;
+	r->spill_fd = -1;
+	r->samples = opts ? opts->samples : STORE_SAMPLES_FINDINGS;
+	for (int k = 0; k < R_N; k++) {
+		r->b[k].cols = cols[k];
+		if (store_prepare_rows(db, heads[k], cols[k], 1, &r->b[k].one) != SQLITE_OK ||
+		    store_prepare_rows(db, heads[k], cols[k], BATCH_ROWS, &r->b[k].many) != SQLITE_OK) {
+			snprintf(err, errlen, "%s: sqlite: %s", db_path, sqlite3_errmsg(db));
+			goto fail;
+		}
+	}
+	if (r->samples == STORE_SAMPLES_FINDINGS) {
+		rc = open_spill(r, spill_base);
+		if (rc) {
+			snprintf(err, errlen, "%s: cannot create a file beside it: %s", db_path, strerror(rc));
+			goto fail;
+		}
+	}
+	*out = r;
+	return 0;
+fail:
+	store_retx_free(r);
+	return -1;
+}
+
+int store_retx_failed(const struct store_retx *r, const char **msg)
+{
+	*msg = r->errmsg;
+	return r->failed;
+}
+
+void store_retx_free(struct store_retx *r)
+{
+	if (!r)
+		return;
+	for (int k = 0; k < R_N; k++) {
+		sqlite3_finalize(r->b[k].one);
+		sqlite3_finalize(r->b[k].many);
+	}
+	if (r->spill_fd >= 0)
+		close(r->spill_fd);
+	free(r->open_of);
+	free(r->open);
+	free(r);
+}
