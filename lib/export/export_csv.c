@@ -11,8 +11,8 @@
 #include "lib/export/export_file.h"
 
 static const char *const csv_tables[] = {
-	"capture", "endpoint", "qp", "qp_window", "retransmission", "nak", "cnp", "malformed", "finding",
-	"latency_sample_v", "latency_window", "latency_hist",
+	"capture", "endpoint", "qp", "qp_window", "retransmission", "retransmission_burst", "nak", "cnp",
+	"malformed", "finding", "latency_sample_v", "latency_window", "latency_hist",
 };
 
 /* Write one query's rows; text through csv_fwrite (quoting), numbers as they are. */
