@@ -1,0 +1,377 @@
+/* test_store_retx.c: go-back-N runs as retransmission_burst rows (tracker -> store -> SQLite). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "lib/store/store_sqlite.h"
+#include "lib/track/qp_track.h"
+
+#define RC(op) ROCE_OPCODE(ROCE_TR_RC, op)
+#define SYN_ACK 0x1f
+#define SYN_NAK_SEQ 0x60
+
+/* Two QPs: host 1 -> host 2 (requests to QPN 0x100, ACKs back to 0x200) and 3 -> 4. */
+struct qp_pair {
+	int req_host, resp_host;
+	uint32_t req_qpn, resp_qpn;
+};
+static const struct qp_pair AB = { 1, 2, 0x200, 0x100 };
+static const struct qp_pair CD = { 3, 4, 0x300, 0x400 };
+
+struct run {
+	struct qp_tracker *t;
+	struct store *s;
+	char dir[64], path[128];
+};
+
+struct burst {
+	int64_t qp_id, psn_first, psn_last, packets, ts_first, ts_last, tx_count_max, trigger;
+	char cause[16];
+};
+
+static void set_ip(uint8_t a[16], int host)
+{
+	memset(a, 0, 16);
+	a[10] = a[11] = 0xff;
+	a[12] = 198;
+	a[13] = 18;
+	a[15] = (uint8_t)host;
+}
+
+static void add(struct run *r, uint64_t ts, int src, int dst, uint32_t qpn, uint8_t op, uint32_t psn,
+		uint8_t syndrome)
+{
+	struct roce_pkt p;
+
+	memset(&p, 0, sizeof(p));
+	p.ts_ns = ts;
+	p.orig_len = p.cap_len = 100;
+	set_ip(p.src_ip, src);
+	set_ip(p.dst_ip, dst);
+	p.ip_version = 4;
+	p.roce_version = 2;
+	p.udp_sport = 49152;
+	p.udp_dport = 4791;
+	p.opcode = RC(op);
+	p.transport = p.opcode >> 5;
+	p.dest_qp = qpn;
+	p.psn = psn;
+	p.headers = ROCE_H_BTH;
+	p.payload_len = 64;
+	if (op == ROCE_OP_ACK) {
+		p.headers |= ROCE_H_AETH;
+		p.aeth_syndrome = syndrome;
+		p.payload_len = 0;
+	}
+	assert_int_equal(qp_tracker_add(r->t, &p, 0), 0);
+}
+
+static void req(struct run *r, const struct qp_pair *q, uint64_t ts, uint32_t psn)
+{
+	add(r, ts, q->req_host, q->resp_host, q->resp_qpn, ROCE_OP_SEND_MIDDLE, psn, 0);
+}
+
+static void ack(struct run *r, const struct qp_pair *q, uint64_t ts, uint8_t syndrome, uint32_t psn)
+{
+	add(r, ts, q->resp_host, q->req_host, q->req_qpn, ROCE_OP_ACK, psn, syndrome);
+}
+
+static void start(struct run *r, uint8_t samples)
+{
+	struct store_opts opts = { .samples = samples };
+	struct qp_tracker_cfg cfg;
+	char err[512];
+
+	snprintf(r->dir, sizeof(r->dir), "/tmp/agentxdp-test-retx.XXXXXX");
+	assert_non_null(mkdtemp(r->dir));
+	snprintf(r->path, sizeof(r->path), "%s/a.db", r->dir);
+	assert_int_equal(store_open(&r->s, r->path, &opts, err, sizeof(err)), 0);
+	qp_tracker_cfg_default(&cfg);
+	cfg.sink = store_sink(r->s);
+	r->t = qp_tracker_new(&cfg);
+	assert_non_null(r->t);
+}
+
+static void finish(struct run *r)
+{
+	char err[512];
+
+	const struct flow_stats *flows;
+	long n;
+
+	qp_tracker_finish(r->t);
+	n = qp_tracker_snapshot(r->t, &flows);
+	assert_true(n > 0);
+	assert_int_equal(store_flows(r->s, flows, (size_t)n), 0);
+	assert_int_equal(store_commit(r->s, err, sizeof(err)), 0);
+	qp_tracker_free(r->t);
+}
+
+static void cleanup(struct run *r)
+{
+	unlink(r->path);
+	rmdir(r->dir);
+}
+
+static int64_t query_int(struct run *r, const char *sql)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int64_t v;
+
+	assert_int_equal(sqlite3_open_v2(r->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return v;
+}
+
+/* The burst rows in time order; returns how many (at most max). */
+static int bursts(struct run *r, struct burst *b, int max)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	int n = 0;
+
+	assert_int_equal(sqlite3_open_v2(r->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT qp_id, cause, psn_first, psn_last, packets, ts_first_ns,"
+						" ts_last_ns, tx_count_max, coalesce(trigger_ns, 0)"
+						" FROM retransmission_burst ORDER BY ts_first_ns, qp_id",
+					    -1, &st, NULL),
+			 SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW && n < max) {
+		b[n] = (struct burst){
+			.qp_id = sqlite3_column_int64(st, 0), .psn_first = sqlite3_column_int64(st, 2),
+			.psn_last = sqlite3_column_int64(st, 3), .packets = sqlite3_column_int64(st, 4),
+			.ts_first = sqlite3_column_int64(st, 5), .ts_last = sqlite3_column_int64(st, 6),
+			.tx_count_max = sqlite3_column_int64(st, 7), .trigger = sqlite3_column_int64(st, 8),
+		};
+		snprintf(b[n].cause, sizeof(b[n].cause), "%s", (const char *)sqlite3_column_text(st, 1));
+		n++;
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	return n;
+}
+
+/*
+ * The per-packet rows (--samples all) and the bursts tell the same story: per flow and cause,
+ * sum(packets) = count(*), and every packet row falls in exactly one burst of its flow.
+ */
+static void assert_counts_match_packets(struct run *r)
+{
+	assert_int_equal(query_int(r, "SELECT count(*) FROM (SELECT qp_id, cause, count(*) FROM retransmission"
+				      " GROUP BY 1, 2 EXCEPT SELECT qp_id, cause, sum(packets) FROM retransmission_burst"
+				      " GROUP BY 1, 2)"),
+			 0);
+	assert_int_equal(query_int(r, "SELECT count(*) FROM (SELECT qp_id, cause, sum(packets) FROM retransmission_burst"
+				      " GROUP BY 1, 2 EXCEPT SELECT qp_id, cause, count(*) FROM retransmission"
+				      " GROUP BY 1, 2)"),
+			 0);
+	assert_int_equal(query_int(r, "SELECT count(*) FROM retransmission p WHERE (SELECT count(*)"
+				      " FROM retransmission_burst b WHERE b.qp_id = p.qp_id AND b.cause = p.cause"
+				      " AND p.ts_ns BETWEEN b.ts_first_ns AND b.ts_last_ns) <> 1"),
+			 0);
+}
+
+/* PSNs 0..9 sent, a NAK names 5: 5..9 resent is one row. */
+static void test_nak_go_back_n_one_row(void **state)
+{
+	struct run r;
+	struct burst b[4];
+
+	(void)state;
+	start(&r, STORE_SAMPLES_ALL);
+	for (uint32_t i = 0; i < 10; i++)
+		req(&r, &AB, 1000 + i * 100, i);
+	ack(&r, &AB, 3000, SYN_NAK_SEQ, 5);
+	for (uint32_t i = 5; i < 10; i++)
+		req(&r, &AB, 3500 + i * 100, i);
+	ack(&r, &AB, 6000, SYN_ACK, 9);
+	finish(&r);
+	assert_int_equal(bursts(&r, b, 4), 1);
+	assert_int_equal(b[0].qp_id, 1);
+	assert_string_equal(b[0].cause, "nak");
+	assert_int_equal(b[0].psn_first, 5);
+	assert_int_equal(b[0].psn_last, 9);
+	assert_int_equal(b[0].packets, 5);
+	assert_int_equal(b[0].ts_first, 4000);
+	assert_int_equal(b[0].ts_last, 4400);
+	assert_int_equal(b[0].tx_count_max, 2);
+	assert_int_equal(b[0].trigger, 3000);
+	assert_int_equal(query_int(&r, "SELECT count(*) FROM retransmission"), 5);
+	assert_counts_match_packets(&r);
+	cleanup(&r);
+}
+
+/* Two QPs time out together, their resends interleaved packet by packet: one row each. */
+static void test_two_flows_interleaved(void **state)
+{
+	struct run r;
+	struct burst b[4];
+
+	(void)state;
+	start(&r, STORE_SAMPLES_ALL);
+	for (uint32_t i = 0; i < 6; i++) {
+		req(&r, &AB, 1000 + i * 100, 100 + i);
+		req(&r, &CD, 1050 + i * 100, 7000 + i);
+	}
+	ack(&r, &AB, 2000, SYN_ACK, 101);
+	ack(&r, &CD, 2050, SYN_ACK, 7000);
+	/* silence, then both go back to their oldest unacknowledged PSN */
+	for (uint32_t i = 0; i < 5; i++) {
+		if (i < 4)
+			req(&r, &AB, 1000000 + i * 100, 102 + i);
+		req(&r, &CD, 1000050 + i * 100, 7001 + i);
+	}
+	ack(&r, &AB, 1010000, SYN_ACK, 105);
+	ack(&r, &CD, 1010050, SYN_ACK, 7005);
+	finish(&r);
+	assert_int_equal(bursts(&r, b, 4), 2);
+	assert_int_equal(b[0].qp_id, 1); /* A->B: the first flow seen */
+	assert_string_equal(b[0].cause, "timeout");
+	assert_int_equal(b[0].psn_first, 102);
+	assert_int_equal(b[0].psn_last, 105);
+	assert_int_equal(b[0].packets, 4);
+	assert_int_equal(b[0].ts_last, 1000300);
+	assert_int_equal(b[1].qp_id, 2); /* C->D */
+	assert_string_equal(b[1].cause, "timeout");
+	assert_int_equal(b[1].psn_first, 7001);
+	assert_int_equal(b[1].psn_last, 7005);
+	assert_int_equal(b[1].packets, 5);
+	assert_int_equal(b[1].ts_first, 1000050);
+	assert_int_equal(b[1].ts_last, 1000450);
+	/* one timeout each: as many timeout runs as qp.timeouts counts */
+	assert_int_equal(query_int(&r, "SELECT sum(timeouts) FROM qp"), 2);
+	assert_int_equal(query_int(&r, "SELECT count(*) FROM retransmission"), 9);
+	assert_counts_match_packets(&r);
+	cleanup(&r);
+}
+
+/* A run across the PSN wrap (2^24 - 2 .. 2) is one row. */
+static void test_psn_wrap(void **state)
+{
+	struct run r;
+	struct burst b[4];
+
+	(void)state;
+	start(&r, STORE_SAMPLES_ALL);
+	for (uint32_t i = 0; i < 6; i++)
+		req(&r, &AB, 1000 + i * 100, (0xfffffd + i) & 0xffffff);
+	ack(&r, &AB, 2000, SYN_NAK_SEQ, 0xfffffe);
+	for (uint32_t i = 0; i < 5; i++)
+		req(&r, &AB, 2500 + i * 100, (0xfffffe + i) & 0xffffff);
+	ack(&r, &AB, 4000, SYN_ACK, 2);
+	finish(&r);
+	assert_int_equal(bursts(&r, b, 4), 1);
+	assert_string_equal(b[0].cause, "nak");
+	assert_int_equal(b[0].psn_first, 0xfffffe);
+	assert_int_equal(b[0].psn_last, 2);
+	assert_int_equal(b[0].packets, 5);
+	assert_counts_match_packets(&r);
+	cleanup(&r);
+}
+
+/*
+ * Runs of one flow stay apart: the same PSN timing out twice; a NAK run, then a second NAK
+ * whose first resend this capture never saw the original of (its next PSNs continue that
+ * run, not the first one).
+ */
+static void test_runs_of_one_flow(void **state)
+{
+	struct run r;
+	struct burst b[8];
+
+	(void)state;
+	start(&r, STORE_SAMPLES_ALL);
+	for (uint32_t i = 0; i < 4; i++)
+		req(&r, &AB, 1000 + i * 100, 20 + i);
+	ack(&r, &AB, 2000, SYN_ACK, 21);
+	req(&r, &AB, 1002000, 22); /* timeout: 22, 23 */
+	req(&r, &AB, 1002100, 23);
+	req(&r, &AB, 3002000, 22); /* and again */
+	req(&r, &AB, 3002100, 23);
+	ack(&r, &AB, 3003000, SYN_ACK, 23);
+	/* 24..27 sent, a NAK names 25: 25..27 resent */
+	for (uint32_t i = 24; i < 28; i++)
+		req(&r, &AB, 3004000 + i * 10, i);
+	ack(&r, &AB, 3005000, SYN_NAK_SEQ, 25);
+	for (uint32_t i = 25; i < 28; i++)
+		req(&r, &AB, 3006000 + i * 10, i);
+	/* 28, 30, 31 (29 lost before the capture), a NAK names 29: 29 is new here, 30, 31 resent */
+	req(&r, &AB, 3007000, 28);
+	req(&r, &AB, 3007100, 30);
+	req(&r, &AB, 3007200, 31);
+	ack(&r, &AB, 3008000, SYN_NAK_SEQ, 29);
+	req(&r, &AB, 3009000, 29);
+	req(&r, &AB, 3009100, 30);
+	req(&r, &AB, 3009200, 31);
+	ack(&r, &AB, 3010000, SYN_ACK, 31);
+	finish(&r);
+	assert_int_equal(bursts(&r, b, 8), 4);
+	assert_string_equal(b[0].cause, "timeout");
+	assert_int_equal(b[0].psn_first, 22);
+	assert_int_equal(b[0].packets, 2);
+	assert_int_equal(b[0].tx_count_max, 2);
+	assert_string_equal(b[1].cause, "timeout");
+	assert_int_equal(b[1].psn_first, 22);
+	assert_int_equal(b[1].packets, 2);
+	assert_int_equal(b[1].tx_count_max, 3);
+	assert_string_equal(b[2].cause, "nak");
+	assert_int_equal(b[2].psn_first, 25);
+	assert_int_equal(b[2].psn_last, 27);
+	assert_int_equal(b[2].packets, 3);
+	assert_string_equal(b[3].cause, "nak");
+	assert_int_equal(b[3].psn_first, 30);
+	assert_int_equal(b[3].psn_last, 31);
+	assert_int_equal(b[3].packets, 2);
+	/* qp.timeouts counts timeout runs: one row each */
+	assert_int_equal(query_int(&r, "SELECT sum(timeouts) FROM qp"), 2);
+	assert_int_equal(query_int(&r, "SELECT count(*) FROM retransmission_burst WHERE cause = 'timeout'"), 2);
+	assert_counts_match_packets(&r);
+	cleanup(&r);
+}
+
+/* --samples none: no per-packet row, the same bursts. */
+static void test_samples_none_keeps_bursts(void **state)
+{
+	struct run r;
+	struct burst b[4];
+
+	(void)state;
+	start(&r, STORE_SAMPLES_NONE);
+	for (uint32_t i = 0; i < 10; i++)
+		req(&r, &AB, 1000 + i * 100, i);
+	ack(&r, &AB, 3000, SYN_NAK_SEQ, 5);
+	for (uint32_t i = 5; i < 10; i++)
+		req(&r, &AB, 3500 + i * 100, i);
+	finish(&r);
+	assert_int_equal(query_int(&r, "SELECT count(*) FROM retransmission"), 0);
+	assert_int_equal(bursts(&r, b, 4), 1);
+	assert_int_equal(b[0].packets, 5);
+	assert_int_equal(query_int(&r, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	cleanup(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nak_go_back_n_one_row),
+		cmocka_unit_test(test_two_flows_interleaved),
+		cmocka_unit_test(test_psn_wrap),
+		cmocka_unit_test(test_runs_of_one_flow),
+		cmocka_unit_test(test_samples_none_keeps_bursts),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
