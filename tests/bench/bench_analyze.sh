@@ -101,7 +101,9 @@ load_after=$(cut -d' ' -f1 /proc/loadavg)
 speedup() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", (b > 0 ? a / b : 0) }'; }
 
 pkts=$(sqlite3 "$work/out.db" "SELECT sum(roce_packets) FROM capture")
-rows=$(sqlite3 "$work/out.db" "SELECT (SELECT count(*) FROM latency_sample) || ' sample rows, ' || (SELECT count(*) FROM qp) || ' flows'")
+rows=$(sqlite3 "$work/out.db" "SELECT (SELECT count(*) FROM latency_sample) || ' sample rows, '
+	|| (SELECT count(*) FROM retransmission_burst) || ' retransmission runs of '
+	|| (SELECT sum(packets) FROM retransmission_burst) || ' packets, ' || (SELECT count(*) FROM qp) || ' flows'")
 db_bytes=$(stat -c %s "$work/out.db")
 db_mb=$((db_bytes / 1048576))
 rc_qps=$(sqlite3 "$work/out.db" "SELECT count(*) FROM qp WHERE transport = 'RC' AND role = 'requester'" 2>/dev/null)
