@@ -469,6 +469,50 @@ cleanup:
 	free(ids);
 }
 
+/*
+ * One series' rows of the flow (time, PSN or NULL) into dat as seconds and PSNs unwrapped
+ * modulo 2^24 relative to the flow's first PSN (*first_psn, set by the first series that
+ * has one). Returns the rows written.
+ */
+static int psn_series(struct chart_ctx *c, sqlite3_stmt *st, int64_t flow_id, FILE *dat, uint32_t *first_psn,
+		      bool *have_first)
+{
+	int64_t last_unwrapped = 0;
+	uint32_t last_psn = 0;
+	int rows = 0;
+
+	sqlite3_bind_int64(st, 1, flow_id);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		double t = rel_s(c->d, sqlite3_column_int64(st, 0));
+		if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
+			fprintf(dat, "%.6f 0\n", t);
+		} else {
+			uint32_t psn = (uint32_t)sqlite3_column_int64(st, 1) & PSN_MASK;
+			if (!*have_first) {
+				*first_psn = psn;
+				*have_first = true;
+			}
+			if (!rows)
+				last_unwrapped = psn_diff(psn, *first_psn);
+			else
+				last_unwrapped += psn_diff(psn, last_psn);
+			last_psn = psn;
+			fprintf(dat, "%.6f %" PRId64 "\n", t, last_unwrapped);
+		}
+		rows++;
+	}
+	return rows;
+}
+
+/*
+ * A flow without per-packet retransmission rows (--samples did not keep them): the first and
+ * last resend of each go-back-N run. A version-1 database has no such table: no rows.
+ */
+static const char psn_bursts_sql[] =
+	"SELECT ts, psn FROM (SELECT ts_first_ns AS ts, psn_first AS psn FROM retransmission_burst"
+	" WHERE qp_id = ?1 UNION ALL SELECT ts_last_ns, psn_last FROM retransmission_burst"
+	" WHERE qp_id = ?1 AND packets > 1) ORDER BY ts";
+
 /* PSN against time, tcptrace-style, for one flow: sends, retransmissions, NAKs, CNPs. */
 static void chart_psn_time(struct chart_ctx *c, const struct report_flow *f, int index)
 {
@@ -507,9 +551,7 @@ static void chart_psn_time(struct chart_ctx *c, const struct report_flow *f, int
 		sqlite3_stmt *st;
 		char name[48];
 		FILE *dat;
-		int rows = 0;
-		int64_t last_unwrapped = 0;
-		uint32_t last_psn = 0;
+		int rows;
 
 		if (sqlite3_prepare_v2(c->db, queries[k], -1, &st, NULL) != SQLITE_OK)
 			continue;
@@ -519,28 +561,12 @@ static void chart_psn_time(struct chart_ctx *c, const struct report_flow *f, int
 			sqlite3_finalize(st);
 			break;
 		}
-		sqlite3_bind_int64(st, 1, f->id);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			double t = rel_s(c->d, sqlite3_column_int64(st, 0));
-			if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
-				fprintf(dat, "%.6f 0\n", t);
-			} else {
-				uint32_t psn = (uint32_t)sqlite3_column_int64(st, 1) & PSN_MASK;
-				if (!have_first) {
-					first_psn = psn;
-					have_first = true;
-				}
-				/* Unwrap modulo 2^24 relative to the flow's first PSN, per series. */
-				if (!rows)
-					last_unwrapped = psn_diff(psn, first_psn);
-				else
-					last_unwrapped += psn_diff(psn, last_psn);
-				last_psn = psn;
-				fprintf(dat, "%.6f %" PRId64 "\n", t, last_unwrapped);
-			}
-			rows++;
-		}
+		rows = psn_series(c, st, f->id, dat, &first_psn, &have_first);
 		sqlite3_finalize(st);
+		if (!rows && k == 1 && sqlite3_prepare_v2(c->db, psn_bursts_sql, -1, &st, NULL) == SQLITE_OK) {
+			rows = psn_series(c, st, f->id, dat, &first_psn, &have_first);
+			sqlite3_finalize(st);
+		}
 		fclose(dat);
 		if (!rows)
 			continue;

@@ -139,6 +139,17 @@ if command -v gnuplot >/dev/null; then
 		done
 	done
 	[ $ok = 1 ] && [ $n -ge 2 ] && pass "samples: $n report CDFs from histograms within 1% (p50, p99)"
+	# PSN charts: without per-packet rows, each run's first and last resend (never more points,
+	# the same first time; PSNs count from the flow's first one shown, so they may differ).
+	ok=1 n=0
+	for f in "$T"/rep-all/charts/psn_time_*_1.dat; do
+		[ -s "$f" ] || continue
+		g="$T/rep-none/charts/$(basename "$f")"
+		n=$((n + 1))
+		[ -s "$g" ] && [ "$(wc -l <"$g")" -le "$(wc -l <"$f")" ] && [ "$(head -n 1 "$g" | cut -d' ' -f1)" = "$(head -n 1 "$f" | cut -d' ' -f1)" ] ||
+			{ fail "samples: $(basename "$f"): $(wc -l <"$f") retransmissions with rows, none from the runs"; ok=0; }
+	done
+	[ $ok = 1 ] && [ $n -ge 1 ] && pass "samples: $n report PSN charts draw retransmissions from the runs"
 else
 	skip "samples: report CDFs" "gnuplot not installed"
 fi
