@@ -363,6 +363,37 @@ static void test_samples_none_keeps_bursts(void **state)
 	cleanup(&r);
 }
 
+/*
+ * --samples findings: the resend rows wait in the spill file; the flow with the most loss
+ * events is kept, so its rows come back, in order, as all writes them.
+ */
+static void test_samples_findings_keeps_lossy_flow(void **state)
+{
+	struct run r;
+	struct burst b[4];
+
+	(void)state;
+	start(&r, STORE_SAMPLES_FINDINGS);
+	for (uint32_t i = 0; i < 10; i++) {
+		req(&r, &AB, 1000 + i * 100, i);
+		req(&r, &CD, 1050 + i * 100, 500 + i);
+	}
+	ack(&r, &CD, 2000, SYN_ACK, 509);
+	ack(&r, &AB, 3000, SYN_NAK_SEQ, 5);
+	for (uint32_t i = 5; i < 10; i++)
+		req(&r, &AB, 3500 + i * 100, i);
+	ack(&r, &AB, 6000, SYN_ACK, 9);
+	finish(&r);
+	assert_int_equal(bursts(&r, b, 4), 1);
+	assert_int_equal(b[0].packets, 5);
+	assert_int_equal(query_int(&r, "SELECT count(*) FROM retransmission WHERE qp_id = 1"), 5);
+	assert_int_equal(query_int(&r, "SELECT group_concat(psn) = '5,6,7,8,9' FROM (SELECT psn FROM retransmission"
+				      " ORDER BY rowid)"),
+			 1);
+	assert_counts_match_packets(&r);
+	cleanup(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -371,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_psn_wrap),
 		cmocka_unit_test(test_runs_of_one_flow),
 		cmocka_unit_test(test_samples_none_keeps_bursts),
+		cmocka_unit_test(test_samples_findings_keeps_lossy_flow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
