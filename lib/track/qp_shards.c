@@ -21,6 +21,7 @@
 #define OUT_DEPTH 8		/* output slots per shard */
 #define OUT_EVERY 4		/* input slots between two progress reports at most */
 #define SPIN 256		/* polls before sleeping on a ring */
+#define LANE_SAY 2048		/* lanes: packets between two progress reports */
 
 /*
  * Events are merged by key: a packet's events by the packet's number (from 1), the
@@ -181,8 +182,7 @@ struct shard {
 	struct in_slot *fill;		/* being filled, NULL none */
 	/* the shard thread's side */
 	struct out_slot *cur_out;	/* being filled, NULL none */
-	const struct in_slot *cur_in;	/* the packets being tracked, NULL in finish */
-	uint32_t cur_start;		/* the batch's first packet in it */
+	const uint64_t *cur_seqs;	/* the numbers of the batch being tracked, NULL in finish */
 	uint64_t cur_base;		/* the tracker's packet count before the batch */
 	uint64_t done_seq;		/* its events are out up to here */
 	bool failed;
@@ -194,6 +194,19 @@ struct shard {
 	size_t map_n, map_cap;
 	uint64_t *born;			/* no sink: shard flow id - 1 -> its first packet's number */
 	size_t born_n, born_cap;
+	struct lane *lane;		/* lanes: what its reader thread feeds it */
+};
+
+/* A lane: a shard whose own reader thread reads every packet and keeps its shard's. */
+struct lane {
+	struct roce_pkt pkts[QP_BATCH_MAX];	/* its packets; the next one is decoded at pkts[n] */
+	uint32_t vantage[QP_BATCH_MAX];
+	uint64_t seq[QP_BATCH_MAX];
+	uint32_t n;
+	bool ended;
+	uint64_t packets;		/* every packet it was given, its own or not */
+	uint64_t said;			/* packet number of its last progress report */
+	uint64_t cm_reqs, last_ts_ns, ts_backwards; /* as one tracker counts them, over all packets */
 };
 
 struct qp_shards {
@@ -202,6 +215,7 @@ struct qp_shards {
 	uint64_t seq;			/* packets added */
 	uint64_t cm_reqs;
 	bool finished;
+	bool lanes;			/* qp_shards_new_lanes(): the caller's threads feed the shards */
 	/* n == 1: one tracker fed in batches on the caller's thread */
 	struct qp_tracker *one;
 	struct roce_pkt batch[QP_BATCH_MAX];
@@ -241,10 +255,10 @@ static uint64_t cur_seq(const struct shard *sh, bool counted)
 {
 	uint64_t i;
 
-	if (!sh->cur_in)
+	if (!sh->cur_seqs)
 		return 0;
 	i = qp_tracker_totals(sh->t)->packets - sh->cur_base - (counted ? 1 : 0);
-	return sh->cur_in->seq[sh->cur_start + i];
+	return sh->cur_seqs[i];
 }
 
 /*
@@ -321,11 +335,10 @@ static void rec_flow(void *ctx, uint64_t flow_id)
 /* A slot's packets, in the tracker's batches (prefetching, as on one thread). */
 static void shard_track(struct shard *sh, const struct in_slot *in)
 {
-	sh->cur_in = in;
 	for (uint32_t i = 0; i < in->n && !sh->failed; i += QP_BATCH_MAX) {
 		uint32_t m = in->n - i < QP_BATCH_MAX ? in->n - i : QP_BATCH_MAX;
 
-		sh->cur_start = i;
+		sh->cur_seqs = &in->seq[i];
 		sh->cur_base = qp_tracker_totals(sh->t)->packets;
 		if (qp_tracker_add_batch(sh->t, &in->pkts[i], &in->vantage[i], m)) {
 			sh->failed = true;
@@ -333,7 +346,7 @@ static void shard_track(struct shard *sh, const struct in_slot *in)
 		}
 		sh->done_seq = in->seq[i + m - 1];
 	}
-	sh->cur_in = NULL;
+	sh->cur_seqs = NULL;
 }
 
 static void *shard_main(void *arg)
@@ -617,6 +630,78 @@ int qp_shards_push(struct qp_shards *s, uint32_t vantage)
 	return 0;
 }
 
+/* ---- lanes: the caller's threads each read every packet and keep their shard's ---- */
+
+/* The lane's packets so far through its tracker (prefetching batches, as on one thread). */
+static void lane_flush(struct qp_shards *s, struct shard *sh)
+{
+	struct lane *l = sh->lane;
+
+	if (!l->n)
+		return;
+	sh->cur_seqs = l->seq;
+	sh->cur_base = qp_tracker_totals(sh->t)->packets;
+	if (!sh->failed && qp_tracker_add_batch(sh->t, l->pkts, l->vantage, l->n)) {
+		sh->failed = true;
+		atomic_store(&s->failed, 1);
+	}
+	sh->done_seq = l->seq[l->n - 1];
+	sh->cur_seqs = NULL;
+	l->n = 0;
+}
+
+struct roce_pkt *qp_lane_slot(struct qp_shards *s, unsigned lane)
+{
+	struct lane *l = s->sh[lane].lane;
+
+	return &l->pkts[l->n];
+}
+
+int qp_lane_push(struct qp_shards *s, unsigned lane, uint32_t vantage)
+{
+	struct shard *sh = &s->sh[lane];
+	struct lane *l = sh->lane;
+	const struct roce_pkt *pkt = &l->pkts[l->n];
+	uint64_t seq = ++l->packets;
+
+	if ((pkt->flags & ROCE_F_CM) && pkt->cm_attr_id == CM_ATTR_REQ)
+		l->cm_reqs++;
+	if (seq > 1 && pkt->ts_ns < l->last_ts_ns)
+		l->ts_backwards++;
+	l->last_ts_ns = pkt->ts_ns;
+	if (qp_shard_of(pkt, s->n) == lane) {
+		l->vantage[l->n] = vantage;
+		l->seq[l->n++] = seq;
+		if (l->n == QP_BATCH_MAX)
+			lane_flush(s, sh);
+	}
+	/*
+	 * The merge holds the other shards' events until this one has passed their packets:
+	 * it says how far it is every LANE_SAY packets, its own tracked first.
+	 */
+	if (s->merge && seq - l->said == LANE_SAY) {
+		lane_flush(s, sh);
+		sh->done_seq = seq;
+		out_publish(sh, seq);
+		l->said = seq;
+	}
+	return atomic_load_explicit(&s->failed, memory_order_relaxed) ? -ENOMEM : 0;
+}
+
+void qp_lane_end(struct qp_shards *s, unsigned lane)
+{
+	struct shard *sh = &s->sh[lane];
+
+	if (sh->lane->ended)
+		return;
+	sh->lane->ended = true;
+	lane_flush(s, sh);
+	sh->done_seq = WM_PACKETS;
+	qp_tracker_finish(sh->t);
+	if (s->merge)
+		out_publish(sh, WM_ALL);
+}
+
 /* ---- start, finish, results ---- */
 
 static int shard_init(struct qp_shards *s, struct shard *sh)
@@ -636,9 +721,12 @@ static int shard_init(struct qp_shards *s, struct shard *sh)
 	};
 	cfg.sink = &sh->rec;
 	sh->t = qp_tracker_new(&cfg);
-	sh->in = calloc(IN_DEPTH, sizeof(*sh->in));
+	if (s->lanes)
+		sh->lane = calloc(1, sizeof(*sh->lane));
+	else
+		sh->in = calloc(IN_DEPTH, sizeof(*sh->in));
 	sh->out = s->merge ? calloc(OUT_DEPTH, sizeof(*sh->out)) : NULL; /* no sink, no merge */
-	return sh->t && sh->in && (sh->out || !s->merge) ? 0 : -ENOMEM;
+	return sh->t && (sh->in || sh->lane) && (sh->out || !s->merge) ? 0 : -ENOMEM;
 }
 
 /* The threads, with every signal blocked: the caller's thread keeps taking them. */
@@ -649,7 +737,7 @@ static int start_threads(struct qp_shards *s)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (unsigned j = 0; j < s->n && !rc; j++) {
+	for (unsigned j = 0; j < s->n && !rc && !s->lanes; j++) {
 		rc = -pthread_create(&s->sh[j].thread, NULL, shard_main, &s->sh[j]);
 		s->sh[j].started = !rc;
 	}
@@ -661,7 +749,7 @@ static int start_threads(struct qp_shards *s)
 	return rc;
 }
 
-struct qp_shards *qp_shards_new(const struct qp_tracker_cfg *cfg, unsigned n)
+static struct qp_shards *shards_new(const struct qp_tracker_cfg *cfg, unsigned n, bool lanes)
 {
 	struct qp_shards *s;
 	int rc = 0;
@@ -675,7 +763,8 @@ struct qp_shards *qp_shards_new(const struct qp_tracker_cfg *cfg, unsigned n)
 		return NULL;
 	s->n = n;
 	s->cfg = *cfg;
-	if (n == 1) {
+	s->lanes = lanes;
+	if (n == 1 && !lanes) {
 		s->one = qp_tracker_new(cfg);
 		if (!s->one) {
 			free(s);
@@ -697,6 +786,16 @@ struct qp_shards *qp_shards_new(const struct qp_tracker_cfg *cfg, unsigned n)
 		return NULL;
 	}
 	return s;
+}
+
+struct qp_shards *qp_shards_new(const struct qp_tracker_cfg *cfg, unsigned n)
+{
+	return shards_new(cfg, n, false);
+}
+
+struct qp_shards *qp_shards_new_lanes(const struct qp_tracker_cfg *cfg, unsigned n)
+{
+	return shards_new(cfg, n, true);
 }
 
 /* No sink: flow ids in the order of the flows' first packets, from each shard's record. */
@@ -723,13 +822,24 @@ int qp_shards_finish(struct qp_shards *s)
 	if (s->finished)
 		return 0;
 	s->finished = true;
-	if (s->n == 1) {
+	if (s->one) {
 		one_flush(s);
 		qp_tracker_finish(s->one);
 		return s->one_rc;
 	}
-	if (s->sh[0].started) /* all started, or none (qp_shards_new failed) */
+	if (s->lanes) {
+		/* Each lane's thread has ended it; one never fed (or no more fed) ends here. */
+		for (unsigned j = 0; s->sh && j < s->n; j++)
+			if (s->sh[j].lane && s->sh[j].t && (!s->merge || s->merger_started))
+				qp_lane_end(s, j);
+		if (s->sh && s->sh[0].lane) {
+			s->seq = s->sh[0].lane->packets;
+			s->cm_reqs = s->sh[0].lane->cm_reqs;
+			s->ts_backwards = s->sh[0].lane->ts_backwards;
+		}
+	} else if (s->sh[0].started) { /* all started, or none (qp_shards_new failed) */
 		flush_all(s, true);
+	}
 	for (unsigned j = 0; j < s->n; j++)
 		if (s->sh[j].started)
 			pthread_join(s->sh[j].thread, NULL);
@@ -744,7 +854,7 @@ long qp_shards_snapshot(struct qp_shards *s, const struct flow_stats **out)
 {
 	uint64_t n_ids = s->n_ids;
 
-	if (s->n == 1)
+	if (s->one)
 		return qp_tracker_snapshot(s->one, out);
 	if (!s->finished)
 		return -EINVAL;
@@ -777,7 +887,7 @@ const struct qp_tracker_totals *qp_shards_totals(struct qp_shards *s)
 	struct qp_tracker_totals *t = &s->tot;
 	bool any = false;
 
-	if (s->n == 1)
+	if (s->one)
 		return qp_tracker_totals(s->one);
 	memset(t, 0, sizeof(*t));
 	for (unsigned j = 0; j < s->n; j++) {
@@ -812,6 +922,8 @@ const struct qp_tracker_totals *qp_shards_totals(struct qp_shards *s)
 
 uint64_t qp_shards_packets(const struct qp_shards *s)
 {
+	if (s->lanes && !s->finished)
+		return s->sh[0].lane->packets;
 	return s->seq;
 }
 
@@ -837,6 +949,7 @@ void qp_shards_free(struct qp_shards *s)
 		free(s->sh[j].out);
 		free(s->sh[j].map);
 		free(s->sh[j].born);
+		free(s->sh[j].lane);
 	}
 	free(s->sh);
 	free(s->snap);

@@ -23,6 +23,13 @@
  * already forgotten. qp_shards_cm_reqs() says how many the run held.
  *
  * n == 1 runs one tracker on the caller's thread (in batches, no thread, no copy): today's path.
+ *
+ * Lanes (qp_shards_new_lanes()): no reader thread and no copy. The caller runs one thread per
+ * shard ("lane"), each reading and decoding every packet of the run itself, in the same
+ * order, into qp_lane_slot() and giving it to qp_lane_push(): the lane numbers it, keeps it
+ * when it is its shard's (the others cost it the shard key) and tracks its own in batches.
+ * The events are merged as above. What one tracker counts across all packets (CM REQs,
+ * timestamps going back) is counted by every lane alike; lane 0's counts are the run's.
  */
 #ifndef AGENTXDP_QP_SHARDS_H
 #define AGENTXDP_QP_SHARDS_H
@@ -45,6 +52,16 @@ struct qp_shards *qp_shards_new(const struct qp_tracker_cfg *cfg, unsigned n);
  */
 struct roce_pkt *qp_shards_slot(struct qp_shards *s);
 int qp_shards_push(struct qp_shards *s, uint32_t vantage);
+/*
+ * n lanes (1 to QP_SHARDS_MAX), and the merge thread when cfg has a sink; NULL with errno set.
+ * Lane j is fed by one thread only: qp_lane_slot(), then qp_lane_push() for every packet
+ * (0, or -ENOMEM: stop), then qp_lane_end() from the same thread. Every lane must be given
+ * the same packets in the same order. qp_shards_finish() after every lane's thread ended it.
+ */
+struct qp_shards *qp_shards_new_lanes(const struct qp_tracker_cfg *cfg, unsigned n);
+struct roce_pkt *qp_lane_slot(struct qp_shards *s, unsigned lane);
+int qp_lane_push(struct qp_shards *s, unsigned lane, uint32_t vantage);
+void qp_lane_end(struct qp_shards *s, unsigned lane);
 /* End of input: every event delivered to the sink, windows closed. 0, or -ENOMEM. */
 int qp_shards_finish(struct qp_shards *s);
 /* After finish: every flow's statistics by flow id, as qp_tracker_snapshot(). */
