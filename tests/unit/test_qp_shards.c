@@ -7,8 +7,11 @@
  * UBSan like every unit test, so the rings and the merge are checked for memory errors too.
  * A merge that waits for ever (as when a new flow's event was tagged with the packet before
  * it: a deadlock, seen on the 1M-packet bench trace) is ended by alarm() and fails.
+ * Lanes (qp_shards_new_lanes()): 2, 3 and 7 threads each make the whole workload and give it
+ * to their lane, with a sink and without; the same logs again.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -265,6 +268,63 @@ static void run_shards(struct log *l, unsigned jobs)
 	qp_shards_free(s);
 }
 
+/* A lane's thread: the whole workload, as every lane must see it. */
+struct lane_feed {
+	struct qp_shards *s;
+	unsigned lane;
+	uint64_t seed, packets;
+	int rc;
+	pthread_t thread;
+};
+
+static void *lane_feed(void *arg)
+{
+	struct lane_feed *a = arg;
+	struct wl_qp qps[QPS];
+	uint64_t seed = a->seed;
+
+	workload_init(qps);
+	for (uint64_t i = 0; i < a->packets && !a->rc; i++) {
+		uint32_t v = workload_pkt(qps, &seed, i, qp_lane_slot(a->s, a->lane));
+
+		a->rc = qp_lane_push(a->s, a->lane, v);
+	}
+	qp_lane_end(a->s, a->lane);
+	return NULL;
+}
+
+static void run_lanes(struct log *l, const struct qp_tracker_cfg *cfg, unsigned jobs, uint64_t seed,
+		      uint64_t packets)
+{
+	struct lane_feed feed[8];
+	struct qp_shards *s;
+	const struct flow_stats *f;
+	long n;
+
+	assert_true(jobs <= 8);
+	s = qp_shards_new_lanes(cfg, jobs);
+	assert_non_null(s);
+	assert_int_equal(qp_shards_count(s), jobs);
+	for (unsigned j = 0; j < jobs; j++) {
+		feed[j] = (struct lane_feed){ .s = s, .lane = j, .seed = seed, .packets = packets };
+		if (j)
+			assert_int_equal(pthread_create(&feed[j].thread, NULL, lane_feed, &feed[j]), 0);
+	}
+	lane_feed(&feed[0]); /* lane 0 on this thread, as agentxdp-analyze runs it */
+	assert_int_equal(qp_shards_packets(s), packets);
+	for (unsigned j = 1; j < jobs; j++)
+		assert_int_equal(pthread_join(feed[j].thread, NULL), 0);
+	for (unsigned j = 0; j < jobs; j++)
+		assert_int_equal(feed[j].rc, 0);
+	assert_int_equal(qp_shards_finish(s), 0);
+	assert_int_equal(qp_shards_packets(s), packets);
+	n = qp_shards_snapshot(s, &f);
+	assert_true(n > QPS);
+	log_flows(l, f, n);
+	log_totals(l, qp_shards_totals(s));
+	qp_shards_free(s);
+}
+
 static void test_same_as_one_tracker(void **state)
 {
 	static const unsigned jobs[] = { 1, 2, 3, 7 };
@@ -280,6 +340,27 @@ static void test_same_as_one_tracker(void **state)
 		struct log got = { 0 };
 
 		run_shards(&got, jobs[i]);
+		assert_int_equal(got.len, ref.len);
+		assert_memory_equal(got.data, ref.data, ref.len);
+		free(got.data);
+	}
+	free(ref.data);
+}
+
+static void test_lanes_same_as_one_tracker(void **state)
+{
+	static const unsigned jobs[] = { 2, 3, 7 };
+	struct qp_tracker_cfg cfg;
+	struct qp_event_sink sink;
+	struct log ref = { 0 };
+
+	(void)state;
+	run_plain(&ref);
+	for (size_t i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
+		struct log got = { 0 };
+
+		cfg_for(&cfg, &sink, &got);
+		run_lanes(&got, &cfg, jobs[i], 0x9e3779b97f4a7c15ull, PACKETS);
 		assert_int_equal(got.len, ref.len);
 		assert_memory_equal(got.data, ref.data, ref.len);
 		free(got.data);
@@ -359,6 +440,13 @@ static void test_no_sink(void **state)
 	qp_shards_free(s);
 	assert_int_equal(got.len, ref.len);
 	assert_memory_equal(got.data, ref.data, ref.len);
+	free(got.data);
+
+	/* Lanes without a sink: no merge thread, the flows numbered at finish. */
+	got = (struct log){ 0 };
+	run_lanes(&got, &cfg, 3, 7, 5000);
+	assert_int_equal(got.len, ref.len);
+	assert_memory_equal(got.data, ref.data, ref.len);
 	free(ref.data);
 	free(got.data);
 }
@@ -368,6 +456,7 @@ int main(void)
 	alarm(300); /* threads that wait on each other for ever fail the test, not hang the suite */
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_as_one_tracker),
+		cmocka_unit_test(test_lanes_same_as_one_tracker),
 		cmocka_unit_test(test_shard_key_unordered),
 		cmocka_unit_test(test_bad_count),
 		cmocka_unit_test(test_no_sink),
