@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 
 #include "lib/export/agent_metrics.h"
 #include "analyze/analyze_opts.h"
+#include "analyze/analyze_read.h"
 #include "analyze/frame_census.h"
 #include "analyze/mirror_vantage.h"
 #include "lib/export/export_file.h"
@@ -35,8 +35,6 @@
 #include "lib/util/sanitize.h"
 #include "lib/util/util.h"
 
-
-#define N_MALFORMED (1 - ROCE_DECODE_STATUS_MIN)
 
 /*
  * SIGINT, SIGTERM, SIGHUP: the first stops reading (a read blocked on a pipe returns) and the
@@ -88,13 +86,6 @@ static void set_abort_paths(const char *a, const char *b)
 			strcpy(abort_paths[n++], paths[i]);
 	n_abort_paths = n;
 }
-
-struct trace_counts {
-	uint64_t roce, other;
-	uint64_t malformed[N_MALFORMED]; /* by -status */
-	int bad_linktype;		/* link type of the last frame the link layer failed on */
-	struct frame_census census;	/* what the frames that were not RoCE held */
-};
 
 /* Per capture: flows, unpaired RC flows, and whether only one direction of RC traffic is there. */
 static void capture_flow_counts(const struct flow_stats *flows, size_t n, struct store_capture *caps,
@@ -577,201 +568,29 @@ static void run_track_finish(struct analyze_run *r, bool failed)
 			qp_shards_count(r->trk), qp_shards_cm_reqs(r->trk));
 }
 
-/*
- * One reader of the run's frames: the run's own, or with lanes (-j N on files) one per lane,
- * each on its own thread reading every frame of every trace itself (the page cache serves
- * them all), so that no packet is copied between threads.
- */
-struct frame_reader {
-	struct analyze_run *r;
-	struct trace_reader *tr;
-	struct trace_counts *counts;	/* per trace */
-	struct mirror_vantages *mv;	/* each reader numbers the vantages alike */
-	int lane;			/* its lane, -1: qp_shards_push() */
-	bool primary;			/* the run's own: it says errors, its counts are the run's */
-	uint64_t frames, selected;
-	bool failed;			/* the tracker ran out of memory */
-	double cpu_s;			/* its thread's CPU time once read (-vv says it) */
-	pthread_t thread;
-};
-
-static double thread_cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Every frame of every trace (that the filter, --qp and -c select) through the decoder into the tracker. */
-static void read_frames(struct frame_reader *fr)
-{
-	struct analyze_run *r = fr->r;
-	const struct analyze_opts *opts = r->opts;
-	struct trace_frame frame;
-	int rc;
-
-	while ((rc = trace_reader_next(fr->tr, &frame)) != 0) {
-		struct roce_pkt *pkt = fr->lane < 0 ? qp_shards_slot(r->trk) : qp_lane_slot(r->trk, fr->lane);
-		struct trace_counts *cnt;
-		uint32_t v;
-
-		if (rc < 0) {
-			/* Keep what was read: the other inputs still deliver their frames. */
-			if (fr->primary) {
-				pr_err("%s\n", trace_reader_error(fr->tr));
-				r->status = 1;
-			}
-			continue;
-		}
-		fr->frames++;
-		rc = analyze_select_link(opts, &frame); /* a filter: no lanes, the primary alone */
-		if (rc <= 0) {
-			if (rc < 0)
-				r->status = 1;
-			continue;
-		}
-		cnt = &fr->counts[frame.trace_index];
-		rc = roce_decode_frame(&r->dopts, frame.linktype, frame.data, frame.caplen, frame.origlen,
-				       frame.ts_ns, pkt);
-		if (!analyze_select_qp(opts, rc, pkt))
-			continue;
-		fr->selected++;
-		if (rc == ROCE_DECODE_OK) {
-			cnt->roce++;
-			v = mirror_vantage_of(fr->mv, frame.trace_index, pkt);
-			if (fr->lane < 0 ? qp_shards_push(r->trk, v) : qp_lane_push(r->trk, (unsigned)fr->lane, v)) {
-				fr->failed = true; /* stop reading; what was tracked is still analyzed and written */
-				break;
-			}
-		} else if (!fr->primary) {
-			continue; /* what was not RoCE is the primary's to count */
-		} else if (rc > 0) {
-			cnt->other++;
-			frame_census_add(&cnt->census, frame.linktype, frame.data, frame.caplen, 0);
-		} else {
-			cnt->malformed[-rc]++;
-			if (rc == ROCE_DECODE_BAD_LINK) {
-				cnt->bad_linktype = frame.linktype;
-				frame_census_add(&cnt->census, frame.linktype, frame.data, frame.caplen, 1);
-			}
-			pr_debug("frame %" PRIu64 " of %s: malformed (%s)\n", frame.frame_number,
-				 trace_reader_path(fr->tr, frame.trace_index), roce_decode_status_name(rc));
-		}
-		/* With -j the store is the merge thread's: its failure is seen at the end. */
-		if (r->st && qp_shards_count(r->trk) == 1 && store_failed(r->st))
-			break;
-		if (opts->max_frames && fr->selected == opts->max_frames)
-			break; /* -c */
-	}
-}
-
-static void *lane_main(void *arg)
-{
-	struct frame_reader *fr = arg;
-
-	read_frames(fr);
-	qp_lane_end(fr->r->trk, (unsigned)fr->lane);
-	fr->cpu_s = thread_cpu_s();
-	return NULL;
-}
-
-/*
- * Lanes 1 to n - 1 on threads of their own (every signal blocked: the main thread takes
- * them), each with its own reader. A lane that cannot start is ended unfed (the merge waits
- * for every lane) and the run fails. The number of readers started.
- */
-static unsigned lanes_start(struct analyze_run *r, struct frame_reader *fr, unsigned n)
-{
-	sigset_t all, old;
-	char err[512];
-	unsigned j, started = 0;
-	int rc = 0;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (j = 1; j < n && !rc; j++, started++) {
-		fr[j] = (struct frame_reader){ .r = r, .lane = (int)j };
-		fr[j].mv = calloc(1, sizeof(*fr[j].mv));
-		fr[j].counts = calloc((size_t)r->n_traces, sizeof(*fr[j].counts));
-		if (!fr[j].mv || !fr[j].counts || mirror_vantages_init(fr[j].mv, r->n_traces)) {
-			snprintf(err, sizeof(err), "%s", strerror(ENOMEM));
-			rc = -1;
-		} else if (trace_reader_open(&fr[j].tr, r->opts->traces, r->opts->n_traces, err, sizeof(err))) {
-			rc = -1;
-		} else if ((rc = pthread_create(&fr[j].thread, NULL, lane_main, &fr[j]))) {
-			snprintf(err, sizeof(err), "%s", strerror(rc));
-		}
-		if (rc)
-			break;
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc) {
-		pr_err("-j %u: starting reader %u: %s\n", n, j, err);
-		for (; j < n; j++)
-			qp_lane_end(r->trk, j);
-	}
-	return started;
-}
-
-/* Join the lanes' readers; whether one failed. */
-static bool lanes_join(struct analyze_run *r, struct frame_reader *fr, unsigned n, unsigned started)
-{
-	bool failed = started + 1 < n;
-
-	for (unsigned j = 1; j < n; j++) {
-		if (j <= started) {
-			pthread_join(fr[j].thread, NULL);
-			failed |= fr[j].failed || fr[j].mv->oom != r->mv.oom;
-			pr_debug("-j %u: reader %u: %" PRIu64 " frames, %.3f s CPU\n", n, j, fr[j].frames,
-				 fr[j].cpu_s);
-		}
-		trace_reader_close(fr[j].tr);
-		if (fr[j].mv)
-			mirror_vantages_free(fr[j].mv);
-		free(fr[j].mv);
-		free(fr[j].counts);
-	}
-	return failed;
-}
-
+/* Every frame of every trace through the decoder into the tracker (analyze_read.c), then finish it. */
 static int run_read_frames(struct analyze_run *r)
 {
 	const struct analyze_opts *opts = r->opts;
-	unsigned n_lanes = r->lanes ? qp_shards_count(r->trk) : 0, started = 0;
-	struct frame_reader *fr = calloc(n_lanes ? n_lanes : 1, sizeof(*fr));
-	bool failed;
+	struct analyze_read ar = {
+		.opts = opts, .dopts = &r->dopts, .trk = r->trk, .st = r->st, .tr = r->tr,
+		.n_traces = r->n_traces, .counts = r->counts, .mv = &r->mv, .lanes = r->lanes,
+		.stop = &stop_signal,
+	};
 
-	if (!fr) {
-		pr_err("%s\n", strerror(ENOMEM));
-		if (n_lanes)
-			for (unsigned j = 0; j < n_lanes; j++)
-				qp_lane_end(r->trk, j);
+	if (analyze_read(&ar))
 		return -1;
-	}
-	fr[0] = (struct frame_reader){ .r = r, .tr = r->tr, .counts = r->counts, .mv = &r->mv,
-				       .lane = n_lanes ? 0 : -1, .primary = true };
-	if (n_lanes)
-		started = lanes_start(r, fr, n_lanes);
-	fr[0].cpu_s = thread_cpu_s();
-	read_frames(&fr[0]);
-	failed = fr[0].failed;
-	if (n_lanes)
-		qp_lane_end(r->trk, 0);
-	pr_debug("-j %u: reader 0: %" PRIu64 " frames, %.3f s CPU\n", qp_shards_count(r->trk),
-		 fr[0].frames, thread_cpu_s() - fr[0].cpu_s);
-	if (n_lanes)
-		failed |= lanes_join(r, fr, n_lanes, started);
+	if (ar.status)
+		r->status = 1;
 	if (opts->filter || opts->n_qps)
-		pr_info("%" PRIu64 " of %" PRIu64 " frames selected by%s%s%s\n", fr[0].selected, fr[0].frames,
+		pr_info("%" PRIu64 " of %" PRIu64 " frames selected by%s%s%s\n", ar.selected, ar.frames,
 			opts->filter ? " the filter" : "", opts->filter && opts->n_qps ? " and" : "",
 			opts->n_qps ? " --qp" : "");
-	free(fr);
 	r->interrupted = stop_signal;
 	if (r->interrupted)
 		pr_err("interrupted by %s after %" PRIu64 " RoCE packets: finishing the analysis of what was read"
 		       " (again to abort)\n", stop_signal_name(r->interrupted), qp_shards_packets(r->trk));
-	run_track_finish(r, failed);
+	run_track_finish(r, ar.failed);
 	r->n_flows = qp_shards_snapshot(r->trk, &r->flows);
 	if (r->n_flows < 0) {
 		pr_err("%s\n", strerror(ENOMEM));

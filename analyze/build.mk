@@ -1,5 +1,5 @@
 # analyze/: agentxdp-analyze (its command line, the analysis driver, --dump).
-ANALYZE_SRCS := analyze/main.c analyze/dump.c analyze/analyze_run.c analyze/mirror_vantage.c analyze/frame_census.c
+ANALYZE_SRCS := analyze/main.c analyze/dump.c analyze/analyze_run.c analyze/analyze_read.c analyze/mirror_vantage.c analyze/frame_census.c
 ANALYZE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(ANALYZE_SRCS))
 TOOLS += $(BIN)/agentxdp-analyze
 MAN_PAGES += docs/agentxdp-analyze.8

@@ -204,9 +204,10 @@ struct lane {
 	uint64_t seq[QP_BATCH_MAX];
 	uint32_t n;
 	bool ended;
-	uint64_t packets;		/* every packet it was given, its own or not */
-	uint64_t said;			/* packet number of its last progress report */
-	uint64_t cm_reqs, last_ts_ns, ts_backwards; /* as one tracker counts them, over all packets */
+	uint64_t packets, cm_reqs;	/* its own packets, and the CM REQs among them */
+	uint64_t said;			/* number of its last progress report */
+	uint64_t last_ts_ns, ts_backwards; /* as one tracker counts them, over every lane's packets */
+	bool seen;			/* a packet's time was given */
 };
 
 struct qp_shards {
@@ -231,6 +232,7 @@ struct qp_shards {
 	bool map_failed;		/* a flow could not be numbered: no event goes out */
 	_Atomic int failed;		/* a shard or the merge ran out of memory */
 	uint64_t last_ts_ns, ts_backwards; /* as one tracker counts them, over all packets */
+	bool ts_backwards_set;		/* lanes: the caller counted them (qp_shards_set_ts_backwards()) */
 	uint64_t n_ids;			/* flow ids given by the merge */
 	struct qp_tracker_totals tot;
 	struct flow_stats *snap;
@@ -557,7 +559,12 @@ static inline uint64_t addr_fold(const uint8_t *a)
 
 unsigned qp_shard_of(const struct roce_pkt *pkt, unsigned n)
 {
-	uint64_t a = addr_fold(pkt->src_ip), b = addr_fold(pkt->dst_ip);
+	return qp_shard_of_addrs(pkt->src_ip, pkt->dst_ip, n);
+}
+
+unsigned qp_shard_of_addrs(const uint8_t src[16], const uint8_t dst[16], unsigned n)
+{
+	uint64_t a = addr_fold(src), b = addr_fold(dst);
 	/* Unordered: both directions of a host pair give the same h. */
 	uint64_t h = a < b ? mix64(a * 0xff51afd7ed558ccdull + b) : mix64(b * 0xff51afd7ed558ccdull + a);
 
@@ -657,35 +664,64 @@ struct roce_pkt *qp_lane_slot(struct qp_shards *s, unsigned lane)
 	return &l->pkts[l->n];
 }
 
-int qp_lane_push(struct qp_shards *s, unsigned lane, uint32_t vantage)
+/*
+ * The merge holds the other shards' events until this one has passed their packets: it says
+ * how far it is every LANE_SAY numbers, its own packets tracked first.
+ */
+static void lane_progress(struct qp_shards *s, struct shard *sh, uint64_t seq)
+{
+	struct lane *l = sh->lane;
+
+	if (!s->merge || seq - l->said < LANE_SAY)
+		return;
+	lane_flush(s, sh);
+	sh->done_seq = seq;
+	out_publish(sh, seq);
+	l->said = seq;
+}
+
+/* What one tracker counts over all packets: the timestamps that went back. */
+static void lane_time(struct lane *l, uint64_t ts_ns)
+{
+	if (l->seen && ts_ns < l->last_ts_ns)
+		l->ts_backwards++;
+	l->last_ts_ns = ts_ns;
+	l->seen = true;
+}
+
+int qp_lane_push(struct qp_shards *s, unsigned lane, uint32_t vantage, uint64_t seq)
 {
 	struct shard *sh = &s->sh[lane];
 	struct lane *l = sh->lane;
 	const struct roce_pkt *pkt = &l->pkts[l->n];
-	uint64_t seq = ++l->packets;
 
-	if ((pkt->flags & ROCE_F_CM) && pkt->cm_attr_id == CM_ATTR_REQ)
-		l->cm_reqs++;
-	if (seq > 1 && pkt->ts_ns < l->last_ts_ns)
-		l->ts_backwards++;
-	l->last_ts_ns = pkt->ts_ns;
+	lane_time(l, pkt->ts_ns);
 	if (qp_shard_of(pkt, s->n) == lane) {
+		l->packets++;
+		if ((pkt->flags & ROCE_F_CM) && pkt->cm_attr_id == CM_ATTR_REQ)
+			l->cm_reqs++;
 		l->vantage[l->n] = vantage;
 		l->seq[l->n++] = seq;
 		if (l->n == QP_BATCH_MAX)
 			lane_flush(s, sh);
 	}
-	/*
-	 * The merge holds the other shards' events until this one has passed their packets:
-	 * it says how far it is every LANE_SAY packets, its own tracked first.
-	 */
-	if (s->merge && seq - l->said == LANE_SAY) {
-		lane_flush(s, sh);
-		sh->done_seq = seq;
-		out_publish(sh, seq);
-		l->said = seq;
-	}
+	lane_progress(s, sh, seq);
 	return atomic_load_explicit(&s->failed, memory_order_relaxed) ? -ENOMEM : 0;
+}
+
+void qp_lane_pass(struct qp_shards *s, unsigned lane, uint64_t seq, const uint64_t *ts_ns)
+{
+	struct shard *sh = &s->sh[lane];
+
+	if (ts_ns)
+		lane_time(sh->lane, *ts_ns);
+	lane_progress(s, sh, seq);
+}
+
+void qp_shards_set_ts_backwards(struct qp_shards *s, uint64_t n)
+{
+	s->ts_backwards = n;
+	s->ts_backwards_set = true;
 }
 
 void qp_lane_end(struct qp_shards *s, unsigned lane)
@@ -832,11 +868,12 @@ int qp_shards_finish(struct qp_shards *s)
 		for (unsigned j = 0; s->sh && j < s->n; j++)
 			if (s->sh[j].lane && s->sh[j].t && (!s->merge || s->merger_started))
 				qp_lane_end(s, j);
-		if (s->sh && s->sh[0].lane) {
-			s->seq = s->sh[0].lane->packets;
-			s->cm_reqs = s->sh[0].lane->cm_reqs;
-			s->ts_backwards = s->sh[0].lane->ts_backwards;
+		for (unsigned j = 0; s->sh && j < s->n && s->sh[j].lane; j++) {
+			s->seq += s->sh[j].lane->packets;
+			s->cm_reqs += s->sh[j].lane->cm_reqs;
 		}
+		if (s->sh && s->sh[0].lane && !s->ts_backwards_set)
+			s->ts_backwards = s->sh[0].lane->ts_backwards;
 	} else if (s->sh[0].started) { /* all started, or none (qp_shards_new failed) */
 		flush_all(s, true);
 	}
@@ -922,9 +959,13 @@ const struct qp_tracker_totals *qp_shards_totals(struct qp_shards *s)
 
 uint64_t qp_shards_packets(const struct qp_shards *s)
 {
-	if (s->lanes && !s->finished)
-		return s->sh[0].lane->packets;
-	return s->seq;
+	uint64_t n = 0;
+
+	if (!s->lanes || s->finished)
+		return s->seq;
+	for (unsigned j = 0; j < s->n; j++)
+		n += s->sh[j].lane->packets;
+	return n;
 }
 
 uint64_t qp_shards_cm_reqs(const struct qp_shards *s)

@@ -25,11 +25,13 @@
  * n == 1 runs one tracker on the caller's thread (in batches, no thread, no copy): today's path.
  *
  * Lanes (qp_shards_new_lanes()): no reader thread and no copy. The caller runs one thread per
- * shard ("lane"), each reading and decoding every packet of the run itself, in the same
- * order, into qp_lane_slot() and giving it to qp_lane_push(): the lane numbers it, keeps it
- * when it is its shard's (the others cost it the shard key) and tracks its own in batches.
- * The events are merged as above. What one tracker counts across all packets (CM REQs,
- * timestamps going back) is counted by every lane alike; lane 0's counts are the run's.
+ * shard ("lane"), each reading every frame of the run itself, in the same order, and numbering
+ * them alike (seq, from 1, increasing). A decoded RoCE packet goes to qp_lane_push(), which
+ * keeps it when it is its shard's and tracks its own in batches; a frame the lane knows to be
+ * another shard's without decoding it (qp_shard_of_addrs() on its addresses), or no RoCE
+ * packet, goes to qp_lane_pass(). The events are merged as above, by seq. Timestamps going
+ * back are counted by every lane over every packet it was told the time of; lane 0's count
+ * is the run's unless the caller sets it; packets and CM REQs are each lane's own, summed.
  */
 #ifndef AGENTXDP_QP_SHARDS_H
 #define AGENTXDP_QP_SHARDS_H
@@ -60,15 +62,20 @@ int qp_shards_push(struct qp_shards *s, uint32_t vantage);
  */
 struct qp_shards *qp_shards_new_lanes(const struct qp_tracker_cfg *cfg, unsigned n);
 struct roce_pkt *qp_lane_slot(struct qp_shards *s, unsigned lane);
-int qp_lane_push(struct qp_shards *s, unsigned lane, uint32_t vantage);
+int qp_lane_push(struct qp_shards *s, unsigned lane, uint32_t vantage, uint64_t seq);
+/* Frame seq is not this lane's to track: a RoCE packet at *ts_ns, or (NULL) no RoCE packet. */
+void qp_lane_pass(struct qp_shards *s, unsigned lane, uint64_t seq, const uint64_t *ts_ns);
 void qp_lane_end(struct qp_shards *s, unsigned lane);
+/* Lanes: the run's count of timestamps going back, when lane 0's could be wrong. */
+void qp_shards_set_ts_backwards(struct qp_shards *s, uint64_t n);
 /* End of input: every event delivered to the sink, windows closed. 0, or -ENOMEM. */
 int qp_shards_finish(struct qp_shards *s);
 /* After finish: every flow's statistics by flow id, as qp_tracker_snapshot(). */
 long qp_shards_snapshot(struct qp_shards *s, const struct flow_stats **out);
 /* After finish (n == 1: any time): the totals of one tracker over the same packets. */
 const struct qp_tracker_totals *qp_shards_totals(struct qp_shards *s);
-/* Packets given to qp_shards_push() so far (any time, from the caller's thread). */
+/* Packets given to qp_shards_push() so far (any time, from the caller's thread; lanes: their
+ * own packets, once every lane ended). */
 uint64_t qp_shards_packets(const struct qp_shards *s);
 /* CM REQ packets seen (see the known limit above). */
 uint64_t qp_shards_cm_reqs(const struct qp_shards *s);
@@ -77,5 +84,7 @@ void qp_shards_free(struct qp_shards *s);
 
 /* The shard (0..n-1) of a packet: the same for both directions and every vantage. */
 unsigned qp_shard_of(const struct roce_pkt *pkt, unsigned n);
+/* The same from the addresses (IPv4 as ::ffff:a.b.c.d, as the decoder gives them). */
+unsigned qp_shard_of_addrs(const uint8_t src[16], const uint8_t dst[16], unsigned n);
 
 #endif

@@ -285,9 +285,15 @@ static void *lane_feed(void *arg)
 
 	workload_init(qps);
 	for (uint64_t i = 0; i < a->packets && !a->rc; i++) {
-		uint32_t v = workload_pkt(qps, &seed, i, qp_lane_slot(a->s, a->lane));
+		struct roce_pkt *p = qp_lane_slot(a->s, a->lane);
+		uint32_t v = workload_pkt(qps, &seed, i, p);
 
-		a->rc = qp_lane_push(a->s, a->lane, v);
+		/* Odd lanes pass the others' packets by their time, as agentxdp-analyze does with
+		 * a frame it keys without decoding; even lanes give every packet to qp_lane_push(). */
+		if (a->lane % 2 && qp_shard_of(p, qp_shards_count(a->s)) != a->lane)
+			qp_lane_pass(a->s, a->lane, i + 1, &p->ts_ns);
+		else
+			a->rc = qp_lane_push(a->s, a->lane, v, i + 1);
 	}
 	qp_lane_end(a->s, a->lane);
 	return NULL;
@@ -311,7 +317,6 @@ static void run_lanes(struct log *l, const struct qp_tracker_cfg *cfg, unsigned 
 			assert_int_equal(pthread_create(&feed[j].thread, NULL, lane_feed, &feed[j]), 0);
 	}
 	lane_feed(&feed[0]); /* lane 0 on this thread, as agentxdp-analyze runs it */
-	assert_int_equal(qp_shards_packets(s), packets);
 	for (unsigned j = 1; j < jobs; j++)
 		assert_int_equal(pthread_join(feed[j].thread, NULL), 0);
 	for (unsigned j = 0; j < jobs; j++)
