@@ -562,6 +562,8 @@ static void run_track_finish(struct analyze_run *r, bool failed)
 		pr_err("out of memory tracking %" PRIu64 " flows\n", qp_shards_totals(r->trk)->flows);
 		r->status = 1;
 	}
+	if (qp_shards_merge_cpu_s(r->trk) > 0)
+		pr_debug("-j %u: merge: %.3f s CPU\n", qp_shards_count(r->trk), qp_shards_merge_cpu_s(r->trk));
 	if (qp_shards_count(r->trk) > 1 && qp_shards_cm_reqs(r->trk) > 256)
 		pr_warn("-j %u: %" PRIu64 " CM REQs: with more than 256 awaiting their REP at once, CM"
 			" pairing may differ from -j 1's (each tracker remembers 256)\n",

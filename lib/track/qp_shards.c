@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/track/qp_shards.h"
@@ -229,6 +230,7 @@ struct qp_shards {
 	pthread_t merger;
 	bool merge;			/* a sink: events go through the merge thread */
 	bool merger_started;
+	double merge_cpu_s;		/* the merge thread's CPU time, once joined */
 	bool map_failed;		/* a flow could not be numbered: no event goes out */
 	_Atomic int failed;		/* a shard or the merge ran out of memory */
 	uint64_t last_ts_ns, ts_backwards; /* as one tracker counts them, over all packets */
@@ -385,6 +387,14 @@ static void *shard_main(void *arg)
 }
 
 /* ---- the merge thread: every shard's events in one tracker's order, into the sink ---- */
+
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 /* The flow id of shard flow `id` (0 stays 0); a new one is numbered now. */
 static uint64_t global_id(struct qp_shards *s, struct shard *sh, uint64_t id)
@@ -543,6 +553,7 @@ static void *merge_main(void *arg)
 			best->mi++;
 		} while (merge_head(best, false) && head_key(s, best) <= limit);
 	}
+	s->merge_cpu_s = thread_cpu_s();
 	return NULL;
 }
 
@@ -971,6 +982,11 @@ uint64_t qp_shards_packets(const struct qp_shards *s)
 uint64_t qp_shards_cm_reqs(const struct qp_shards *s)
 {
 	return s->cm_reqs;
+}
+
+double qp_shards_merge_cpu_s(const struct qp_shards *s)
+{
+	return s->merge_cpu_s;
 }
 
 unsigned qp_shards_count(const struct qp_shards *s)

@@ -80,6 +80,8 @@ uint64_t qp_shards_packets(const struct qp_shards *s);
 /* CM REQ packets seen (see the known limit above). */
 uint64_t qp_shards_cm_reqs(const struct qp_shards *s);
 unsigned qp_shards_count(const struct qp_shards *s);
+/* After finish: the CPU time of the merge thread (0: none ran), for -vv. */
+double qp_shards_merge_cpu_s(const struct qp_shards *s);
 void qp_shards_free(struct qp_shards *s);
 
 /* The shard (0..n-1) of a packet: the same for both directions and every vantage. */
