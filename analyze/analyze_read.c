@@ -72,8 +72,7 @@ static inline uint16_t get_be16(const uint8_t *p)
  */
 static int plain_shard(const struct roce_decode_opts *o, const struct trace_frame *f, unsigned n)
 {
-	uint8_t src[16] = { [10] = 0xff, [11] = 0xff }, dst[16] = { [10] = 0xff, [11] = 0xff };
-	const uint8_t *p = f->data, *ip, *udp;
+	const uint8_t *p = f->data, *ip, *udp, *src, *dst;
 	uint32_t off = 14;
 	uint16_t et, dport;
 
@@ -88,14 +87,14 @@ static int plain_shard(const struct roce_decode_opts *o, const struct trace_fram
 	if (et == 0x0800) {
 		if (f->caplen < off + 28 || ip[0] != 0x45 || ip[9] != 17 || (get_be16(ip + 6) & 0x3fff))
 			return -1;
-		memcpy(src + 12, ip + 12, 4);
-		memcpy(dst + 12, ip + 16, 4);
+		src = ip + 12;
+		dst = ip + 16;
 		udp = ip + 20;
 	} else if (et == 0x86dd) {
 		if (f->caplen < off + 48 || ip[0] >> 4 != 6 || ip[6] != 17)
 			return -1;
-		memcpy(src, ip + 8, 16);
-		memcpy(dst, ip + 24, 16);
+		src = ip + 8;
+		dst = ip + 24;
 		udp = ip + 40;
 	} else {
 		return -1;
@@ -103,7 +102,7 @@ static int plain_shard(const struct roce_decode_opts *o, const struct trace_fram
 	dport = get_be16(udp + 2);
 	for (size_t i = 0; i < ARRAY_SIZE(o->udp_ports) && o->udp_ports[i]; i++)
 		if (o->udp_ports[i] == dport)
-			return (int)qp_shard_of_addrs(src, dst, n);
+			return (int)(et == 0x0800 ? qp_shard_of_v4(src, dst, n) : qp_shard_of_addrs(src, dst, n));
 	return -1;
 }
 

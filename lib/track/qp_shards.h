@@ -88,5 +88,7 @@ void qp_shards_free(struct qp_shards *s);
 unsigned qp_shard_of(const struct roce_pkt *pkt, unsigned n);
 /* The same from the addresses (IPv4 as ::ffff:a.b.c.d, as the decoder gives them). */
 unsigned qp_shard_of_addrs(const uint8_t src[16], const uint8_t dst[16], unsigned n);
+/* The same for IPv4 addresses (4 bytes each). */
+unsigned qp_shard_of_v4(const uint8_t src[4], const uint8_t dst[4], unsigned n);
 
 #endif

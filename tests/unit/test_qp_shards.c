@@ -373,6 +373,23 @@ static void test_lanes_same_as_one_tracker(void **state)
 	free(ref.data);
 }
 
+/* An IPv4 pair's shard from its 4-byte addresses is its ::ffff:a.b.c.d shard. */
+static void test_shard_of_v4(void **state)
+{
+	uint64_t seed = 11;
+
+	(void)state;
+	for (int i = 0; i < 10000; i++) {
+		uint8_t a[16] = { [10] = 0xff, [11] = 0xff }, b[16] = { [10] = 0xff, [11] = 0xff };
+		uint64_t r = rnd(&seed);
+
+		memcpy(a + 12, &r, 4);
+		memcpy(b + 12, (uint8_t *)&r + 4, 4);
+		for (unsigned n = 1; n < 9; n++)
+			assert_int_equal(qp_shard_of_v4(a + 12, b + 12, n), qp_shard_of_addrs(a, b, n));
+	}
+}
+
 /* Both directions and every vantage of a host pair go to one shard. */
 static void test_shard_key_unordered(void **state)
 {
@@ -463,6 +480,7 @@ int main(void)
 		cmocka_unit_test(test_same_as_one_tracker),
 		cmocka_unit_test(test_lanes_same_as_one_tracker),
 		cmocka_unit_test(test_shard_key_unordered),
+		cmocka_unit_test(test_shard_of_v4),
 		cmocka_unit_test(test_bad_count),
 		cmocka_unit_test(test_no_sink),
 	};
