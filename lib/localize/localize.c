@@ -52,6 +52,8 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->outlier_min_ratio = 2;
 	cfg->outlier_min_z = 5;
 	cfg->outlier_max_load = 0.9;
+	cfg->floor_min_z = 4;
+	cfg->step_floor_share = 0.75;
 	cfg->loss_marks_ratio = 3;
 	cfg->timer_min_timeouts = 10;
 	cfg->max_ecmp_paths = 64;
@@ -229,37 +231,45 @@ static double subject_value(const struct ctx *c, enum signal s, const double *su
 	return v[3 + d] >= min_w ? v[d] / v[3 + d] : -1;
 }
 
-/*
- * How far the candidate stands out among its peers (subjects of its kind and tier) in its
- * own signal: its value over their median, and the distance in robust sigmas. A fault on a
- * busy fabric still stands out; ordinary congestion is the top of a spread of similar
- * values. A peer's value is its worse direction (loss, marks). sum: 6 * n_vars doubles,
- * vals and scratch n_vars each.
- */
-static void peer_outlier(const struct ctx *c, struct candidate *cand, double *sum, double *vals,
-			 double *scratch)
+/* Peers of subject var: subjects of its kind and tier, outside the candidate's set. */
+static bool is_peer(const struct ctx *c, const struct candidate *cand, size_t v)
 {
 	const struct var *cv = &c->vars[cand->var];
-	size_t n = 0;
-	double x, med, sigma;
-	int d = per_packet_signal(cand->signal) && cand->variant > 0 && cand->variant < 3 ?
-			cand->variant : 0;
 
-	cand->outlier_ratio = cand->outlier_z = 0;
-	if (cand->signal >= N_SIGNALS)
-		return;
-	subject_signal(c, cand->signal, sum);
-	x = subject_value(c, cand->signal, sum, cand->var, d);
+	return v != cand->var && !cand_names(cand, (uint32_t)v) && c->vars[v].kind == cv->kind &&
+	       var_tier(c, &c->vars[v]) == var_tier(c, cv);
+}
+
+/*
+ * How far the candidate's subject stands out among its peers in signal s: its value over
+ * their median, and the distance in robust sigmas. A peer's value is its worse direction
+ * (loss, marks); so is the subject's, unless s is the candidate's own signal (then the
+ * candidate's direction, or both). sum: 6 * n_vars doubles, vals and scratch n_vars each.
+ */
+static void subject_outlier(const struct ctx *c, const struct candidate *cand, enum signal s,
+			    double *sum, double *vals, double *scratch, double *ratio, double *z)
+{
+	size_t n = 0;
+	int n_dir = per_packet_signal(s) ? 3 : 1;
+	double x = -1, med, sigma;
+
+	*ratio = *z = 0;
+	subject_signal(c, s, sum);
+	if (s == cand->signal)
+		x = subject_value(c, s, sum, cand->var,
+				  n_dir > 1 && cand->variant > 0 && cand->variant < 3 ? cand->variant : 0);
+	else
+		for (int k = 0; k < n_dir; k++)
+			x = fmax(x, subject_value(c, s, sum, cand->var, k));
 	if (x <= 0)
 		return;
 	for (size_t v = 0; v < c->n_vars; v++) {
 		double best = -1;
 
-		if (v == cand->var || cand_names(cand, (uint32_t)v) ||
-		    c->vars[v].kind != cv->kind || var_tier(c, &c->vars[v]) != var_tier(c, cv))
+		if (!is_peer(c, cand, v))
 			continue;
-		for (int k = 0; k < (per_packet_signal(cand->signal) ? 3 : 1); k++)
-			best = fmax(best, subject_value(c, cand->signal, sum, v, k));
+		for (int k = 0; k < n_dir; k++)
+			best = fmax(best, subject_value(c, s, sum, v, k));
 		if (best >= 0)
 			vals[n++] = best;
 	}
@@ -267,24 +277,123 @@ static void peer_outlier(const struct ctx *c, struct candidate *cand, double *su
 		return;
 	med = rs_median(vals, n);
 	sigma = rs_sigma(vals, n, scratch);
-	cand->outlier_ratio = med > 0 ? x / med : 1e9;
-	cand->outlier_z = sigma > 0 ? (x - med) / sigma : 1e9;
+	*ratio = med > 0 ? x / med : 1e9;
+	*z = sigma > 0 ? (x - med) / sigma : 1e9;
+}
+
+/* Each subject's mean latency floor excess (us) of the round trips crossing it, or -1e9. */
+static double subject_floor(const struct ctx *c, size_t var, double *sum)
+{
+	return sum[2 * var + 1] >= 2 ? sum[2 * var] / sum[2 * var + 1] : -1e9;
+}
+
+/*
+ * The candidate's subject's latency floor against its peers': how much its round trips'
+ * quickest moments are slower than theirs, in us and in robust sigmas. sum: 6 * n_vars.
+ */
+static void measure_floor(const struct ctx *c, struct candidate *cand, double *sum, double *vals,
+			  double *scratch)
+{
+	size_t n = 0;
+	double x, med, sigma;
+
+	cand->floor_excess_us = cand->floor_z = 0;
+	memset(sum, 0, 2 * (c->n_vars ? c->n_vars : 1) * sizeof(*sum));
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+
+		if (!cn->has_floor)
+			continue;
+		for (size_t i = 0; i < cn->inc_len; i++) {
+			const struct incidence *e = &c->inc[cn->inc_start + i];
+
+			sum[2 * e->var] += e->rtt * cn->floor_excess_us;
+			sum[2 * e->var + 1] += e->rtt;
+		}
+	}
+	x = subject_floor(c, cand->var, sum);
+	if (x < -1e8)
+		return;
+	for (size_t v = 0; v < c->n_vars; v++)
+		if (is_peer(c, cand, v) && subject_floor(c, v, sum) > -1e8)
+			vals[n++] = subject_floor(c, v, sum);
+	if (n < 4)
+		return;
+	med = rs_median(vals, n);
+	sigma = rs_sigma(vals, n, scratch);
+	cand->floor_excess_us = x - med;
+	cand->floor_z = sigma > 0 ? (x - med) / sigma : 1e9;
+}
+
+/* The candidate against its peers: in its own signal, in marks, latency and floor. */
+static void peer_outlier(const struct ctx *c, struct candidate *cand, double *sum, double *vals,
+			 double *scratch)
+{
+	cand->outlier_ratio = cand->outlier_z = 0;
+	if (cand->signal < N_SIGNALS)
+		subject_outlier(c, cand, cand->signal, sum, vals, scratch, &cand->outlier_ratio,
+				&cand->outlier_z);
+	subject_outlier(c, cand, SIG_ECN, sum, vals, scratch, &cand->mark_ratio, &cand->mark_z);
+	subject_outlier(c, cand, SIG_LATENCY, sum, vals, scratch, &cand->lat_ratio, &cand->lat_z);
+	measure_floor(c, cand, sum, vals, scratch);
+}
+
+/* A link between switches, named alone (a set's members were not measured one by one). */
+static bool switch_link(const struct ctx *c, const struct candidate *cand)
+{
+	return var_tier(c, &c->vars[cand->var]) == 2 && !cand->n_set;
 }
 
 /*
  * A link between switches marked far more than its peers of the same tier, in a busy
  * fabric: a fault standing out of the queueing, not its top. Only marks on switch links:
- * on the tuning seeds healthy busy host links reached 4.7 sigmas, latency on switch links
- * 4.3 (a +20 us link 3.9), so neither separates. And only a link carrying less than its
- * peers: a marking or slowed link sheds load (DCQCN), a collective's hot spot carries more.
+ * on the tuning seeds healthy busy host links reached 4.7 sigmas. And only a link carrying
+ * less than its peers: a marking or slowed link sheds load (DCQCN), a collective's hot spot
+ * carries more. A congested pick is measured in its own direction; any other pick on the
+ * link by the link's worse direction (an ECN fault seen first as the slowed completions
+ * of the flows it marks).
  */
 static bool busy_outlier(const struct ctx *c, const struct candidate *cand)
 {
 	const struct localize_config *cfg = c->cfg;
+	bool ecn = cand->signal == SIG_ECN;
+	double ratio = ecn ? cand->outlier_ratio : cand->mark_ratio;
+	double z = ecn ? cand->outlier_z : cand->mark_z;
 
-	return cand->signal == SIG_ECN && var_tier(c, &c->vars[cand->var]) == 2 &&
-	       cfg->outlier_min_ratio > 0 && cand->outlier_ratio >= cfg->outlier_min_ratio &&
-	       cand->outlier_z >= cfg->outlier_min_z && cand->load_ratio < cfg->outlier_max_load;
+	return var_tier(c, &c->vars[cand->var]) == 2 && cfg->outlier_min_ratio > 0 &&
+	       ratio >= cfg->outlier_min_ratio && z >= cfg->outlier_min_z &&
+	       cand->load_ratio < cfg->outlier_max_load;
+}
+
+/*
+ * A switch link whose round trips' quickest moments are slower than its peer links', while
+ * it carries less than they do: a slowed serializer (or any fault) that queues for real.
+ * A queue marks in proportion to its length (RED between Kmin and Kmax) and drains in
+ * quiet moments; a link that cannot carry its share keeps a standing queue, so its floor
+ * rises. An ECN fault marks packets it does not delay: the floor stays (tuning seeds
+ * 1041-1060: rate-halved links 0.9-21 sigmas, ECN faults at most 3.1 but one).
+ */
+static bool floor_outlier(const struct ctx *c, const struct candidate *cand)
+{
+	const struct localize_config *cfg = c->cfg;
+
+	return switch_link(c, cand) && cfg->floor_min_z > 0 && cand->floor_z >= cfg->floor_min_z &&
+	       cand->load_ratio < cfg->outlier_max_load;
+}
+
+/*
+ * A step of added latency: the link's floor moved (robust sigmas over its peers) by about
+ * as much as the pick's median excess. A step delays every packet, the quickest too;
+ * queueing raises the median far more than the floor (busy healthy switch links: floor
+ * under 0.55 of the median excess on the tuning seeds, +20 us links 0.8-1.1).
+ */
+static bool latency_step(const struct ctx *c, const struct candidate *cand)
+{
+	const struct localize_config *cfg = c->cfg;
+
+	return switch_link(c, cand) && cand->signal == SIG_LATENCY && cfg->floor_min_z > 0 &&
+	       cand->floor_z >= cfg->floor_min_z && cand->effect_us > 0 &&
+	       cand->floor_excess_us >= cfg->step_floor_share * cand->effect_us;
 }
 
 /*
@@ -350,6 +459,26 @@ static bool loss_tracks_marks(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
+ * The story of a switch link alert told by the link rather than by the pick: a standing
+ * queue on a link carrying less than its peers is a slow link, whatever signal saw it
+ * first (rate-halved links marked and were read congested); in a busy fabric, marks
+ * standing out with the floor unmoved are an ECN fault, even when the slowed completions
+ * of its flows were picked first.
+ */
+static void link_kind(const struct ctx *c, struct candidate *cand)
+{
+	if (cand->kind == FINDING_CONGESTED && floor_outlier(c, cand)) {
+		cand->kind = FINDING_SLOW;
+		cand->kind_why = "its floor: a standing queue on a link carrying less than its peers";
+	} else if (cand->kind == FINDING_SLOW && cand->signal != SIG_ECN &&
+		   fabric_busy(cand, c->cfg) && busy_outlier(c, cand) && !floor_outlier(c, cand) &&
+		   !latency_step(c, cand)) {
+		cand->kind = FINDING_CONGESTED;
+		cand->kind_why = "its marks: far above its peer links' with no standing queue";
+	}
+}
+
+/*
  * Alert or notice: an alert is what ordinary traffic does not explain. A slow or congested
  * subject carrying at least load_notice_ratio times its peers' load queues because of it,
  * and a responder's turnaround under 2x its peers' is a busy host; loss, RNR and the rest
@@ -361,6 +490,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 
 	cand->level = FINDING_ALERT;
 	cand->notice_why = NULL;
+	cand->kind_why = NULL;
 	cand->load_ratio = load_ratio(c, load, scratch, cand);
 	cand->peer_ce_rate = peer_ce_rate(c, cand);
 	hurt_marks(c, cand);
@@ -371,10 +501,13 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 			cand->notice_why = "it carries far more than its peers: load explains the queueing";
 		/* A fabric that marks everywhere is queueing everywhere: the hottest queue
 		 * is ordinary congestion (loaded, oversubscribed healthy fabrics raised an
-		 * alert in every run). */
-		else if (cand->signal == SIG_ECN ? fabric_busy(cand, cfg) && !busy_outlier(c, cand)
-						  : latency_is_queueing(cand, cfg))
+		 * alert in every run), unless the link stands out of it. */
+		else if ((cand->signal == SIG_ECN ? fabric_busy(cand, cfg)
+						  : latency_is_queueing(cand, cfg)) &&
+			 !busy_outlier(c, cand) && !floor_outlier(c, cand) && !latency_step(c, cand))
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
+		else
+			link_kind(c, cand);
 		break;
 	case FINDING_HOST:
 		if (cand->signal == SIG_TURNAROUND && cand->severity < cfg->host_alert_min_ratio)

@@ -69,6 +69,11 @@ struct localize_config {
 					   at this many times its peers' median rate (2; 0 off) */
 	double outlier_min_z;		/* ... and this many robust sigmas above them (5) */
 	double outlier_max_load;	/* ... carrying under this multiple of their load (0.9) */
+	double floor_min_z;		/* a switch link whose round trips' quickest moments are
+					   this many robust sigmas slower than its peer links'
+					   (4; 0 off): with load shed, a slow link (congested ->
+					   slow); with the median moved as much, a latency step */
+	double step_floor_share;	/* ... a step: floor excess / median excess (0.75) */
 	double loss_marks_ratio;	/* lossy in a busy fabric: a notice when the hurt flows
 					   are CE-marked this many times as often as they lose
 					   packets: a queue's overflow (3; 0 off) */

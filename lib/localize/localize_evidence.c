@@ -409,6 +409,19 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 	if (cand->outlier_ratio > 0)
 		text_buf_printf(ev, ",\"peer_outlier_ratio\":%.3f,\"peer_outlier_z\":%.3f",
 				jnum(cand->outlier_ratio), jnum(cand->outlier_z));
+	if (cand->mark_ratio > 0)
+		text_buf_printf(ev, ",\"mark_outlier_ratio\":%.3f,\"mark_outlier_z\":%.3f",
+				jnum(cand->mark_ratio), jnum(cand->mark_z));
+	if (cand->lat_ratio > 0)
+		text_buf_printf(ev, ",\"latency_outlier_ratio\":%.3f,\"latency_outlier_z\":%.3f",
+				jnum(cand->lat_ratio), jnum(cand->lat_z));
+	if (cand->floor_z != 0)
+		text_buf_printf(ev, ",\"floor_excess_us\":%.2f,\"floor_z\":%.3f",
+				jnum(cand->floor_excess_us), jnum(cand->floor_z));
+	if (cand->kind_why) {
+		text_buf_puts(ev, ",\"kind_why\":");
+		text_buf_json_string(ev, cand->kind_why);
+	}
 	if (cand->notice_why) {
 		text_buf_puts(ev, ",\"notice_why\":");
 		text_buf_json_string(ev, cand->notice_why);

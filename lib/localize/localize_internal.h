@@ -61,6 +61,10 @@ struct conn {
 	double baseline_us, y[N_SIGNALS], w[N_SIGNALS];
 	bool lat_own_past;		/* SIG_LATENCY: too few peers, baseline_us is its first windows */
 	double shift_before_us;		/* SIG_SHIFT: window p50 before the flow's change point */
+	double floor_us[2];		/* lowest window p50 of its ACK latency per half (-1: none) */
+	bool floor_done[2];		/* scratch of signal_floor() */
+	double floor_excess_us;		/* ... over its class's median floor, the worse half */
+	bool has_floor;
 	bool has_comp;			/* message completion times (first packet -> last ACK) */
 	double comp_p50_us, comp_p99_us, comp_baseline_us;
 	int hops;			/* data path length; without topology the TTL's hops, 0 none */
@@ -134,7 +138,12 @@ struct candidate {
 	double hurt_ce_z;		/* ... their marks over the peers' rate, Poisson z */
 	double outlier_ratio;		/* its signal per unit crossing / its peers' median (0: none) */
 	double outlier_z;		/* (its signal - peers' median) / peers' robust spread */
+	double mark_ratio, mark_z;	/* its marks per packet (worse direction) against peers' */
+	double lat_ratio, lat_z;	/* its latency excess per round trip against peers' */
+	double floor_excess_us;		/* its flows' latency floor over peers' median (us) */
+	double floor_z;			/* ... in the peers' robust sigmas */
 	const char *notice_why;		/* what ordinary traffic explains, for a notice */
+	const char *kind_why;		/* the kind told by the link, not the pick (or NULL) */
 };
 
 static inline double max2(double a, double b)

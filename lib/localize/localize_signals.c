@@ -184,6 +184,75 @@ static void signal_turnaround(struct ctx *c)
 	}
 }
 
+/*
+ * Lowest window median of a flow's ACK latency in each half of its windows (by time), in
+ * us; -1 for a half without samples. A fault may start inside the trace: the half after
+ * its onset shows it.
+ */
+static void latency_floor_us(const struct flow_stats *f, double lo[2])
+{
+	uint64_t mid;
+
+	lo[0] = lo[1] = -1;
+	if (!f || !f->n_windows)
+		return;
+	mid = f->windows[0].start_ns / 2 + f->windows[f->n_windows - 1].start_ns / 2;
+	for (size_t i = 0; i < f->n_windows; i++) {
+		double p50 = f->windows[i].ack_latency_p50_ns / 1000.0;
+		int h = f->windows[i].start_ns > mid;
+
+		if (f->windows[i].ack_samples > 0 && (lo[h] < 0 || p50 < lo[h]))
+			lo[h] = p50;
+	}
+}
+
+/*
+ * Floor: each connection's lowest window median against its class's median floor, in
+ * the half of the trace where it stands out more. A step of added latency (a slow cable,
+ * a +us device) moves every packet, the quickest too; queueing raises the median and the
+ * tail but leaves quiet moments near the floor.
+ */
+static void signal_floor(struct ctx *c)
+{
+	size_t n = c->n_conns;
+	double *v = c->scratch;
+
+	for (size_t k = 0; k < n; k++) {
+		struct conn *cn = &c->conns[k];
+
+		cn->has_floor = false;
+		cn->floor_excess_us = -1e9;
+		cn->floor_us[0] = cn->floor_us[1] = -1;
+		if (cn->has_lat && cn->inc_len && cn->lat_kind == LAT_ACK && cn->turnaround_us < 0)
+			latency_floor_us(cn->req, cn->floor_us);
+	}
+	for (int h = 0; h < 2; h++) {
+		for (size_t k = 0; k < n; k++) {
+			struct conn *cn = &c->conns[k];
+			size_t m = 0;
+			double med;
+
+			if (cn->floor_us[h] <= 0 || cn->floor_done[h])
+				continue;
+			for (size_t j = 0; j < n; j++)
+				if (c->conns[j].floor_us[h] > 0 && c->conns[j].klass == cn->klass)
+					v[m++] = c->conns[j].floor_us[h];
+			med = m >= c->cfg->min_class_flows ? rs_median(v, m) : -1;
+			for (size_t j = 0; j < n; j++) {
+				struct conn *o = &c->conns[j];
+
+				if (o->floor_us[h] <= 0 || o->klass != cn->klass)
+					continue;
+				o->floor_done[h] = true;
+				if (med <= 0)
+					continue;
+				o->floor_excess_us = fmax(o->floor_excess_us, o->floor_us[h] - med);
+				o->has_floor = true;
+			}
+		}
+	}
+}
+
 void loc_build_signals(struct ctx *c)
 {
 	signal_latency(c);
@@ -191,4 +260,5 @@ void loc_build_signals(struct ctx *c)
 	signal_counts(c);
 	signal_shift(c);
 	signal_turnaround(c);
+	signal_floor(c);
 }
