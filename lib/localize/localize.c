@@ -246,8 +246,8 @@ static bool is_peer(const struct ctx *c, const struct candidate *cand, size_t v)
  * (loss, marks); so is the subject's, unless s is the candidate's own signal (then the
  * candidate's direction, or both). sum: 6 * n_vars doubles, vals and scratch n_vars each.
  */
-static void subject_outlier(const struct ctx *c, const struct candidate *cand, enum signal s,
-			    double *sum, double *vals, double *scratch, double *ratio, double *z)
+static double subject_outlier(const struct ctx *c, const struct candidate *cand, enum signal s,
+			      double *sum, double *vals, double *scratch, double *ratio, double *z)
 {
 	size_t n = 0;
 	int n_dir = per_packet_signal(s) ? 3 : 1;
@@ -262,7 +262,7 @@ static void subject_outlier(const struct ctx *c, const struct candidate *cand, e
 		for (int k = 0; k < n_dir; k++)
 			x = fmax(x, subject_value(c, s, sum, cand->var, k));
 	if (x <= 0)
-		return;
+		return x;
 	for (size_t v = 0; v < c->n_vars; v++) {
 		double best = -1;
 
@@ -274,11 +274,12 @@ static void subject_outlier(const struct ctx *c, const struct candidate *cand, e
 			vals[n++] = best;
 	}
 	if (n < 4)
-		return;
+		return x;
 	med = rs_median(vals, n);
 	sigma = rs_sigma(vals, n, scratch);
 	*ratio = med > 0 ? x / med : 1e9;
 	*z = sigma > 0 ? (x - med) / sigma : 1e9;
+	return x;
 }
 
 /* Each subject's mean latency floor excess (us) of the round trips crossing it, or -1e9. */
@@ -334,7 +335,8 @@ static void peer_outlier(const struct ctx *c, struct candidate *cand, double *su
 		subject_outlier(c, cand, cand->signal, sum, vals, scratch, &cand->outlier_ratio,
 				&cand->outlier_z);
 	subject_outlier(c, cand, SIG_ECN, sum, vals, scratch, &cand->mark_ratio, &cand->mark_z);
-	subject_outlier(c, cand, SIG_LATENCY, sum, vals, scratch, &cand->lat_ratio, &cand->lat_z);
+	cand->lat_excess_us = subject_outlier(c, cand, SIG_LATENCY, sum, vals, scratch,
+					      &cand->lat_ratio, &cand->lat_z);
 	measure_floor(c, cand, sum, vals, scratch);
 }
 
@@ -527,8 +529,16 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	case FINDING_LOSSY:
 		/* Overflow drops of a fabric queueing everywhere: healthy loaded fabrics
 		 * lose 0.06-1% on links marked several times as often. */
-		if (cand->signal == SIG_LOSS && fabric_busy(cand, cfg) && loss_tracks_marks(c, cand))
-			cand->notice_why = "drops of a queue that marks them as well, in a fabric queueing everywhere";
+		if (cand->signal == SIG_LOSS && fabric_busy(cand, cfg) && loss_tracks_marks(c, cand)) {
+			/* ... unless the queue stands on a link that carries less than its
+			 * peers: its overflow is the link's own (a slowed serializer). */
+			if (!floor_outlier(c, cand)) {
+				cand->notice_why = "drops of a queue that marks them as well, in a fabric queueing everywhere";
+			} else {
+				cand->kind = FINDING_SLOW;
+				cand->kind_why = "its floor: a standing queue on a link carrying less than its peers";
+			}
+		}
 		break;
 	default:
 		break;

@@ -413,8 +413,9 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 		text_buf_printf(ev, ",\"mark_outlier_ratio\":%.3f,\"mark_outlier_z\":%.3f",
 				jnum(cand->mark_ratio), jnum(cand->mark_z));
 	if (cand->lat_ratio > 0)
-		text_buf_printf(ev, ",\"latency_outlier_ratio\":%.3f,\"latency_outlier_z\":%.3f",
-				jnum(cand->lat_ratio), jnum(cand->lat_z));
+		text_buf_printf(ev, ",\"latency_outlier_ratio\":%.3f,\"latency_outlier_z\":%.3f,"
+				"\"latency_excess_us\":%.2f", jnum(cand->lat_ratio), jnum(cand->lat_z),
+				jnum(cand->lat_excess_us));
 	if (cand->floor_z != 0)
 		text_buf_printf(ev, ",\"floor_excess_us\":%.2f,\"floor_z\":%.3f",
 				jnum(cand->floor_excess_us), jnum(cand->floor_z));

@@ -140,6 +140,7 @@ struct candidate {
 	double outlier_z;		/* (its signal - peers' median) / peers' robust spread */
 	double mark_ratio, mark_z;	/* its marks per packet (worse direction) against peers' */
 	double lat_ratio, lat_z;	/* its latency excess per round trip against peers' */
+	double lat_excess_us;		/* ... that excess, us over the class medians (-1: none) */
 	double floor_excess_us;		/* its flows' latency floor over peers' median (us) */
 	double floor_z;			/* ... in the peers' robust sigmas */
 	const char *notice_why;		/* what ordinary traffic explains, for a notice */
