@@ -3,7 +3,8 @@
 # everywhere) stand out of the ordinary queueing, each by its own physics (issue #17,
 # round 5; docs/localization.md "Alerts and notices"):
 #   - a rate-halved link keeps a standing queue while it carries less than its peers:
-#     its floor (quickest round trips) rises; a slow alert, not a congested notice;
+#     its floor (quickest round trips) rises; a slow alert, not a congested notice, and
+#     not a lossy notice when its overflow drops track its marks;
 #   - a +20 us step moves the floor as much as the median, on a collective whose hurt
 #     flows are marked more than the rest: a slow alert, not "the fabric is queueing";
 #   - a 20% ECN fault marks far more than its peer links with no standing queue, though
@@ -54,6 +55,17 @@ if run rate --hosts 32 --leaves 4 --spines 2 --load 60% --mtu 4096 --duration 10
 	got=$(top)
 	[ "$got" = "alert slow $link" ] && pass "busy-rate: slow alert on $link (its floor)" ||
 		fail "busy-rate: slow alert on $link" "$(findings)"
+fi
+
+if run overflow --hosts 32 --leaves 4 --spines 2 --load 60% --mtu 4096 --duration 10ms \
+	--workload write --seed 1060 --fault link=leaf2-spine0,kind=slow,size=2x,onset=3000us; then
+	# The link's strongest evidence is loss that tracks marks (a queue's overflow).
+	lossy=$(jq --arg l "$link" '[.findings[] | select(.subject == $l)][0].evidence.signal' \
+		"$d/out.json")
+	expect_eq "busy-overflow: the link's pick is its loss" '"loss"' "$lossy"
+	got=$(top)
+	[ "$got" = "alert slow $link" ] && pass "busy-overflow: slow alert on $link (its floor)" ||
+		fail "busy-overflow: slow alert on $link" "$(findings)"
 fi
 
 if run step --hosts 32 --leaves 8 --spines 4 --load 10% --mtu 4096 --duration 10ms \
