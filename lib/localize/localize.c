@@ -290,7 +290,8 @@ static double subject_floor(const struct ctx *c, size_t var, double *sum)
 
 /*
  * The candidate's subject's latency floor against its peers': how much its round trips'
- * quickest moments are slower than theirs, in us and in robust sigmas. sum: 6 * n_vars.
+ * quickest moments are slower than theirs, in us and in robust sigmas. sum: at least
+ * 2 * n_vars doubles, vals and scratch n_vars each.
  */
 static void measure_floor(const struct ctx *c, struct candidate *cand, double *sum, double *vals,
 			  double *scratch)
@@ -386,8 +387,9 @@ static bool floor_outlier(const struct ctx *c, const struct candidate *cand)
 /*
  * A step of added latency: the link's floor moved (robust sigmas over its peers) by about
  * as much as the pick's median excess. A step delays every packet, the quickest too;
- * queueing raises the median far more than the floor (busy healthy switch links: floor
- * under 0.55 of the median excess on the tuning seeds, +20 us links 0.8-1.1).
+ * queueing raises the median far more than the floor (tuning seeds 1041-1060: other
+ * switch links of busy fabrics at most 0.69 of the median excess, +20 us links 0.79-1.01
+ * in a collective). Any load: a step does not shed it.
  */
 static bool latency_step(const struct ctx *c, const struct candidate *cand)
 {
