@@ -585,11 +585,58 @@ static bool explains_kind(const struct ctx *c, const struct candidate *by, const
 	       (c->vars[by->var].kind == VAR_LINK || c->vars[by->var].kind == VAR_HOST_LINK);
 }
 
+/* The host a subject is about: a host, its access link, or a links.csv link with a host at
+ * one end; NULL for switch links, host pairs and fabric findings. */
+static const uint8_t *subject_host(const struct ctx *c, uint32_t var)
+{
+	const struct var *v = &c->vars[var];
+	const struct topo_link *l;
+
+	if (v->kind == VAR_HOST || v->kind == VAR_HOST_LINK)
+		return v->a;
+	if (v->kind != VAR_LINK || !c->topo)
+		return NULL;
+	l = &c->topo->links[v->link];
+	if (c->topo->nodes[l->a].is_host)
+		return c->topo->nodes[l->a].addr;
+	return c->topo->nodes[l->b].is_host ? c->topo->nodes[l->b].addr : NULL;
+}
+
+static bool same_host(const struct ctx *c, uint32_t x, uint32_t y)
+{
+	const uint8_t *a = subject_host(c, x), *b = subject_host(c, y);
+
+	return a && b && !memcmp(a, b, 16);
+}
+
+/* How many of x's hurt connections are marked, and how many cross by's subject. */
+static void hurt_overlap(const struct ctx *c, const struct candidate *by, const struct candidate *x,
+			 const bool *mark, size_t *shared, size_t *crossing)
+{
+	*shared = *crossing = 0;
+	for (size_t k = 0; k < x->n_hurt_idx; k++) {
+		const struct conn *cn = &c->conns[x->hurt_idx[k]];
+
+		*shared += mark[x->hurt_idx[k]];
+		*crossing += mark[x->hurt_idx[k]] || conn_crosses(c, cn, by);
+	}
+}
+
+/*
+ * Evidence on one or two connections that also cross a stronger alert's subject is that
+ * fault's (a READ request lost on a flapping link shows as loss on its data's way back,
+ * a responder behind a slow link answers late): it needs more connections of its own
+ * to be a fault of its own.
+ */
+#define WEAK_MAX_CONNS 2
+
 /*
  * A later alert whose hurt connections are mostly an earlier alert's is that fault seen
  * again through its own flows (the sibling link of the same leaf, the responder behind a
- * slow link): with those flows removed its excess is gone. It becomes a notice. best[] is
- * sorted; mark has room for n_conns flags and is left cleared.
+ * slow link): with those flows removed its excess is gone. It becomes a notice. So does a
+ * later alert on one or two connections that cross the earlier one's subject, and a
+ * turnaround whose connections cross a slow link. best[] is sorted; mark has room for
+ * n_conns flags and is left cleared.
  */
 static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bool *mark)
 {
@@ -602,16 +649,22 @@ static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bo
 			mark[by->hurt_idx[k]] = true;
 		for (size_t i = 0; i < n; i++) {
 			struct candidate *x = &best[i];
-			size_t shared = 0;
+			bool behind = explains_kind(c, by, x);
+			size_t shared, crossing;
 
-			if (i == j || x->level != FINDING_ALERT || !x->n_hurt_idx ||
-			    (i < j && !explains_kind(c, by, x)))
+			if (i == j || x->level != FINDING_ALERT || !x->n_hurt_idx || (i < j && !behind))
 				continue;
-			for (size_t k = 0; k < x->n_hurt_idx; k++)
-				shared += mark[x->hurt_idx[k]];
+			/* A host's own link explains nothing about the host's own wait. */
+			behind &= !same_host(c, by->var, x->var);
+			hurt_overlap(c, by, x, mark, &shared, &crossing);
 			if (2 * shared >= x->n_hurt_idx) {
 				x->level = FINDING_NOTICE;
 				x->notice_why = "its hurt flows are mostly those of a stronger alert: the same fault seen again";
+			} else if ((behind || (i > j && x->n_hurt_idx <= WEAK_MAX_CONNS)) &&
+				   2 * crossing >= x->n_hurt_idx && c->vars[by->var].kind != VAR_FABRIC) {
+				x->level = FINDING_NOTICE;
+				x->notice_why = behind ? "a responder waiting for data that cross a slow link" :
+					"on one or two connections that also cross a stronger alert's subject";
 			}
 		}
 		for (size_t k = 0; k < by->n_hurt_idx; k++)
