@@ -699,10 +699,32 @@ static void sender_timer(const struct ctx *c, struct candidate *cand)
 		cand->kind = FINDING_HOST;
 }
 
+static bool latency_signal(enum signal s)
+{
+	return s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION || s == SIG_TURNAROUND;
+}
+
+/*
+ * One finding, not two: the same subject, or a host that refused messages (RNR NAKs) and
+ * latency on that host or its link. Each RNR NAK holds the requester back for the RNR
+ * timer, so the host's messages complete late (rnr-rpc: 80x healthy peers' completion
+ * time on the responder's link, the same host).
+ */
+static bool same_finding(const struct ctx *c, const struct candidate *x, const struct candidate *y)
+{
+	if (loc_same_subject(x, y))
+		return true;
+	if (x->signal == N_SIGNALS && latency_signal(y->signal))
+		return same_host(c, x->var, y->var);
+	if (y->signal == N_SIGNALS && latency_signal(x->signal))
+		return same_host(c, x->var, y->var);
+	return false;
+}
+
 /* One finding per subject: the most telling kind, with the others as evidence. Sorts
  * cands; returns the picks (NULL when out of memory), *n_best of them. */
-static struct candidate *best_per_subject(struct candidate *cands, size_t n_cands,
-					  size_t *n_best)
+static struct candidate *best_per_subject(const struct ctx *c, struct candidate *cands,
+					  size_t n_cands, size_t *n_best)
 {
 	struct candidate *best = calloc(n_cands ? n_cands : 1, sizeof(*best));
 
@@ -714,16 +736,26 @@ static struct candidate *best_per_subject(struct candidate *cands, size_t n_cand
 	for (size_t i = 0; i < n_cands; i++) {
 		size_t j;
 		for (j = 0; j < *n_best; j++)
-			if (loc_same_subject(&best[j], &cands[i]))
+			if (same_finding(c, &best[j], &cands[i]))
 				break;
 		if (j == *n_best) {
 			best[(*n_best)++] = cands[i];
 			continue;
 		}
+		const struct candidate *other = &cands[i];
+		struct candidate was = best[j];
+
 		if (kind_priority(cands[i].kind) > kind_priority(best[j].kind)) {
-			double conf = fmax(best[j].confidence, cands[i].confidence);
 			best[j] = cands[i];
-			best[j].confidence = conf;
+			best[j].confidence = fmax(was.confidence, cands[i].confidence);
+			other = &was;
+		}
+		/* An RNR host has no hurt set of its own: the latency it absorbs tells which
+		 * connections it explains (demote_explained()). The pointers stay owned by
+		 * cands[]. */
+		if (!best[j].n_hurt_idx) {
+			best[j].hurt_idx = other->hurt_idx;
+			best[j].n_hurt_idx = other->n_hurt_idx;
 		}
 	}
 	return best;
@@ -779,7 +811,7 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 
 	for (size_t i = 0; i < n_cands; i++)
 		sender_timer(&c, &cands[i]);
-	best = best_per_subject(cands, n_cands, &n_best);
+	best = best_per_subject(&c, cands, n_cands, &n_best);
 	if (!best) {
 		err = -ENOMEM;
 		goto cleanup;
@@ -808,7 +840,7 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 		struct candidate merged[8];
 		size_t n_merged = 0;
 		for (size_t j = 0; j < n_cands && n_merged < 8; j++)
-			if (loc_same_subject(&cands[j], &best[i]))
+			if (same_finding(&c, &cands[j], &best[i]))
 				merged[n_merged++] = cands[j];
 		err = loc_make_finding(&c, &best[i], merged, n_merged, &findings[n_findings]);
 		if (err)
