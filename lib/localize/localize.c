@@ -761,6 +761,49 @@ static struct candidate *best_per_subject(const struct ctx *c, struct candidate 
 	return best;
 }
 
+/*
+ * A marked subject whose round trips are slow too is a slow subject that queues: a slowed
+ * serializer delays every packet behind it and marks as its queue builds (slowx links of
+ * the tuning seeds: a round-trip latency pick on the link at 0.6-1.1 times the marks'
+ * confidence). Marks that are injected or come from elsewhere delay no packet: the marked
+ * senders back off, which stretches message completion but not the round trip (ECN faults
+ * of the tuning seeds: a completion pick at most, no round-trip one). The latency pick
+ * takes the headline when it is an alert of its own (not queueing of a busy fabric).
+ */
+#define SLOW_QUEUE_MIN_SHARE 0.5
+static int slow_queue(struct ctx *c, struct candidate *best, size_t n_best,
+		      const struct candidate *cands, size_t n_cands)
+{
+	for (size_t i = 0; i < n_best; i++) {
+		struct candidate *b = &best[i], lat;
+		const struct candidate *pick = NULL;
+		int err;
+
+		if (b->kind != FINDING_CONGESTED || b->level != FINDING_ALERT)
+			continue;
+		for (size_t j = 0; j < n_cands; j++)
+			if (cands[j].signal == SIG_LATENCY && cands[j].kind == FINDING_SLOW &&
+			    loc_same_subject(&cands[j], b) &&
+			    cands[j].confidence >= SLOW_QUEUE_MIN_SHARE * b->confidence &&
+			    (!pick || cands[j].confidence > pick->confidence))
+				pick = &cands[j];
+		if (!pick)
+			continue;
+		lat = *pick;
+		err = classify_levels(c, &lat, 1);
+		if (err)
+			return err;
+		if (lat.level != FINDING_ALERT)
+			continue;
+		lat.confidence = fmax(lat.confidence, b->confidence);
+		/* The marks are one-way evidence: keep their direction when the latency has none. */
+		if (!lat.direction[0])
+			memcpy(lat.direction, b->direction, sizeof(lat.direction));
+		*b = lat;
+	}
+	return 0;
+}
+
 int localize(const struct flow_stats *flows, size_t n_flows, const struct topology *topo,
 	     const struct localize_config *cfg, struct finding **out, size_t *n_out)
 {
@@ -817,6 +860,8 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 		goto cleanup;
 	}
 	err = classify_levels(&c, best, n_best);
+	if (!err)
+		err = slow_queue(&c, best, n_best, cands, n_cands);
 	if (err)
 		goto cleanup;
 	if (n_best)
