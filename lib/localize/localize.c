@@ -673,6 +673,32 @@ static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bo
 }
 
 /*
+ * A second latency alert needs a larger effect than the first: beside a fault, ordinary
+ * variation of a few connections reaches 1.2-1.35x (fabric findings of each-host READ
+ * traces behind a lossy or slow host, tuning seeds 1041-1050: 13 of 13 such second
+ * alerts wrong), while a second fault slowed its flows 1.75x or more (two-slow10us-hosts,
+ * two-slowx5-loss1, two-ecn-slow-over). Below FOLLOWER_MIN_RATIO it is a notice.
+ */
+#define FOLLOWER_MIN_RATIO 1.5
+static void demote_small_followers(struct candidate *best, size_t n)
+{
+	bool alert_before = false;
+
+	for (size_t i = 0; i < n; i++) {
+		struct candidate *x = &best[i];
+
+		if (x->level != FINDING_ALERT)
+			continue;
+		if (alert_before && x->kind == FINDING_SLOW && x->severity < FOLLOWER_MIN_RATIO) {
+			x->level = FINDING_NOTICE;
+			x->notice_why = "a small latency excess beside a stronger alert";
+			continue;
+		}
+		alert_before = true;
+	}
+}
+
+/*
  * Loss that only the sender's timer saw: its hurt connections restart after silence
  * (timeouts) many times, the responder never reports a missing packet (no PSN sequence
  * NAK), and they all leave one host. A link dropping data makes the responder NAK the gap
@@ -872,6 +898,7 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 		goto cleanup;
 	}
 	demote_explained(&c, best, n_best, mark);
+	demote_small_followers(best, n_best);
 	if (n_best)
 		qsort(best, n_best, sizeof(*best), cmp_candidate);
 	if (n_best > cfg->max_findings)
