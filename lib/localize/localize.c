@@ -797,6 +797,18 @@ static struct candidate *best_per_subject(const struct ctx *c, struct candidate 
  * takes the headline when it is an alert of its own (not queueing of a busy fabric).
  */
 #define SLOW_QUEUE_MIN_SHARE 0.5
+
+/* Does y name x's subject and every member of x's set (x names nothing y does not)? */
+static bool names_within(const struct candidate *x, const struct candidate *y)
+{
+	if (!cand_names(y, x->var))
+		return false;
+	for (size_t i = 0; i < x->n_set; i++)
+		if (!cand_names(y, x->set[i]))
+			return false;
+	return true;
+}
+
 static int slow_queue(struct ctx *c, struct candidate *best, size_t n_best,
 		      const struct candidate *cands, size_t n_cands)
 {
@@ -809,7 +821,7 @@ static int slow_queue(struct ctx *c, struct candidate *best, size_t n_best,
 			continue;
 		for (size_t j = 0; j < n_cands; j++)
 			if (cands[j].signal == SIG_LATENCY && cands[j].kind == FINDING_SLOW &&
-			    loc_same_subject(&cands[j], b) &&
+			    names_within(&cands[j], b) &&
 			    cands[j].confidence >= SLOW_QUEUE_MIN_SHARE * b->confidence &&
 			    (!pick || cands[j].confidence > pick->confidence))
 				pick = &cands[j];
