@@ -796,7 +796,7 @@ static struct candidate *best_per_subject(const struct ctx *c, struct candidate 
 /*
  * A marked subject whose round trips are slow too is a slow subject that queues: a slowed
  * serializer delays every packet behind it and marks as its queue builds (slowx links of
- * the tuning seeds: a round-trip latency pick on the link at 0.6-1.1 times the marks'
+ * the tuning seeds: a round-trip latency pick on the link at 0.9-1.1 times the marks'
  * confidence). Marks that are injected or come from elsewhere delay no packet: the marked
  * senders back off, which stretches message completion but not the round trip (ECN faults
  * of the tuning seeds: a completion pick at most, no round-trip one). The latency pick
