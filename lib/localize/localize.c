@@ -679,7 +679,8 @@ static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bo
 }
 
 /*
- * A second latency alert needs a larger effect than the first: beside a fault, ordinary
+ * A second latency alert needs a larger effect than the first (unless its subject marks as
+ * well, slow_queue(): two kinds of evidence): beside a fault, ordinary
  * variation of a few connections reaches 1.2-1.35x (fabric findings of each-host READ
  * traces behind a lossy or slow host, tuning seeds 1041-1050: 13 of 13 such second
  * alerts wrong), while a second fault slowed its flows 1.75x or more (two-slow10us-hosts,
@@ -695,7 +696,8 @@ static void demote_small_followers(struct candidate *best, size_t n)
 
 		if (x->level != FINDING_ALERT)
 			continue;
-		if (alert_before && x->kind == FINDING_SLOW && x->severity < FOLLOWER_MIN_RATIO) {
+		if (alert_before && x->kind == FINDING_SLOW && !x->queue_marked &&
+		    x->severity < FOLLOWER_MIN_RATIO) {
 			x->level = FINDING_NOTICE;
 			x->notice_why = "a small latency excess beside a stronger alert";
 			continue;
@@ -831,7 +833,8 @@ static int slow_queue(struct ctx *c, struct candidate *best, size_t n_best,
 			    cands[j].confidence >= SLOW_QUEUE_MIN_SHARE * b->confidence &&
 			    (!pick || cands[j].confidence > pick->confidence))
 				pick = &cands[j];
-		if (!pick)
+		/* A queue delays the flows it marks: most of them, not one or two. */
+		if (!pick || 2 * pick->n_hurt_idx < b->n_hurt_idx)
 			continue;
 		lat = *pick;
 		err = classify_levels(c, &lat, 1);
@@ -840,6 +843,7 @@ static int slow_queue(struct ctx *c, struct candidate *best, size_t n_best,
 		if (lat.level != FINDING_ALERT)
 			continue;
 		lat.confidence = fmax(lat.confidence, b->confidence);
+		lat.queue_marked = true;
 		/* The marks are one-way evidence: keep their direction when the latency has none. */
 		if (!lat.direction[0])
 			memcpy(lat.direction, b->direction, sizeof(lat.direction));

@@ -145,6 +145,7 @@ struct candidate {
 	double floor_z;			/* ... in the peers' robust sigmas */
 	const char *notice_why;		/* what ordinary traffic explains, for a notice */
 	const char *kind_why;		/* the kind told by the link, not the pick (or NULL) */
+	bool queue_marked;		/* a slow headline whose subject also marks (slow_queue()) */
 };
 
 static inline double max2(double a, double b)
