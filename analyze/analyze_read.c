@@ -25,6 +25,7 @@ struct frame_reader {
 	int lane;			/* its lane, -1: qp_shards_push() */
 	bool primary;			/* the run's own: it says errors, its counts are the run's */
 	uint64_t frames, selected;
+	uint64_t read_errors;		/* inputs that ended with an error */
 	bool failed;			/* the tracker ran out of memory */
 	uint8_t *plain;			/* per trace: 0 unknown, 1 plain frames may skip lanes, 2 not */
 	bool plain_missed;		/* a plain frame of its own was no RoCE packet */
@@ -149,6 +150,7 @@ static void read_frames(struct frame_reader *fr)
 
 		if (rc < 0) {
 			/* Keep what was read: the other inputs still deliver their frames. */
+			fr->read_errors++;
 			if (fr->primary) {
 				pr_err("%s\n", trace_reader_error(fr->tr));
 				r->status = 1;
@@ -265,14 +267,38 @@ static void lane_counts_add(struct analyze_read *r, const struct trace_counts *c
 	}
 }
 
-/* Join the lanes' readers, their counts and flags into fr[0]'s; whether one failed. */
-static bool lanes_join(struct analyze_read *r, struct frame_reader *fr, unsigned n, unsigned started)
+/*
+ * Whether reader j found the traces the run's reader found: each opened them itself, so a
+ * file that shrank, grew or was replaced meanwhile gave its shard other packets. Said once.
+ * A signal or a full tracker stops readers at different frames: nothing to compare then.
+ */
+static bool lane_read_alike(struct analyze_read *r, const struct frame_reader *fr, unsigned j, unsigned n)
 {
-	bool failed = started + 1 < n;
+	const struct frame_reader *a = &fr[0], *b = &fr[j];
 
+	if (*r->stop || a->failed || b->failed || (a->frames == b->frames && a->read_errors == b->read_errors))
+		return true;
+	pr_err("-j %u: reader %u read %" PRIu64 " frames%s, reader 0 %" PRIu64 "%s: a trace changed while read;"
+	       " nothing written (-j 1 reads it once)\n", n, j, b->frames, b->read_errors ? " and an error" : "",
+	       a->frames, a->read_errors ? " and an error" : "");
+	return false;
+}
+
+/*
+ * Join the lanes' readers, their counts and flags into fr[0]'s; whether one failed (out of
+ * memory). *fatal: a reader could not start, or read other traces (both said): the run fails.
+ */
+static bool lanes_join(struct analyze_read *r, struct frame_reader *fr, unsigned n, unsigned started,
+		       bool *fatal)
+{
+	bool failed = false;
+
+	*fatal = started + 1 < n;
 	for (unsigned j = 1; j < n; j++) {
 		if (j <= started) {
 			pthread_join(fr[j].thread, NULL);
+			if (!*fatal && !lane_read_alike(r, fr, j, n))
+				*fatal = true;
 			failed |= fr[j].failed || fr[j].mv->oom != r->mv->oom;
 			fr[0].plain_missed |= fr[j].plain_missed;
 			fr[0].lost |= fr[j].lost;
@@ -333,6 +359,7 @@ int analyze_read(struct analyze_read *r)
 {
 	unsigned n_lanes = r->lanes ? qp_shards_count(r->trk) : 0, started = 0;
 	struct frame_reader *fr = calloc(n_lanes ? n_lanes : 1, sizeof(*fr));
+	bool fatal = false;
 
 	if (!fr) {
 		pr_err("%s\n", strerror(ENOMEM));
@@ -354,7 +381,7 @@ int analyze_read(struct analyze_read *r)
 	pr_debug("-j %u: reader 0: %" PRIu64 " frames, %.3f s CPU\n", qp_shards_count(r->trk),
 		 fr[0].frames, thread_cpu_s() - fr[0].cpu_s);
 	if (n_lanes)
-		r->failed |= lanes_join(r, fr, n_lanes, started);
+		r->failed |= lanes_join(r, fr, n_lanes, started, &fatal);
 	if (fr[0].lost) {
 		pr_err("-j %u: a packet went to the wrong reader: use -j 1\n", n_lanes);
 		r->status = 1;
@@ -365,5 +392,5 @@ int analyze_read(struct analyze_read *r)
 	r->selected = fr[0].selected;
 	free(fr[0].plain);
 	free(fr);
-	return 0;
+	return fatal ? -1 : 0;
 }

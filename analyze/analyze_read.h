@@ -41,11 +41,14 @@ struct analyze_read {
 	bool plain_keys;		/* lanes skip other lanes' plain frames undecoded (not with --qp) */
 	/* what reading found */
 	int status;			/* 1: an error was said */
-	bool failed;			/* the tracker ran out of memory, or a reader could not start */
+	bool failed;			/* the tracker ran out of memory */
 	uint64_t frames, selected;
 };
 
-/* Read until the end (or -c, a signal, a full tracker); -1 out of memory (said). */
+/*
+ * Read until the end (or -c, a signal, a full tracker); -1 (said): out of memory, or with
+ * lanes a reader that could not start or found other traces than the run's reader.
+ */
 int analyze_read(struct analyze_read *ar);
 
 #endif
