@@ -1,6 +1,5 @@
 /* store_latency.c: latency_sample, latency_window and latency_hist rows (docs/schema.md). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +7,7 @@
 
 #include "lib/store/store_latency.h"
 #include "lib/store/store_rows.h"
+#include "lib/store/store_spill.h"
 #include "lib/track/latency_hist.h"
 #include "lib/util/util.h"
 
@@ -212,22 +212,11 @@ static void hist_row(void *ctx, uint32_t kind, uint32_t bucket, uint64_t count)
 
 static void spill_flush(struct store_lat *l)
 {
-	const char *p = (const char *)l->spill;
-	size_t left = (size_t)l->n_spill * sizeof(*l->spill);
+	int err = l->failed ? 0 : store_spill_write(l->spill_fd, l->spill, (size_t)l->n_spill * sizeof(*l->spill));
 
 	l->n_spill = 0;
-	while (left && !l->failed) {
-		ssize_t w = write(l->spill_fd, p, left);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			note_errno(l, w < 0 ? errno : ENOSPC, "writing the latency sample spill file");
-			return;
-		}
-		p += w;
-		left -= (size_t)w;
-	}
+	if (err)
+		note_errno(l, err, "writing the latency sample spill file");
 }
 
 /* The flow's state, grown to hold its id; NULL without memory (or id 0). */
@@ -347,6 +336,7 @@ static uint8_t *pick_flows(struct store_lat *l, size_t *n)
 /* The spilled rows of the picked flows, in the order they came. */
 static void replay_spill(struct store_lat *l)
 {
+	int err;
 	size_t n_keep;
 	uint8_t *keep;
 
@@ -354,15 +344,13 @@ static void replay_spill(struct store_lat *l)
 	keep = l->keep;
 	n_keep = l->n_keep;
 	spill_flush(l);
-	if (!l->failed && lseek(l->spill_fd, 0, SEEK_SET) < 0)
-		note_errno(l, errno, "reading the latency sample spill file");
+	if (!l->failed && (err = store_spill_rewind(l->spill_fd)))
+		note_errno(l, err, "reading the latency sample spill file");
 	while (!l->failed) {
-		ssize_t got = read(l->spill_fd, l->spill, sizeof(l->spill));
+		ssize_t got = store_spill_read(l->spill_fd, l->spill, sizeof(l->spill));
 
-		if (got < 0 && errno == EINTR)
-			continue;
 		if (got < 0)
-			note_errno(l, errno, "reading the latency sample spill file");
+			note_errno(l, (int)-got, "reading the latency sample spill file");
 		if (got <= 0)
 			break;
 		for (size_t i = 0; i < (size_t)got / sizeof(*l->spill); i++) {
@@ -440,23 +428,12 @@ int store_lat_open(struct store_lat **out, sqlite3 *db, const char *db_path, con
 		}
 	}
 	if (l->opts.samples == STORE_SAMPLES_FINDINGS) {
-		/* Beside the database (not a tmpfs /tmp), unlinked at once: nothing to clean up. */
-		size_t n = strlen(spill_base) + sizeof("-samples");
-		char *p = malloc(n);
+		int rc = store_spill_open(spill_base, "-samples", &l->spill_fd);
 
-		if (p) {
-			snprintf(p, n, "%s-samples", spill_base);
-			l->spill_fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-			if (l->spill_fd >= 0)
-				unlink(p);
-		}
-		if (!p || l->spill_fd < 0) {
-			snprintf(err, errlen, "%s: cannot create a file beside it: %s", db_path,
-				 strerror(p ? errno : ENOMEM));
-			free(p);
+		if (rc) {
+			snprintf(err, errlen, "%s: cannot create a file beside it: %s", db_path, strerror(rc));
 			goto fail;
 		}
-		free(p);
 	}
 	*out = l;
 	return 0;

@@ -1,6 +1,5 @@
 /* store_retx.c: retransmission_burst and retransmission rows (docs/schema.md). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,7 @@
 #include "lib/store/store_latency.h"
 #include "lib/store/store_retx.h"
 #include "lib/store/store_rows.h"
+#include "lib/store/store_spill.h"
 #include "lib/util/util.h"
 
 /* Rows go in BATCH_ROWS at a time: one statement step per batch, not per row. */
@@ -157,22 +157,11 @@ static void packet_row(struct store_retx *r, const struct qp_retx_event *e)
 
 static void spill_flush(struct store_retx *r)
 {
-	const char *p = (const char *)r->spill;
-	size_t left = (size_t)r->n_spill * sizeof(*r->spill);
+	int err = r->failed ? 0 : store_spill_write(r->spill_fd, r->spill, (size_t)r->n_spill * sizeof(*r->spill));
 
 	r->n_spill = 0;
-	while (left && !r->failed) {
-		ssize_t w = write(r->spill_fd, p, left);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			note_errno(r, w < 0 ? errno : ENOSPC, "writing the retransmission spill file");
-			return;
-		}
-		p += w;
-		left -= (size_t)w;
-	}
+	if (err)
+		note_errno(r, err, "writing the retransmission spill file");
 }
 
 /* The flow's run (packets 0: none open), made on its first resend; NULL without memory. */
@@ -239,16 +228,16 @@ void store_retx_event(struct store_retx *r, const struct qp_retx_event *e)
 /* The spilled packet rows of the kept flows, in the order they came. */
 static void replay_spill(struct store_retx *r, const uint8_t *keep, size_t n_keep)
 {
-	spill_flush(r);
-	if (!r->failed && lseek(r->spill_fd, 0, SEEK_SET) < 0)
-		note_errno(r, errno, "reading the retransmission spill file");
-	while (!r->failed) {
-		ssize_t got = read(r->spill_fd, r->spill, sizeof(r->spill));
+	int err;
 
-		if (got < 0 && errno == EINTR)
-			continue;
+	spill_flush(r);
+	if (!r->failed && (err = store_spill_rewind(r->spill_fd)))
+		note_errno(r, err, "reading the retransmission spill file");
+	while (!r->failed) {
+		ssize_t got = store_spill_read(r->spill_fd, r->spill, sizeof(r->spill));
+
 		if (got < 0)
-			note_errno(r, errno, "reading the retransmission spill file");
+			note_errno(r, (int)-got, "reading the retransmission spill file");
 		if (got <= 0)
 			break;
 		for (size_t i = 0; i < (size_t)got / sizeof(*r->spill); i++) {
@@ -278,24 +267,6 @@ int store_retx_finish(struct store_retx *r, const uint8_t *keep, size_t n_keep)
 	return r->failed ? -1 : 0;
 }
 
-/* Beside the database (not a tmpfs /tmp), unlinked at once: nothing to clean up. */
-static int open_spill(struct store_retx *r, const char *spill_base)
-{
-	size_t n = strlen(spill_base) + sizeof("-retx");
-	char *p = malloc(n);
-	int err = ENOMEM;
-
-	if (p) {
-		snprintf(p, n, "%s-retx", spill_base);
-		r->spill_fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-		err = errno;
-		if (r->spill_fd >= 0)
-			unlink(p);
-	}
-	free(p);
-	return r->spill_fd >= 0 ? 0 : err;
-}
-
 int store_retx_open(struct store_retx **out, sqlite3 *db, const char *db_path, const char *spill_base,
 		    const struct store_opts *opts, char *err, size_t errlen)
 {
@@ -320,7 +291,7 @@ int store_retx_open(struct store_retx **out, sqlite3 *db, const char *db_path, c
 		}
 	}
 	if (r->samples == STORE_SAMPLES_FINDINGS) {
-		rc = open_spill(r, spill_base);
+		rc = store_spill_open(spill_base, "-retx", &r->spill_fd);
 		if (rc) {
 			snprintf(err, errlen, "%s: cannot create a file beside it: %s", db_path, strerror(rc));
 			goto fail;
