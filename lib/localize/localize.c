@@ -49,6 +49,9 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->host_few_min_ratio = 4;
 	cfg->busy_ce_rate = 0.001;
 	cfg->queue_marks_z = 3;
+	cfg->quiet_marks_ratio = 3;
+	cfg->quiet_marks_max = 10;
+	cfg->quiet_max_ratio = 2;
 	cfg->outlier_min_ratio = 2;
 	cfg->outlier_min_z = 5;
 	cfg->outlier_max_load = 0.9;
@@ -442,6 +445,31 @@ static bool latency_is_queueing(const struct candidate *cand, const struct local
 }
 
 /*
+ * Queueing in a fabric that is not busy: the hurt connections are CE-marked several times
+ * the peers' rate (beyond counting noise), so a queue delays them, and nothing says a
+ * fault: the subject carries its peers' load (a faulty link sheds it), a latency pick
+ * stays under quiet_max_ratio of its peers' (tuning seeds 1041-1050, hosts mode: healthy
+ * alerts marked 3.3-6.0x their peers at 1.25-1.62x latency, slow host links marked like
+ * their peers but one, 8.4x at 2.07x) and marks stay under quiet_marks_max times the
+ * peers' (an ECN fault marks 35x and more). A fabric finding has no load to compare.
+ */
+static bool quiet_queueing(const struct ctx *c, const struct candidate *cand)
+{
+	const struct localize_config *cfg = c->cfg;
+	double peer = cand->peer_ce_rate;
+
+	if (cfg->quiet_marks_ratio <= 0 || fabric_busy(cand, cfg) || cand->hurt_ce_rate < 0 ||
+	    peer <= 0 || cand->hurt_ce_z < cfg->queue_marks_z)
+		return false;
+	if (cand->hurt_ce_rate < cfg->quiet_marks_ratio * peer ||
+	    cand->hurt_ce_rate >= cfg->quiet_marks_max * peer)
+		return false;
+	if (c->vars[cand->var].kind != VAR_FABRIC && cand->load_ratio < cfg->outlier_max_load)
+		return false;
+	return cand->signal == SIG_ECN || cand->severity < cfg->quiet_max_ratio;
+}
+
+/*
  * Loss that tracks marks: the hurt connections CE-marked at least loss_marks_ratio times
  * as often as they lose packets. A queue that overflows marks first; a lossy cable or a
  * flapping link drops without marking (on the tuning seeds 1011-1020: injected loss and
@@ -510,6 +538,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 						  : latency_is_queueing(cand, cfg)) &&
 			 !busy_outlier(c, cand) && !floor_outlier(c, cand) && !latency_step(c, cand))
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
+		else if (quiet_queueing(c, cand))
+			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";
 		else
 			link_kind(c, cand);
 		break;

@@ -65,6 +65,14 @@ struct localize_config {
 					   the peers' rate gives their packets, by this Poisson
 					   z: queueing marks, a slow cable or a latency step
 					   does not (3, as ecn_min_z; 0 off) */
+	double quiet_marks_ratio;	/* slow or congested in a fabric that is not busy: a
+					   notice when its hurt connections are CE-marked
+					   between this (3; 0 off) and quiet_marks_max (10)
+					   times the peers' rate (z queue_marks_z), carrying
+					   their load, a latency pick under quiet_max_ratio
+					   (2x) its peers': ordinary queueing */
+	double quiet_marks_max;
+	double quiet_max_ratio;
 	double outlier_min_ratio;	/* busy fabric, marks on a switch link: still an alert
 					   at this many times its peers' median rate (2; 0 off) */
 	double outlier_min_z;		/* ... and this many robust sigmas above them (5) */
