@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# test_quiet_queueing.sh: in a fabric that is not busy (flows elsewhere CE-marked under
+# busy_ce_rate), a host link or a `fabric` set of host pairs whose flows are CE-marked a
+# few times their peers' rate, at their load and under 2x their latency, is a queue: a
+# notice, not an alert (issue #17: a healthy fabric has no alert). Without a topology,
+# healthy ECMP-skewed and incast fabrics of the tuning seeds raised one each. A slowed
+# host link whose flows are marked too (a 2x serializer) stays an alert.
+. "$(dirname "$0")/../lib.sh"
+SYNTH=$BIN/agentxdp-synth ANALYZE=$BIN/agentxdp-analyze
+if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
+	skip quiet-queueing "bin/agentxdp-synth or bin/agentxdp-analyze not built"
+	exit 0
+fi
+work=$(tmpdir)
+trap 'rm -rf "$work"' EXIT
+base=(--hosts 16 --leaves 4 --spines 2 --mtu 1024 --duration 10ms --workload write
+	--vantage mirror --snaplen 128)
+
+# name seed synth-args...: synthesize, analyze without a topology into $work/name.json.
+run() {
+	local name=$1 seed=$2
+	shift 2
+	if ! "$SYNTH" -q -o "$work/$name" "${base[@]}" --seed "$seed" "$@" 2>"$work/err"; then
+		fail "quiet-$name" "synth: $(head -n 1 "$work/err")"
+		return 1
+	fi
+	if ! "$ANALYZE" -q "$work/$name/trace.pcapng" --json >"$work/$name.json" 2>"$work/err"; then
+		fail "quiet-$name" "analyze: $(head -n 1 "$work/err")"
+		return 1
+	fi
+}
+
+# Healthy fabrics at 20% load (tuning seeds, eval cells healthy-ecmp-skew and
+# healthy-incast): each had one alert, a slow or congested host link.
+for c in "ecmp 1041 --ecmp-skew 0.5" "ecmp2 1042 --ecmp-skew 0.5" \
+	"incast 1043 --incast 198.18.0.11 --incast-factor 3"; do
+	set -- $c
+	name=$1 seed=$2
+	shift 2
+	run "$name" "$seed" --load 20% "$@" || continue
+	alerts=$(jq '[.findings[] | select(.level == "alert")] | length' "$work/$name.json")
+	expect_eq "quiet-$name: a healthy fabric, no alert" 0 "$alerts"
+	# The notice says why, with marks between 3x and 10x the peers' in a quiet fabric.
+	got=$(jq -r '[.findings[] | select(.evidence.notice_why // "" | test("a queue, not a fault")) |
+		.evidence | (.hurt_ce_rate / .peer_ce_rate >= 3 and .hurt_ce_rate / .peer_ce_rate < 10
+		and .peer_ce_rate < 0.001)] | "\(length) \(all)"' "$work/$name.json")
+	case $got in
+	"0 "*) fail "quiet-$name: a queueing notice" "$(jq -c '[.findings[] |
+		[.level, .kind, .subject, .evidence.notice_why]]' "$work/$name.json")" ;;
+	*" true") pass "quiet-$name: a queueing notice, marks 3-10x a quiet fabric's" ;;
+	*) fail "quiet-$name: marks 3-10x a quiet fabric's" "$got" ;;
+	esac
+done
+
+# A 2x serializer on a host link at 10% load (slowx2-host, seed 1048): its flows are
+# marked 8x their peers', but it runs over 2x its peers' completion time: an alert.
+if run slowx2 1048 --load 10% --fault link=198.18.0.22-leaf3,kind=slow,size=2x,onset=0us \
+	--fault link=198.18.0.22-leaf3,kind=slow,size=1us,onset=0us; then
+	got=$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject)"' \
+		"$work/slowx2.json")
+	expect_eq "quiet-slowx2: the slowed host link is the first alert" "slow 198.18.0.22" "$got"
+fi
+exit 0
