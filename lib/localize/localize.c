@@ -52,6 +52,7 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->quiet_marks_ratio = 3;
 	cfg->quiet_marks_max = 10;
 	cfg->quiet_max_ratio = 2;
+	cfg->quiet_fabric_max_ratio = 1.4;
 	cfg->outlier_min_ratio = 2;
 	cfg->outlier_min_z = 5;
 	cfg->outlier_max_load = 0.9;
@@ -451,7 +452,9 @@ static bool latency_is_queueing(const struct candidate *cand, const struct local
  * stays under quiet_max_ratio of its peers' (tuning seeds 1041-1050, hosts mode: healthy
  * alerts marked 3.3-6.0x their peers at 1.25-1.62x latency, slow host links marked like
  * their peers but one, 8.4x at 2.07x) and marks stay under quiet_marks_max times the
- * peers' (an ECN fault marks 35x and more). A fabric finding has no load to compare.
+ * peers' (an ECN fault marks 35x and more). A fabric set has no load to compare, and
+ * its latency is a median over host pairs the fault may not all slow: healthy sets stood
+ * 1.25-1.31x, 5x spine cables seen without a topology 1.47x and up, marked 4-10x too.
  */
 static bool quiet_queueing(const struct ctx *c, const struct candidate *cand)
 {
@@ -464,7 +467,9 @@ static bool quiet_queueing(const struct ctx *c, const struct candidate *cand)
 	if (cand->hurt_ce_rate < cfg->quiet_marks_ratio * peer ||
 	    cand->hurt_ce_rate >= cfg->quiet_marks_max * peer)
 		return false;
-	if (c->vars[cand->var].kind != VAR_FABRIC && cand->load_ratio < cfg->outlier_max_load)
+	if (c->vars[cand->var].kind == VAR_FABRIC)
+		return cand->signal != SIG_ECN && cand->severity < cfg->quiet_fabric_max_ratio;
+	if (cand->load_ratio < cfg->outlier_max_load)
 		return false;
 	return cand->signal == SIG_ECN || cand->severity < cfg->quiet_max_ratio;
 }

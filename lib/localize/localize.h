@@ -70,9 +70,11 @@ struct localize_config {
 					   between this (3; 0 off) and quiet_marks_max (10)
 					   times the peers' rate (z queue_marks_z), carrying
 					   their load, a latency pick under quiet_max_ratio
-					   (2x) its peers': ordinary queueing */
+					   (2x) its peers', a fabric set under
+					   quiet_fabric_max_ratio (1.4x): ordinary queueing */
 	double quiet_marks_max;
 	double quiet_max_ratio;
+	double quiet_fabric_max_ratio;
 	double outlier_min_ratio;	/* busy fabric, marks on a switch link: still an alert
 					   at this many times its peers' median rate (2; 0 off) */
 	double outlier_min_z;		/* ... and this many robust sigmas above them (5) */

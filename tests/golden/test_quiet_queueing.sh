@@ -3,17 +3,27 @@
 # busy_ce_rate), a host link or a `fabric` set of host pairs whose flows are CE-marked a
 # few times their peers' rate, at their load and under 2x their latency, is a queue: a
 # notice, not an alert (issue #17: a healthy fabric has no alert). Without a topology,
-# healthy ECMP-skewed and incast fabrics of the tuning seeds raised one each. A slowed
-# host link whose flows are marked too (a 2x serializer) stays an alert.
+# healthy ECMP-skewed, incast and plain fabrics of the tuning seeds raised one each. A
+# slowed host link or spine cable whose flows are marked too (2x and 5x serializers)
+# stays an alert.
 . "$(dirname "$0")/../lib.sh"
 SYNTH=$BIN/agentxdp-synth ANALYZE=$BIN/agentxdp-analyze
 if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
 	skip quiet-queueing "bin/agentxdp-synth or bin/agentxdp-analyze not built"
-	exit 0
+	# A 5x serializer on a spine cable, one direction, from 3 ms (slowx5-fab-1dir, seed
+# 1046): without a topology a `fabric` set at 1.55x its peers' latency, marked 9.9x.
+if run slowx5 1046 --spines 4 --load 20% \
+	--fault link=leaf3-spine0,dir='spine0>leaf3',kind=slow,size=5x,onset=3000us \
+	--fault link=leaf3-spine0,dir='spine0>leaf3',kind=slow,size=4us,onset=3000us; then
+	got=$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject_kind)"' \
+		"$work/slowx5.json")
+	expect_eq "quiet-slowx5: the spine cable's fabric set is the first alert" "slow fabric" "$got"
+fi
+exit 0
 fi
 work=$(tmpdir)
 trap 'rm -rf "$work"' EXIT
-base=(--hosts 16 --leaves 4 --spines 2 --mtu 1024 --duration 10ms --workload write
+base=(--hosts 16 --leaves 4 --mtu 1024 --duration 10ms --workload write
 	--vantage mirror --snaplen 128)
 
 # name seed synth-args...: synthesize, analyze without a topology into $work/name.json.
@@ -30,14 +40,15 @@ run() {
 	fi
 }
 
-# Healthy fabrics at 20% load (tuning seeds, eval cells healthy-ecmp-skew and
-# healthy-incast): each had one alert, a slow or congested host link.
-for c in "ecmp 1041 --ecmp-skew 0.5" "ecmp2 1042 --ecmp-skew 0.5" \
-	"incast 1043 --incast 198.18.0.11 --incast-factor 3"; do
+# Healthy fabrics (tuning seeds; eval cells healthy-ecmp-skew, healthy-incast at 20% load,
+# healthy-base at 10%): each had one alert, a slow or congested host link or a `fabric`
+# set of host pairs (1.28x its peers' latency).
+for c in "ecmp 1041 20% --ecmp-skew 0.5" "ecmp2 1042 20% --ecmp-skew 0.5" \
+	"incast 1043 20% --incast 198.18.0.11 --incast-factor 3" "base 1044 10%"; do
 	set -- $c
-	name=$1 seed=$2
-	shift 2
-	run "$name" "$seed" --load 20% "$@" || continue
+	name=$1 seed=$2 load=$3
+	shift 3
+	run "$name" "$seed" --spines 2 --load "$load" "$@" || continue
 	alerts=$(jq '[.findings[] | select(.level == "alert")] | length' "$work/$name.json")
 	expect_eq "quiet-$name: a healthy fabric, no alert" 0 "$alerts"
 	# The notice says why, with marks between 3x and 10x the peers' in a quiet fabric.
@@ -54,10 +65,19 @@ done
 
 # A 2x serializer on a host link at 10% load (slowx2-host, seed 1048): its flows are
 # marked 8x their peers', but it runs over 2x its peers' completion time: an alert.
-if run slowx2 1048 --load 10% --fault link=198.18.0.22-leaf3,kind=slow,size=2x,onset=0us \
+if run slowx2 1048 --spines 2 --load 10% --fault link=198.18.0.22-leaf3,kind=slow,size=2x,onset=0us \
 	--fault link=198.18.0.22-leaf3,kind=slow,size=1us,onset=0us; then
 	got=$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject)"' \
 		"$work/slowx2.json")
 	expect_eq "quiet-slowx2: the slowed host link is the first alert" "slow 198.18.0.22" "$got"
+fi
+# A 5x serializer on a spine cable, one direction, from 3 ms (slowx5-fab-1dir, seed
+# 1046): without a topology a `fabric` set at 1.55x its peers' latency, marked 9.9x.
+if run slowx5 1046 --spines 4 --load 20% \
+	--fault link=leaf3-spine0,dir='spine0>leaf3',kind=slow,size=5x,onset=3000us \
+	--fault link=leaf3-spine0,dir='spine0>leaf3',kind=slow,size=4us,onset=3000us; then
+	got=$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject_kind)"' \
+		"$work/slowx5.json")
+	expect_eq "quiet-slowx5: the spine cable's fabric set is the first alert" "slow fabric" "$got"
 fi
 exit 0
