@@ -70,8 +70,9 @@ struct localize_config {
 					   between this (3; 0 off) and quiet_marks_max (10)
 					   times the peers' rate (z queue_marks_z), carrying
 					   their load, a latency pick under quiet_max_ratio
-					   (2x) its peers', a fabric set under
-					   quiet_fabric_max_ratio (1.4x): ordinary queueing */
+					   (2x) its peers': ordinary queueing. A fabric set
+					   (no topology) under quiet_fabric_max_ratio (1.4x)
+					   its peers' latency is a notice, marked or not */
 	double quiet_marks_max;
 	double quiet_max_ratio;
 	double quiet_fabric_max_ratio;

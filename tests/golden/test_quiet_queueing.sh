@@ -3,9 +3,10 @@
 # busy_ce_rate), a host link or a `fabric` set of host pairs whose flows are CE-marked a
 # few times their peers' rate, at their load and under 2x their latency, is a queue: a
 # notice, not an alert (issue #17: a healthy fabric has no alert). Without a topology,
-# healthy ECMP-skewed, incast and plain fabrics of the tuning seeds raised one each. A
-# slowed host link or spine cable whose flows are marked too (2x and 5x serializers)
-# stays an alert.
+# healthy ECMP-skewed and incast fabrics of the tuning seeds raised one each. So is a
+# `fabric` set of host pairs under 1.4x their peers' latency (ECMP collisions): a plain
+# healthy fabric and one beside a lossy host link raised one. A slowed host link or spine
+# cable whose flows are marked too (2x and 5x serializers) stays an alert.
 . "$(dirname "$0")/../lib.sh"
 SYNTH=$BIN/agentxdp-synth ANALYZE=$BIN/agentxdp-analyze
 if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
@@ -40,15 +41,14 @@ run() {
 	fi
 }
 
-# Healthy fabrics (tuning seeds; eval cells healthy-ecmp-skew, healthy-incast at 20% load,
-# healthy-base at 10%): each had one alert, a slow or congested host link or a `fabric`
-# set of host pairs (1.28x its peers' latency).
-for c in "ecmp 1041 20% --ecmp-skew 0.5" "ecmp2 1042 20% --ecmp-skew 0.5" \
-	"incast 1043 20% --incast 198.18.0.11 --incast-factor 3" "base 1044 10%"; do
+# Healthy 20%-load fabrics (tuning seeds; eval cells healthy-ecmp-skew, healthy-incast):
+# each had one alert, a slow or congested host link.
+for c in "ecmp 1041 --ecmp-skew 0.5" "ecmp2 1042 --ecmp-skew 0.5" \
+	"incast 1043 --incast 198.18.0.11 --incast-factor 3"; do
 	set -- $c
-	name=$1 seed=$2 load=$3
-	shift 3
-	run "$name" "$seed" --spines 2 --load "$load" "$@" || continue
+	name=$1 seed=$2
+	shift 2
+	run "$name" "$seed" --spines 2 --load 20% "$@" || continue
 	alerts=$(jq '[.findings[] | select(.level == "alert")] | length' "$work/$name.json")
 	expect_eq "quiet-$name: a healthy fabric, no alert" 0 "$alerts"
 	# The notice says why, with marks between 3x and 10x the peers' in a quiet fabric.
@@ -60,6 +60,29 @@ for c in "ecmp 1041 20% --ecmp-skew 0.5" "ecmp2 1042 20% --ecmp-skew 0.5" \
 		[.level, .kind, .subject, .evidence.notice_why]]' "$work/$name.json")" ;;
 	*" true") pass "quiet-$name: a queueing notice, marks 3-10x a quiet fabric's" ;;
 	*) fail "quiet-$name: marks 3-10x a quiet fabric's" "$got" ;;
+	esac
+done
+
+# 10% load, healthy (healthy-base seed 1044) and with 1% loss on a host link (loss1-host
+# seed 1044): each had a `fabric` set at 1.24-1.28x its peers' latency as an alert.
+for c in "base 1044" "loss1 1044 --fault link=198.18.0.23-leaf3,kind=loss,size=1%,onset=3000us"; do
+	set -- $c
+	name=$1 seed=$2
+	shift 2
+	run "$name" "$seed" --spines 2 --load 10% "$@" || continue
+	got=$(jq -r '[.findings[] | select(.level == "alert")] | map("\(.kind) \(.subject)") | join(",")' \
+		"$work/$name.json")
+	want=""
+	[ "$name" = loss1 ] && want="lossy 198.18.0.23"
+	expect_eq "quiet-$name: no fabric alert" "$want" "$got"
+	got=$(jq -r '[.findings[] | select(.subject_kind == "fabric") |
+		select(.evidence.notice_why // "" | test("ECMP collisions")) | .severity < 1.4] |
+		"\(length) \(all)"' "$work/$name.json")
+	case $got in
+	"0 "*) fail "quiet-$name: a fabric set notice" "$(jq -c '[.findings[] |
+		[.level, .kind, .subject, .severity, .evidence.notice_why]]' "$work/$name.json")" ;;
+	*" true") pass "quiet-$name: a fabric set under 1.4x is a notice" ;;
+	*) fail "quiet-$name: a fabric set under 1.4x" "$got" ;;
 	esac
 done
 
