@@ -399,6 +399,8 @@ static bool latency_step(const struct ctx *c, const struct candidate *cand)
 {
 	const struct localize_config *cfg = c->cfg;
 
+	if (cand->floor_step) /* measured by the search: step_floor_stands() */
+		return true;
 	return switch_link(c, cand) && cand->signal == SIG_LATENCY && cfg->floor_min_z > 0 &&
 	       cand->floor_z >= cfg->floor_min_z && cand->effect_us > 0 &&
 	       cand->floor_excess_us >= cfg->step_floor_share * cand->effect_us;

@@ -88,6 +88,7 @@ struct ctx {
 	struct incidence *inc;
 	size_t n_inc, cap_inc;
 	double *scratch, *scratch2;	/* scratch_len doubles each */
+	double *step_floor;		/* the completion search: each connection's ACK floor excess */
 	size_t scratch_len;		/* max(n_flows, the most windows of a flow) */
 	/* ECMP cache: per (src node, dst node) */
 	struct ecmp_entry {
@@ -143,6 +144,7 @@ struct candidate {
 	double lat_excess_us;		/* ... that excess, us over the class medians (-1: none) */
 	double floor_excess_us;		/* its flows' latency floor over peers' median (us) */
 	double floor_z;			/* ... in the peers' robust sigmas */
+	bool floor_step;		/* a completion pick under slow_min_ratio kept by its floor */
 	const char *notice_why;		/* what ordinary traffic explains, for a notice */
 	const char *kind_why;		/* the kind told by the link, not the pick (or NULL) */
 	bool queue_marked;		/* a slow headline whose subject also marks (slow_queue()) */

@@ -255,6 +255,135 @@ static void peer_severity(struct ctx *c, struct candidate *cand, const bool *hur
 	cand->peer_p50_us = peer_sum / (double)n_ratio;
 }
 
+/*
+ * A step under a busy collective: its connections carry too few ACK samples for a latency
+ * signal, and a +20 us step is ~4% of their completion time, under slow_min_ratio. But a
+ * step delays every packet, the quickest too: the link's floor (its round trips' lowest
+ * window median of ACK latency in the later half of the trace, however few samples) moves
+ * by about the completion excess, while a hot spot's queueing raises the completion more
+ * than the floor (tuning seeds 1041-1050 of slow20us-fab-coll: the +20 us links 0.93-1.64,
+ * other switch links' completion picks 0.45-0.89).
+ */
+#define STEP_FLOOR_SHARE 0.9
+
+/* A link between switches: its floor's peers are the other such links. */
+static bool search_switch_link(const struct ctx *c, uint32_t var)
+{
+	const struct var *v = &c->vars[var];
+	const struct topo_link *l;
+
+	if (v->kind != VAR_LINK || !c->topo)
+		return false;
+	l = &c->topo->links[v->link];
+	return !c->topo->nodes[l->a].is_host && !c->topo->nodes[l->b].is_host;
+}
+
+/* Lowest window median of a flow's ACK latency in the later half of its windows, or -1. */
+static double later_floor_us(const struct flow_stats *f)
+{
+	double lo = -1;
+	uint64_t mid;
+
+	if (!f || !f->n_windows)
+		return -1;
+	mid = f->windows[0].start_ns / 2 + f->windows[f->n_windows - 1].start_ns / 2;
+	for (size_t i = 0; i < f->n_windows; i++) {
+		double p50 = f->windows[i].ack_latency_p50_ns / 1000.0;
+
+		if (f->windows[i].start_ns > mid && f->windows[i].ack_samples > 0 &&
+		    (lo < 0 || p50 < lo))
+			lo = p50;
+	}
+	return lo;
+}
+
+/*
+ * Each connection's later-half ACK floor over the median of its path length's (-1e9 when
+ * unmeasured). Any number of samples: the floor is a minimum, not a mean. NULL on ENOMEM.
+ */
+static double *step_floors(const struct ctx *c)
+{
+	size_t n = c->n_conns ? c->n_conns : 1;
+	double *ex = malloc(n * sizeof(*ex)), *fl = malloc(n * sizeof(*fl));
+	double *v = malloc(n * sizeof(*v));
+
+	if (!ex || !fl || !v) {
+		free(ex);
+		ex = NULL;
+		goto cleanup;
+	}
+	for (size_t k = 0; k < c->n_conns; k++) {
+		ex[k] = -1e9;
+		fl[k] = c->conns[k].inc_len ? later_floor_us(c->conns[k].req) : -1;
+	}
+	for (size_t k = 0; k < c->n_conns; k++) {
+		size_t m = 0;
+		double med;
+
+		if (fl[k] <= 0 || ex[k] > -1e8)
+			continue;
+		for (size_t j = 0; j < c->n_conns; j++)
+			if (fl[j] > 0 && c->conns[j].hops == c->conns[k].hops)
+				v[m++] = fl[j];
+		med = m >= c->cfg->min_class_flows ? rs_median(v, m) : -1;
+		for (size_t j = 0; j < c->n_conns; j++)
+			if (fl[j] > 0 && c->conns[j].hops == c->conns[k].hops)
+				ex[j] = med > 0 ? fl[j] - med : -2e9;
+	}
+	for (size_t k = 0; k < c->n_conns; k++)
+		if (ex[k] < -1.5e9)
+			ex[k] = -1e9;
+cleanup:
+	free(fl);
+	free(v);
+	return ex;
+}
+
+/*
+ * The switch link's mean connection floor excess against the other switch links': true
+ * when it stands STEP_FLOOR_SHARE of the pick's excess above their median, and
+ * floor_min_z of their robust sigmas.
+ */
+static bool step_floor_stands(const struct ctx *c, const struct candidate *cand)
+{
+	size_t nv = c->n_vars ? c->n_vars : 1, n = 0;
+	double *sum = calloc(2 * nv, sizeof(*sum)), *vals = malloc(nv * sizeof(*vals));
+	double *tmp = malloc(nv * sizeof(*tmp));
+	bool ok = false;
+
+	if (!sum || !vals || !tmp || !c->step_floor)
+		goto cleanup;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+
+		if (c->step_floor[k] < -1e8)
+			continue;
+		for (size_t i = 0; i < cn->inc_len; i++) {
+			const struct incidence *e = &c->inc[cn->inc_start + i];
+
+			sum[2 * e->var] += e->rtt * c->step_floor[k];
+			sum[2 * e->var + 1] += e->rtt;
+		}
+	}
+	if (sum[2 * cand->var + 1] < 2)
+		goto cleanup;
+	for (size_t v = 0; v < c->n_vars; v++)
+		if (v != cand->var && sum[2 * v + 1] >= 2 && search_switch_link(c, (uint32_t)v))
+			vals[n++] = sum[2 * v] / sum[2 * v + 1];
+	if (n >= 4) {
+		double x = sum[2 * cand->var] / sum[2 * cand->var + 1];
+		double med = rs_median(vals, n), sigma = rs_sigma(vals, n, tmp);
+
+		ok = x - med >= STEP_FLOOR_SHARE * cand->effect_us && sigma > 0 &&
+		     (x - med) / sigma >= c->cfg->floor_min_z;
+	}
+cleanup:
+	free(sum);
+	free(vals);
+	free(tmp);
+	return ok;
+}
+
 static bool judge_latency(struct ctx *c, struct candidate *cand, const bool *hurt, size_t n_out)
 {
 	const struct localize_config *cfg = c->cfg;
@@ -341,7 +470,13 @@ static bool judge_latency(struct ctx *c, struct candidate *cand, const bool *hur
 		min_ratio = fmax(min_ratio, cfg->shift_min_ratio);
 	/* What people read: against healthy peers where there are some, else the fit. */
 	cand->severity = cand->peer_ratio > 0 && !cand->own_past ? cand->peer_ratio : fit_ratio;
-	return cand->baseline_us > 0 && fit_ratio >= min_ratio && cand->z >= min_z;
+	if (cand->baseline_us <= 0 || cand->z < min_z)
+		return false;
+	if (fit_ratio >= min_ratio)
+		return true;
+	cand->floor_step = s == SIG_COMPLETION && cfg->floor_min_z > 0 && !cand->n_set &&
+			   search_switch_link(c, cand->var) && step_floor_stands(c, cand);
+	return cand->floor_step;
 }
 
 /*
@@ -582,6 +717,11 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 
 	if (!resid || !num || !den || !hurt || !picked)
 		goto cleanup;
+	if (s == SIG_COMPLETION && c->topo && c->cfg->floor_min_z > 0) {
+		c->step_floor = step_floors(c);
+		if (!c->step_floor)
+			goto cleanup;
+	}
 	for (size_t k = 0; k < c->n_conns; k++)
 		resid[k] = c->conns[k].valid[s] ? c->conns[k].y[s] : 0;
 	for (uint32_t iter = 0; iter < c->cfg->max_findings + 2; iter++) {
@@ -657,6 +797,8 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 	}
 	err = 0;
 cleanup:
+	free(c->step_floor);
+	c->step_floor = NULL;
 	free(resid);
 	free(num);
 	free(den);

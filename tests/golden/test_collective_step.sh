@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# test_collective_step.sh: a +20 us step on a switch link under a busy collective (issue
+# #17, round 5, "a step under a collective"). Its connections carry too few ACK samples
+# for a latency pick, and +20 us is ~4% of a message's completion time, under
+# slow_min_ratio: the build before this rule rejected the completion pick and listed only
+# the collective's hot spots as congested notices. The link's floor (its round trips'
+# quickest window medians, however few samples) moves by about the completion excess, a
+# hot spot's does not: a slow alert on the faulty link, from its completion pick. Shapes
+# and seeds are the cell slow20us-fab-coll of eval/matrix.txt on the tuning seeds
+# (1041-1060); the faulty link comes from truth.json. TEST_ANALYZE runs another build.
+. "$(dirname "$0")/../lib.sh"
+SYNTH=$BIN/agentxdp-synth ANALYZE=${TEST_ANALYZE:-$BIN/agentxdp-analyze}
+if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
+	skip collective-step "bin/agentxdp-synth or bin/agentxdp-analyze not built"
+	exit 0
+fi
+work=$(tmpdir)
+trap 'rm -rf "$work"' EXIT
+
+for case in 1041:leaf2-spine3:3000us 1049:leaf1-spine2:3000us; do
+	IFS=: read -r seed fault onset <<<"$case"
+	d=$work/$seed
+	if ! "$SYNTH" -q -o "$d" --hosts 32 --leaves 8 --spines 4 --load 10% --mtu 4096 \
+		--duration 10ms --workload collective --vantage mirror --snaplen 128 --seed "$seed" \
+		--fault "link=$fault,kind=slow,size=20us,onset=$onset" 2>"$work/err"; then
+		fail "coll-step-$seed" "synth: $(head -n 1 "$work/err")"
+		continue
+	fi
+	link=$(jq -r '[.links[] | select(.faulty) | .link][0]' "$d/truth.json")
+	if ! "$ANALYZE" -q "$d/trace.pcapng" --json --topology "$d/links.csv" \
+		--paths "$d/paths.csv" >"$d/out.json" 2>"$work/err"; then
+		fail "coll-step-$seed" "analyze: $(head -n 1 "$work/err")"
+		continue
+	fi
+	got=$(jq -r '.findings[0] | "\(.level) \(.kind) \(.subject) \(.evidence.signal)"' "$d/out.json")
+	[ "$got" = "alert slow $link completion" ] &&
+		pass "coll-step-$seed: slow alert on $link by its completion and floor" ||
+		fail "coll-step-$seed: slow alert on $link" \
+			"$(jq -c '[.findings[] | [.level, .kind, .subject, .evidence.signal]]' "$d/out.json")"
+	# The collective's hot spots stay notices: no second alert.
+	n=$(jq '[.findings[] | select(.level == "alert")] | length' "$d/out.json")
+	expect_eq "coll-step-$seed: one alert" 1 "$n"
+done
+exit 0
