@@ -37,6 +37,16 @@ struct burst {
 	char cause[16];
 };
 
+/* One run's cause, first and last PSN and packets. */
+static void expect_run(const struct burst *b, const char *cause, int64_t psn_first, int64_t psn_last,
+		       int64_t packets)
+{
+	assert_string_equal(b->cause, cause);
+	assert_int_equal(b->psn_first, psn_first);
+	assert_int_equal(b->psn_last, psn_last);
+	assert_int_equal(b->packets, packets);
+}
+
 static void set_ip(uint8_t a[16], int host)
 {
 	memset(a, 0, 16);
@@ -201,10 +211,7 @@ static void test_nak_go_back_n_one_row(void **state)
 	finish(&r);
 	assert_int_equal(bursts(&r, b, 4), 1);
 	assert_int_equal(b[0].qp_id, 1);
-	assert_string_equal(b[0].cause, "nak");
-	assert_int_equal(b[0].psn_first, 5);
-	assert_int_equal(b[0].psn_last, 9);
-	assert_int_equal(b[0].packets, 5);
+	expect_run(&b[0], "nak", 5, 9, 5);
 	assert_int_equal(b[0].ts_first, 4000);
 	assert_int_equal(b[0].ts_last, 4400);
 	assert_int_equal(b[0].tx_count_max, 2);
@@ -239,16 +246,10 @@ static void test_two_flows_interleaved(void **state)
 	finish(&r);
 	assert_int_equal(bursts(&r, b, 4), 2);
 	assert_int_equal(b[0].qp_id, 1); /* A->B: the first flow seen */
-	assert_string_equal(b[0].cause, "timeout");
-	assert_int_equal(b[0].psn_first, 102);
-	assert_int_equal(b[0].psn_last, 105);
-	assert_int_equal(b[0].packets, 4);
+	expect_run(&b[0], "timeout", 102, 105, 4);
 	assert_int_equal(b[0].ts_last, 1000300);
 	assert_int_equal(b[1].qp_id, 2); /* C->D */
-	assert_string_equal(b[1].cause, "timeout");
-	assert_int_equal(b[1].psn_first, 7001);
-	assert_int_equal(b[1].psn_last, 7005);
-	assert_int_equal(b[1].packets, 5);
+	expect_run(&b[1], "timeout", 7001, 7005, 5);
 	assert_int_equal(b[1].ts_first, 1000050);
 	assert_int_equal(b[1].ts_last, 1000450);
 	/* one timeout each: as many timeout runs as qp.timeouts counts */
@@ -274,10 +275,7 @@ static void test_psn_wrap(void **state)
 	ack(&r, &AB, 4000, SYN_ACK, 2);
 	finish(&r);
 	assert_int_equal(bursts(&r, b, 4), 1);
-	assert_string_equal(b[0].cause, "nak");
-	assert_int_equal(b[0].psn_first, 0xfffffe);
-	assert_int_equal(b[0].psn_last, 2);
-	assert_int_equal(b[0].packets, 5);
+	expect_run(&b[0], "nak", 0xfffffe, 2, 5);
 	assert_counts_match_packets(&r);
 	cleanup(&r);
 }
@@ -319,22 +317,12 @@ static void test_runs_of_one_flow(void **state)
 	ack(&r, &AB, 3010000, SYN_ACK, 31);
 	finish(&r);
 	assert_int_equal(bursts(&r, b, 8), 4);
-	assert_string_equal(b[0].cause, "timeout");
-	assert_int_equal(b[0].psn_first, 22);
-	assert_int_equal(b[0].packets, 2);
+	expect_run(&b[0], "timeout", 22, 23, 2);
 	assert_int_equal(b[0].tx_count_max, 2);
-	assert_string_equal(b[1].cause, "timeout");
-	assert_int_equal(b[1].psn_first, 22);
-	assert_int_equal(b[1].packets, 2);
+	expect_run(&b[1], "timeout", 22, 23, 2);
 	assert_int_equal(b[1].tx_count_max, 3);
-	assert_string_equal(b[2].cause, "nak");
-	assert_int_equal(b[2].psn_first, 25);
-	assert_int_equal(b[2].psn_last, 27);
-	assert_int_equal(b[2].packets, 3);
-	assert_string_equal(b[3].cause, "nak");
-	assert_int_equal(b[3].psn_first, 30);
-	assert_int_equal(b[3].psn_last, 31);
-	assert_int_equal(b[3].packets, 2);
+	expect_run(&b[2], "nak", 25, 27, 3);
+	expect_run(&b[3], "nak", 30, 31, 2);
 	/* qp.timeouts counts timeout runs: one row each */
 	assert_int_equal(query_int(&r, "SELECT sum(timeouts) FROM qp"), 2);
 	assert_int_equal(query_int(&r, "SELECT count(*) FROM retransmission_burst WHERE cause = 'timeout'"), 2);
