@@ -419,6 +419,10 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 	if (cand->floor_z != 0)
 		text_buf_printf(ev, ",\"floor_excess_us\":%.2f,\"floor_z\":%.3f",
 				jnum(cand->floor_excess_us), jnum(cand->floor_z));
+	/* A completion pick under slow_min_ratio stood by its floor: say so, with the figures. */
+	if (cand->floor_step)
+		text_buf_printf(ev, ",\"step_floor_us\":%.2f,\"step_floor_z\":%.3f",
+				jnum(cand->step_floor_us), jnum(cand->step_floor_z));
 	if (cand->kind_why) {
 		text_buf_puts(ev, ",\"kind_why\":");
 		text_buf_json_string(ev, cand->kind_why);

@@ -145,6 +145,7 @@ struct candidate {
 	double floor_excess_us;		/* its flows' latency floor over peers' median (us) */
 	double floor_z;			/* ... in the peers' robust sigmas */
 	bool floor_step;		/* a completion pick under slow_min_ratio kept by its floor */
+	double step_floor_us, step_floor_z; /* ... that floor over the other switch links' */
 	const char *notice_why;		/* what ordinary traffic explains, for a notice */
 	const char *kind_why;		/* the kind told by the link, not the pick (or NULL) */
 	bool queue_marked;		/* a slow headline whose subject also marks (slow_queue()) */

@@ -344,7 +344,7 @@ cleanup:
  * when it stands STEP_FLOOR_SHARE of the pick's excess above their median, and
  * floor_min_z of their robust sigmas.
  */
-static bool step_floor_stands(const struct ctx *c, const struct candidate *cand)
+static bool step_floor_stands(const struct ctx *c, struct candidate *cand)
 {
 	size_t nv = c->n_vars ? c->n_vars : 1, n = 0;
 	double *sum = calloc(2 * nv, sizeof(*sum)), *vals = malloc(nv * sizeof(*vals));
@@ -374,8 +374,10 @@ static bool step_floor_stands(const struct ctx *c, const struct candidate *cand)
 		double x = sum[2 * cand->var] / sum[2 * cand->var + 1];
 		double med = rs_median(vals, n), sigma = rs_sigma(vals, n, tmp);
 
+		cand->step_floor_us = x - med;
+		cand->step_floor_z = sigma > 0 ? (x - med) / sigma : 0;
 		ok = x - med >= STEP_FLOOR_SHARE * cand->effect_us && sigma > 0 &&
-		     (x - med) / sigma >= c->cfg->floor_min_z;
+		     cand->step_floor_z >= c->cfg->floor_min_z;
 	}
 cleanup:
 	free(sum);

@@ -37,6 +37,11 @@ for case in 1041:leaf2-spine3:3000us 1049:leaf1-spine2:3000us; do
 		pass "coll-step-$seed: slow alert on $link by its completion and floor" ||
 		fail "coll-step-$seed: slow alert on $link" \
 			"$(jq -c '[.findings[] | [.level, .kind, .subject, .evidence.signal]]' "$d/out.json")"
+	# The evidence says what the pick stood by: the floor's excess and sigmas.
+	z=$(jq -r '.findings[0].evidence.step_floor_z // "none"' "$d/out.json")
+	awk -v z="$z" 'BEGIN { exit !(z + 0 >= 4) }' &&
+		pass "coll-step-$seed: evidence step_floor_z $z" ||
+		fail "coll-step-$seed: evidence step_floor_z >= 4" "got $z"
 	# The collective's hot spots stay notices: no second alert.
 	n=$(jq '[.findings[] | select(.level == "alert")] | length' "$d/out.json")
 	expect_eq "coll-step-$seed: one alert" 1 "$n"
