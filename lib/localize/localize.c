@@ -727,6 +727,11 @@ static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bo
 	}
 }
 
+static bool latency_signal(enum signal s)
+{
+	return s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION || s == SIG_TURNAROUND;
+}
+
 /*
  * A second latency alert needs a larger effect than the first (unless its subject marks as
  * well, slow_queue(): two kinds of evidence): beside a fault, ordinary
@@ -745,8 +750,10 @@ static void demote_small_followers(struct candidate *best, size_t n)
 
 		if (x->level != FINDING_ALERT)
 			continue;
-		if (alert_before && x->kind == FINDING_SLOW && !x->queue_marked &&
-		    x->severity < FOLLOWER_MIN_RATIO) {
+		/* Only a latency pick: a marks or loss pick read slow by its floor
+		 * (link_kind()) has a rate for severity, always under 1.5. */
+		if (alert_before && x->kind == FINDING_SLOW && latency_signal(x->signal) &&
+		    !x->queue_marked && x->severity < FOLLOWER_MIN_RATIO) {
 			x->level = FINDING_NOTICE;
 			x->notice_why = "a small latency excess beside a stronger alert";
 			continue;
@@ -780,11 +787,6 @@ static void sender_timer(const struct ctx *c, struct candidate *cand)
 	}
 	if (naks == 0 && timeouts >= c->cfg->timer_min_timeouts)
 		cand->kind = FINDING_HOST;
-}
-
-static bool latency_signal(enum signal s)
-{
-	return s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION || s == SIG_TURNAROUND;
 }
 
 /*

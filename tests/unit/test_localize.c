@@ -332,6 +332,78 @@ static void test_congested_level(void **state)
 }
 
 /*
+ * A congested switch link whose round trips' floor stands above its peers' while it sheds
+ * load is read slow by its floor (link_kind()). Beside a stronger alert it must stay an
+ * alert: its severity is a mark rate, not a latency ratio, so the 1.5x bar for a second
+ * latency alert does not apply to it. Host 5 refuses messages (the first alert); the
+ * flows through leaf3-spine0 are marked 10%, carry half their packets and wait +2 us at
+ * every moment (a standing queue).
+ */
+static void test_floor_slow_second_alert(void **state)
+{
+	struct fx_fault fault = { .kind = FX_RNR, .host = 5 };
+	struct localize_config cfg;
+	struct topology topo;
+	struct finding *f;
+	size_t n;
+	long link;
+	int found = 0;
+
+	fx_build(&fx, 16, 4, 2, 96, 7, &fault);
+	assert_int_equal(fx_topology(&fx, &topo, true), 0);
+	link = topology_link_by_name(&topo, "leaf3-spine0");
+	assert_true(link >= 0);
+	for (size_t i = 0; i < fx.n_flows; i++) {
+		struct flow_stats *fl = &fx.flows[i];
+		const struct topo_path *p = topology_find_path(&topo, fl->key.src_ip,
+							       fl->key.dst_ip, fl->udp_sport);
+		bool crosses = false;
+
+		for (size_t h = 0; p && h < p->n_hops; h++)
+			crosses |= p->hops[h].link == (uint32_t)link;
+		if (!crosses || fl->role != FLOW_ROLE_REQUESTER)
+			continue;
+		fl->packets = fl->bytes = fl->ack_samples = fl->cnps = 0;
+		for (size_t w = 0; w < fl->n_windows; w++) {
+			struct flow_window *fw = &fx.windows[i][w];
+
+			fw->packets /= 2;
+			fw->bytes /= 2;
+			fw->cnps = fw->packets / 10;
+			fw->ack_latency_p50_ns += 2000;
+			fw->ack_latency_p99_ns += 2000;
+			fw->ack_latency_sum_ns += 2000ull * fw->ack_samples;
+			fl->packets += fw->packets;
+			fl->bytes += fw->bytes;
+			fl->cnps += fw->cnps;
+			fl->ack_samples += fw->ack_samples;
+		}
+		fl->ack_latency_p50_us += 2;
+		fl->ack_latency_p99_us += 2;
+		fl->ack_latency_max_us += 2;
+	}
+	/* Each of these flows crosses a second switch link, which shares its floor: in this
+	 * small fabric the link stands 3.6 sigmas out, under the default floor_min_z. */
+	localize_config_default(&cfg);
+	cfg.floor_min_z = 3;
+	assert_int_equal(localize(fx.flows, fx.n_flows, &topo, &cfg, &f, &n), 0);
+	topology_free(&topo);
+	for (size_t i = 0; i < n; i++) {
+		print_message("  #%d %s %s %s '%s'\n", f[i].rank, finding_level_name(f[i].level),
+			      finding_kind_name(f[i].kind), f[i].subject, f[i].severity_text);
+		if (strcmp(f[i].subject, "leaf3-spine0"))
+			continue;
+		found++;
+		assert_int_equal(f[i].kind, FINDING_SLOW);
+		assert_non_null(strstr(f[i].evidence, "\"kind_why\":\"its floor"));
+		assert_int_equal(f[i].level, FINDING_ALERT);
+	}
+	assert_int_equal(found, 1);
+	assert_int_equal(f[0].kind, FINDING_HOST);
+	findings_free(f, n);
+}
+
+/*
  * Loss in a fabric that marks everywhere: a lossy link whose flows carry about as many
  * marks as losses stays an alert; drops that come with five times as many marks are a
  * queue overflowing, a notice. Every flow is marked at ce_rate, the link loses 1%. The
@@ -822,6 +894,7 @@ int main(void)
 		cmocka_unit_test(test_path_only),
 		cmocka_unit_test(test_host_rnr),
 		cmocka_unit_test(test_lossy_level),
+		cmocka_unit_test(test_floor_slow_second_alert),
 		cmocka_unit_test(test_sender_timer),
 		cmocka_unit_test(test_host_turnaround),
 		cmocka_unit_test(test_onset),
