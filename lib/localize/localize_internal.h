@@ -88,7 +88,7 @@ struct ctx {
 	struct incidence *inc;
 	size_t n_inc, cap_inc;
 	double *scratch, *scratch2;	/* scratch_len doubles each */
-	double *step_floor;		/* the completion search: each connection's ACK floor excess */
+	double *step_floor;		/* the completion search: each subject's ACK floor excess */
 	size_t scratch_len;		/* max(n_flows, the most windows of a flow) */
 	/* ECMP cache: per (src node, dst node) */
 	struct ecmp_entry {

@@ -299,19 +299,17 @@ static double later_floor_us(const struct flow_stats *f)
 
 /*
  * Each connection's later-half ACK floor over the median of its path length's (-1e9 when
- * unmeasured). Any number of samples: the floor is a minimum, not a mean. NULL on ENOMEM.
+ * unmeasured). Any number of samples: the floor is a minimum, not a mean. Returns 0 or
+ * -ENOMEM.
  */
-static double *step_floors(const struct ctx *c)
+static int conn_step_floors(const struct ctx *c, double *ex)
 {
 	size_t n = c->n_conns ? c->n_conns : 1;
-	double *ex = malloc(n * sizeof(*ex)), *fl = malloc(n * sizeof(*fl));
-	double *v = malloc(n * sizeof(*v));
+	double *fl = malloc(n * sizeof(*fl)), *v = malloc(n * sizeof(*v));
+	int err = -ENOMEM;
 
-	if (!ex || !fl || !v) {
-		free(ex);
-		ex = NULL;
+	if (!fl || !v)
 		goto cleanup;
-	}
 	for (size_t k = 0; k < c->n_conns; k++) {
 		ex[k] = -1e9;
 		fl[k] = c->conns[k].inc_len ? later_floor_us(c->conns[k].req) : -1;
@@ -333,57 +331,77 @@ static double *step_floors(const struct ctx *c)
 	for (size_t k = 0; k < c->n_conns; k++)
 		if (ex[k] < -1.5e9)
 			ex[k] = -1e9;
+	err = 0;
 cleanup:
 	free(fl);
 	free(v);
-	return ex;
+	return err;
+}
+
+/*
+ * Each subject's mean connection floor excess over the round trips crossing it (-1e9 under
+ * two), in the first n_vars doubles, then 2 * n_vars of room for step_floor_stands(): the
+ * judge of each pick allocates nothing, so out of memory is -ENOMEM from the search, not a
+ * pick silently rejected. NULL on ENOMEM.
+ */
+static double *step_floors(const struct ctx *c)
+{
+	size_t nv = c->n_vars ? c->n_vars : 1;
+	double *ex = malloc((c->n_conns ? c->n_conns : 1) * sizeof(*ex));
+	double *out = calloc(3 * nv, sizeof(*out)), *sum = out + nv;
+
+	if (!ex || !out || conn_step_floors(c, ex)) {
+		free(out);
+		out = NULL;
+		goto cleanup;
+	}
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+
+		if (ex[k] < -1e8)
+			continue;
+		for (size_t i = 0; i < cn->inc_len; i++) {
+			const struct incidence *e = &c->inc[cn->inc_start + i];
+
+			sum[2 * e->var] += e->rtt * ex[k];
+			sum[2 * e->var + 1] += e->rtt;
+		}
+	}
+	for (size_t v = 0; v < c->n_vars; v++)
+		out[v] = sum[2 * v + 1] >= 2 ? sum[2 * v] / sum[2 * v + 1] : -1e9;
+cleanup:
+	free(ex);
+	return out;
 }
 
 /*
  * The switch link's mean connection floor excess against the other switch links': true
  * when it stands STEP_FLOOR_SHARE of the pick's excess above their median, and
- * floor_min_z of their robust sigmas.
+ * floor_min_z of their robust sigmas. Without c->step_floor (the evidence's re-judge of a
+ * pick) false.
  */
 static bool step_floor_stands(const struct ctx *c, struct candidate *cand)
 {
-	size_t nv = c->n_vars ? c->n_vars : 1, n = 0;
-	double *sum = calloc(2 * nv, sizeof(*sum)), *vals = malloc(nv * sizeof(*vals));
-	double *tmp = malloc(nv * sizeof(*tmp));
-	bool ok = false;
+	const double *mean = c->step_floor;
+	double *vals, *tmp, x, med, sigma;
+	size_t n = 0;
 
-	if (!sum || !vals || !tmp || !c->step_floor)
-		goto cleanup;
-	for (size_t k = 0; k < c->n_conns; k++) {
-		const struct conn *cn = &c->conns[k];
-
-		if (c->step_floor[k] < -1e8)
-			continue;
-		for (size_t i = 0; i < cn->inc_len; i++) {
-			const struct incidence *e = &c->inc[cn->inc_start + i];
-
-			sum[2 * e->var] += e->rtt * c->step_floor[k];
-			sum[2 * e->var + 1] += e->rtt;
-		}
-	}
-	if (sum[2 * cand->var + 1] < 2)
-		goto cleanup;
+	if (!mean || mean[cand->var] < -1e8)
+		return false;
+	vals = c->step_floor + c->n_vars;
+	tmp = vals + c->n_vars;
 	for (size_t v = 0; v < c->n_vars; v++)
-		if (v != cand->var && sum[2 * v + 1] >= 2 && search_switch_link(c, (uint32_t)v))
-			vals[n++] = sum[2 * v] / sum[2 * v + 1];
-	if (n >= 4) {
-		double x = sum[2 * cand->var] / sum[2 * cand->var + 1];
-		double med = rs_median(vals, n), sigma = rs_sigma(vals, n, tmp);
-
-		cand->step_floor_us = x - med;
-		cand->step_floor_z = sigma > 0 ? (x - med) / sigma : 0;
-		ok = x - med >= STEP_FLOOR_SHARE * cand->effect_us && sigma > 0 &&
-		     cand->step_floor_z >= c->cfg->floor_min_z;
-	}
-cleanup:
-	free(sum);
-	free(vals);
-	free(tmp);
-	return ok;
+		if (v != cand->var && mean[v] > -1e8 && search_switch_link(c, (uint32_t)v))
+			vals[n++] = mean[v];
+	if (n < 4)
+		return false;
+	x = mean[cand->var];
+	med = rs_median(vals, n);
+	sigma = rs_sigma(vals, n, tmp);
+	cand->step_floor_us = x - med;
+	cand->step_floor_z = sigma > 0 ? (x - med) / sigma : 0;
+	return x - med >= STEP_FLOOR_SHARE * cand->effect_us && sigma > 0 &&
+	       cand->step_floor_z >= c->cfg->floor_min_z;
 }
 
 static bool judge_latency(struct ctx *c, struct candidate *cand, const bool *hurt, size_t n_out)
