@@ -282,7 +282,7 @@ static double subject_outlier(const struct ctx *c, const struct candidate *cand,
 	med = rs_median(vals, n);
 	sigma = rs_sigma(vals, n, scratch);
 	*ratio = med > 0 ? x / med : 1e9;
-	*z = sigma > 0 ? (x - med) / sigma : 1e9;
+	*z = sigma > 0 ? (x - med) / sigma : x > med ? 1e9 : 0;
 	return x;
 }
 
@@ -328,7 +328,8 @@ static void measure_floor(const struct ctx *c, struct candidate *cand, double *s
 	med = rs_median(vals, n);
 	sigma = rs_sigma(vals, n, scratch);
 	cand->floor_excess_us = x - med;
-	cand->floor_z = sigma > 0 ? (x - med) / sigma : 1e9;
+	/* Peers all alike (quantized medians): only a floor above theirs stands out. */
+	cand->floor_z = sigma > 0 ? (x - med) / sigma : x > med ? 1e9 : 0;
 }
 
 /* The candidate against its peers: in its own signal, in marks, latency and floor. */

@@ -404,6 +404,59 @@ static void test_floor_slow_second_alert(void **state)
 }
 
 /*
+ * A congested link whose floor is its peers' exactly: every round trip waits 10 us at its
+ * quickest (a histogram's quantized medians make such ties). The peers' spread is zero,
+ * and a floor that does not stand out must not read as standing 1e9 sigmas out: the link
+ * stays congested, with no floor_z in its evidence. It carries half its peers' load, so
+ * a floor above theirs would make it slow.
+ */
+static void test_floor_tie_stays_congested(void **state)
+{
+	struct fx_fault fault = { .kind = FX_CONGESTED, .rate = 0.10, .both_dirs = true };
+	struct topology topo;
+	struct finding *f;
+	size_t n;
+	long link;
+	int found = 0;
+
+	snprintf(fault.link, sizeof(fault.link), "leaf3-spine0");
+	fx_build(&fx, 16, 4, 2, 96, 7, &fault);
+	assert_int_equal(fx_topology(&fx, &topo, true), 0);
+	link = topology_link_by_name(&topo, "leaf3-spine0");
+	assert_true(link >= 0);
+	for (size_t i = 0; i < fx.n_flows; i++) {
+		struct flow_stats *fl = &fx.flows[i];
+		const struct topo_path *p = topology_find_path(&topo, fl->key.src_ip,
+							       fl->key.dst_ip, fl->udp_sport);
+		bool crosses = false;
+
+		for (size_t h = 0; p && h < p->n_hops; h++)
+			crosses |= p->hops[h].link == (uint32_t)link;
+		for (size_t w = 0; w < fl->n_windows; w++) {
+			fx.windows[i][w].ack_latency_p50_ns = 10000;
+			if (crosses && fl->role == FLOW_ROLE_REQUESTER)
+				fx.windows[i][w].packets /= 2;
+		}
+		if (crosses && fl->role == FLOW_ROLE_REQUESTER)
+			fl->packets /= 2;
+	}
+	topology_free(&topo);
+	localize_fx(2, &f, &n);
+	for (size_t i = 0; i < n; i++) {
+		print_message("  #%d %s %s %s '%s'\n", f[i].rank, finding_level_name(f[i].level),
+			      finding_kind_name(f[i].kind), f[i].subject, f[i].severity_text);
+		if (strcmp(f[i].subject, "leaf3-spine0"))
+			continue;
+		found++;
+		assert_int_equal(f[i].kind, FINDING_CONGESTED);
+		assert_null(strstr(f[i].evidence, "\"floor_z\""));
+		assert_null(strstr(f[i].evidence, "kind_why"));
+	}
+	assert_int_equal(found, 1);
+	findings_free(f, n);
+}
+
+/*
  * Loss in a fabric that marks everywhere: a lossy link whose flows carry about as many
  * marks as losses stays an alert; drops that come with five times as many marks are a
  * queue overflowing, a notice. Every flow is marked at ce_rate, the link loses 1%. The
@@ -895,6 +948,7 @@ int main(void)
 		cmocka_unit_test(test_host_rnr),
 		cmocka_unit_test(test_lossy_level),
 		cmocka_unit_test(test_floor_slow_second_alert),
+		cmocka_unit_test(test_floor_tie_stays_congested),
 		cmocka_unit_test(test_sender_timer),
 		cmocka_unit_test(test_host_turnaround),
 		cmocka_unit_test(test_onset),
