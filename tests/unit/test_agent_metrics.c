@@ -10,16 +10,7 @@
 #include "lib/export/agent_metrics.h"
 #include "lib/export/prom_text.h"
 #include "lib/util/text_buf.h"
-
-static void v4(uint8_t a[16], int last)
-{
-	memset(a, 0, 16);
-	a[10] = a[11] = 0xff;
-	a[12] = 198;
-	a[13] = 18;
-	a[14] = 0;
-	a[15] = (uint8_t)last;
-}
+#include "test_addr.h"
 
 static const struct metric_family *find(const struct metric_set *set, const char *name)
 {
@@ -48,8 +39,8 @@ static void test_pairs_bounded_and_totals_kept(void **state)
 	/* Five host pairs, one of them with two flows. */
 	for (int i = 0; i < 6; i++) {
 		flows[i].id = (uint64_t)i + 1;
-		v4(flows[i].key.src_ip, 10);
-		v4(flows[i].key.dst_ip, 20 + (i < 5 ? i : 0));
+		test_host_addr(flows[i].key.src_ip, 10);
+		test_host_addr(flows[i].key.dst_ip, 20 + (i < 5 ? i : 0));
 		flows[i].key.dst_qpn = 0x100 + (uint32_t)i;
 		flows[i].packets = 100 + (uint64_t)i;
 		flows[i].retransmitted_packets = (uint64_t)i;
@@ -112,8 +103,8 @@ static void test_default_bounds(void **state)
 	for (int i = 0; i < QPS; i++) {
 		int pair = i / 2;
 		flows[i].id = (uint64_t)i + 1;
-		v4(flows[i].key.src_ip, 1 + pair % 250);
-		v4(flows[i].key.dst_ip, 1 + pair / 250);
+		test_host_addr(flows[i].key.src_ip, 1 + pair % 250);
+		test_host_addr(flows[i].key.dst_ip, 1 + pair / 250);
 		flows[i].key.dst_ip[13] = 19; /* another /16 than the sources: no pair repeats */
 		flows[i].key.dst_qpn = 0x1000 + (uint32_t)i;
 		flows[i].packets = 10 + (uint64_t)i;

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "lib/track/qp_track.h"
+#include "test_addr.h"
 
 #define HOST_A 1
 #define HOST_B 2
@@ -67,15 +68,6 @@ static struct qp_event_sink sink = {
 	.window = on_window,
 };
 
-static void set_ip(uint8_t a[16], int host)
-{
-	memset(a, 0, 16);
-	a[10] = a[11] = 0xff;
-	a[12] = 198;
-	a[13] = 18;
-	a[15] = (uint8_t)host;
-}
-
 /* A packet from host `src` to host `dst` for QP `qpn`. */
 static struct roce_pkt pkt(uint64_t ts, int src, int dst, uint32_t qpn, uint8_t opcode, uint32_t psn)
 {
@@ -85,8 +77,8 @@ static struct roce_pkt pkt(uint64_t ts, int src, int dst, uint32_t qpn, uint8_t 
 	p.ts_ns = ts;
 	p.orig_len = 100;
 	p.cap_len = 100;
-	set_ip(p.src_ip, src);
-	set_ip(p.dst_ip, dst);
+	test_host_addr(p.src_ip, src);
+	test_host_addr(p.dst_ip, dst);
 	p.ip_version = 4;
 	p.roce_version = 2;
 	p.udp_sport = 49152;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/store/store_links.h"
+#include "test_addr.h"
 
 /* Two leaves under three spines: 3 ECMP paths between hosts of different leaves. */
 static const char links_csv[] = "link,a,b\n"
@@ -47,15 +48,6 @@ static void on_flow_link(void *ctx, uint64_t qp_id, const char *link, double sha
 		 (unsigned long long)qp_id, link, share, a_to_b);
 }
 
-static void set_addr(uint8_t a[16], int last)
-{
-	memset(a, 0, 16);
-	a[10] = a[11] = 0xff;
-	a[12] = 198;
-	a[13] = 18;
-	a[15] = (uint8_t)last;
-}
-
 static void walk(const char *paths_csv, struct rows *r)
 {
 	struct flow_stats f[3];
@@ -70,15 +62,15 @@ static void walk(const char *paths_csv, struct rows *r)
 	if (paths_csv)
 		assert_int_equal(topology_parse_paths(&t, paths_csv, strlen(paths_csv), "paths.csv", err, sizeof(err)), 0);
 	f[0].id = 1; /* 10 -> 11, sport 7 */
-	set_addr(f[0].key.src_ip, 10);
-	set_addr(f[0].key.dst_ip, 11);
+	test_host_addr(f[0].key.src_ip, 10);
+	test_host_addr(f[0].key.dst_ip, 11);
 	f[0].udp_sport = 7;
 	f[1].id = 2; /* 11 -> 10 */
-	set_addr(f[1].key.src_ip, 11);
-	set_addr(f[1].key.dst_ip, 10);
+	test_host_addr(f[1].key.src_ip, 11);
+	test_host_addr(f[1].key.dst_ip, 10);
 	f[2].id = 3; /* a host the topology does not name */
-	set_addr(f[2].key.src_ip, 10);
-	set_addr(f[2].key.dst_ip, 99);
+	test_host_addr(f[2].key.src_ip, 10);
+	test_host_addr(f[2].key.dst_ip, 99);
 	assert_int_equal(store_links_walk(&t, f, 3, &cb), 0);
 	topology_free(&t);
 }

@@ -13,6 +13,7 @@
 
 #include "lib/store/store_sqlite.h"
 #include "lib/track/qp_track.h"
+#include "test_addr.h"
 
 #define RC(op) ROCE_OPCODE(ROCE_TR_RC, op)
 #define SYN_ACK 0x1f
@@ -47,15 +48,6 @@ static void expect_run(const struct burst *b, const char *cause, int64_t psn_fir
 	assert_int_equal(b->packets, packets);
 }
 
-static void set_ip(uint8_t a[16], int host)
-{
-	memset(a, 0, 16);
-	a[10] = a[11] = 0xff;
-	a[12] = 198;
-	a[13] = 18;
-	a[15] = (uint8_t)host;
-}
-
 static void add(struct run *r, uint64_t ts, int src, int dst, uint32_t qpn, uint8_t op, uint32_t psn,
 		uint8_t syndrome)
 {
@@ -64,8 +56,8 @@ static void add(struct run *r, uint64_t ts, int src, int dst, uint32_t qpn, uint
 	memset(&p, 0, sizeof(p));
 	p.ts_ns = ts;
 	p.orig_len = p.cap_len = 100;
-	set_ip(p.src_ip, src);
-	set_ip(p.dst_ip, dst);
+	test_host_addr(p.src_ip, src);
+	test_host_addr(p.dst_ip, dst);
 	p.ip_version = 4;
 	p.roce_version = 2;
 	p.udp_sport = 49152;
