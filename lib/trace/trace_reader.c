@@ -19,11 +19,14 @@
 #include "lib/trace/pcapng_drops.h"
 #include "lib/trace/pcapng_frames.h"
 #include "lib/trace/trace_reader.h"
+#include "lib/util/byte_reader.h"
 #include "lib/util/util.h"
 
 #define INPUT_BUFFER_BYTES (256 * 1024)
 #define LINKTYPE_RAW 101
-#define FAST_BUFFER_BYTES (1024 * 1024)
+#define FAST_BUFFER_BYTES (256 * 1024)
+/* pcapng_frames' range: at most this many whole seconds, so that ns fit in an int64_t */
+#define FAST_MAX_S (((uint64_t)INT64_MAX - 999999999u) / 1000000000u)
 
 /*
  * Our own buffered reader of a regular file's records, which libpcap opened and validated
@@ -32,7 +35,9 @@
  * 2.4 or pcapng EPBs in one section whose interfaces all have libpcap's link type, us or ns
  * timestamps without offset, no record over the snapshot length); on anything else, errors
  * included, the input goes back to libpcap, reopened and past the frames already delivered,
- * so frames, times and error messages stay libpcap's.
+ * so frames, times and error messages stay libpcap's. A pcapng's drop-counter walker is given
+ * the blocks parsed, less the EPBs without options (they hold no counter): it does not walk
+ * the file a second time.
  */
 enum fast_kind { FAST_OFF, FAST_PCAP, FAST_PCAPNG };
 
@@ -327,8 +332,9 @@ static void fast_close(struct trace_input *in)
 }
 
 /*
- * At least n bytes at buf + pos: 1; 0 at the end of the file before them; -1 with errno. The
- * bytes read go through the pcapng drop-counter walker too, as libpcap's stream does.
+ * At least n bytes at buf + pos: 1; 0 at the end of the file before them; -1 with errno. A
+ * classic pcap's bytes go through the pcapng drop-counter walker, as libpcap's stream does
+ * (it stops at the first); a pcapng's blocks are given to it by fast_next_pcapng().
  */
 static int fast_want(struct trace_input *in, size_t n)
 {
@@ -357,7 +363,7 @@ static int fast_want(struct trace_input *in, size_t n)
 			return -1;
 		if (got == 0)
 			fi->eof = true;
-		else if (in->drops)
+		else if (in->drops && fi->kind == FAST_PCAP)
 			pcapng_drops_feed(in->drops, fi->buf + fi->len, (size_t)got);
 		fi->len += (size_t)got;
 	}
@@ -400,6 +406,39 @@ static bool fast_ng_ifaces_ok(struct trace_input *in)
 	return true;
 }
 
+/*
+ * What pcapng_frames_block() does for the common block, a little-endian EPB wholly in
+ * [pos, len) on an interface of the section, in one go: its length with *f, or 0 for the long
+ * way (which also tells what is malformed).
+ */
+static uint32_t fast_epb(struct trace_input *in, struct pcapng_frame *f)
+{
+	struct fast_input *fi = &in->fast;
+	const uint8_t *b = fi->buf + fi->pos;
+	const struct pcapng_iface *ifc;
+	uint32_t total = get_le32(b + 4), if_id = get_le32(b + 8), caplen;
+	uint64_t ts, units;
+
+	if (get_le32(b) != 6 || fi->ng.swapped || !fi->ng.in_section || total < 32 || total % 4 ||
+	    total > PCAPNG_FRAMES_MAX_BLOCK || total > fi->len - fi->pos || get_le32(b + total - 4) != total ||
+	    if_id >= fi->ng.n_ifaces)
+		return 0;
+	caplen = get_le32(b + 20);
+	ifc = &fi->ng.ifaces[if_id]; /* 10^6 or 10^9 units, no offset: fast_ng_ifaces_ok() */
+	units = ifc->units_per_s;
+	ts = (uint64_t)get_le32(b + 12) << 32 | get_le32(b + 16);
+	if (caplen > total - 32 || ts >= (FAST_MAX_S + 1) * units)
+		return 0;
+	f->ts_ns = units == 1000000000 ? ts : ts * 1000;
+	f->caplen = caplen;
+	f->origlen = get_le32(b + 24);
+	f->linktype = ifc->linktype;
+	f->data = b + 28;
+	if (in->drops && 28 + ((caplen + 3) & ~3u) != total - 4)
+		pcapng_drops_feed(in->drops, b, total); /* it has options: maybe epb_dropcount */
+	return total;
+}
+
 /* The next EPB of a pcapng: 1, 0 at a clean end, -1 for libpcap to read it. */
 static int fast_next_pcapng(struct trace_input *in, struct pcapng_frame *f)
 {
@@ -412,12 +451,18 @@ static int fast_next_pcapng(struct trace_input *in, struct pcapng_frame *f)
 
 		if (rc <= 0)
 			return rc == 0 && fi->pos == fi->len ? 0 : -1;
+		if ((total = fast_epb(in, f)) != 0) {
+			fi->pos += total;
+			return f->caplen > fi->snapshot ? -1 : 1;
+		}
 		memcpy(&type, fi->buf + fi->pos, 4);
 		if (type == 0x0A0D0D0A ? fi->ng_section : type == 2 || type == 3)
 			return -1; /* a second section, an SPB or an obsolete PB */
 		if (pcapng_frames_block_length(&fi->ng, fi->buf + fi->pos, &total, &reason) || fi->ng.swapped ||
 		    fast_want(in, total) != 1)
 			return -1;
+		if (in->drops)
+			pcapng_drops_feed(in->drops, fi->buf + fi->pos, total);
 		rc = pcapng_frames_block(&fi->ng, fi->buf + fi->pos, total, f, &reason);
 		if (rc < 0)
 			return -1;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <fcntl.h>
 
 #include "lib/trace/pcapng_writer.h"
 #include "lib/trace/pcapng_drops.h"
@@ -336,6 +337,111 @@ static void test_pcapng_drop_counters(void **state)
 	ng_isb(&g, 2);
 	assert_int_equal(pcapng_walk_drops(g.b, g.len, &d), 0);
 	assert_int_equal(d.isb_ifdrop_sum, 11);
+}
+
+/* Every frame of a trace (one path, "-": standard input) folded into one hash, and its health. */
+struct read_all {
+	uint64_t frames, hash;
+	int rc_errors;
+	struct trace_health h;
+};
+
+static void read_all(const char *path, struct read_all *out)
+{
+	struct trace_reader *tr;
+	struct trace_frame fr;
+	char err[256];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	assert_int_equal(trace_reader_open(&tr, &path, 1, err, sizeof(err)), 0);
+	while ((rc = trace_reader_next(tr, &fr)) != 0) {
+		if (rc < 0) {
+			out->rc_errors++;
+			continue;
+		}
+		out->frames++;
+		out->hash = out->hash * 1099511628211ull ^ fr.ts_ns ^ (uint64_t)fr.caplen << 40 ^ fr.origlen;
+		for (uint32_t i = 0; i < fr.caplen; i++)
+			out->hash = (out->hash ^ fr.data[i]) * 1099511628211ull;
+	}
+	out->h = *trace_reader_health(tr, 0);
+	trace_reader_close(tr);
+}
+
+/* The same file through standard input, which libpcap alone reads: the judge of our own reader. */
+static void read_all_stdin(const char *path, struct read_all *out)
+{
+	int saved = dup(STDIN_FILENO), fd = open(path, O_RDONLY);
+
+	assert_true(saved >= 0 && fd >= 0);
+	assert_int_equal(dup2(fd, STDIN_FILENO), STDIN_FILENO);
+	close(fd);
+	read_all("-", out);
+	assert_int_equal(dup2(saved, STDIN_FILENO), STDIN_FILENO);
+	close(saved);
+}
+
+static void expect_same_reading(const struct read_all *a, const struct read_all *b)
+{
+	assert_int_equal(a->frames, b->frames);
+	assert_int_equal(a->hash, b->hash);
+	assert_int_equal(a->rc_errors, b->rc_errors);
+	assert_int_equal(a->h.truncated, b->h.truncated);
+	assert_int_equal(a->h.has_drop_counters, b->h.has_drop_counters);
+	assert_int_equal(a->h.capture_dropped, b->h.capture_dropped);
+	assert_int_equal(a->h.ts_backwards, b->h.ts_backwards);
+}
+
+/*
+ * Our reader gives the drop-counter walker the blocks it parses, less the EPBs without
+ * options: a file of several read buffers (blocks cut by their edges), EPBs with and without
+ * epb_dropcount, ISBs between them, read from the file and by libpcap from standard input,
+ * whole and cut in the middle of a block.
+ */
+static void test_pcapng_counters_across_buffers(void **state)
+{
+	const char *path = tmp_path();
+	uint64_t want_drops = 0;
+	struct read_all a, b;
+	struct ng g = { 0 };
+	FILE *f = fopen(path, "wb");
+	long size;
+
+	assert_non_null(f);
+	ng_shb(&g);
+	ng_idb(&g);
+	for (int i = 0; i < 6000; i++) {
+		bool drop = i % 97 == 5;
+
+		ng_epb(&g, 1000000000ull + 1000ull * (uint64_t)i, drop, drop ? 2 : 0);
+		want_drops += drop ? 2 : 0;
+		if (i % 1500 == 7)
+			ng_isb(&g, (uint64_t)i / 1500 + 1);
+		if (g.len > sizeof(g.b) - 256) {
+			fwrite(g.b, 1, g.len, f);
+			g.len = 0;
+		}
+	}
+	fwrite(g.b, 1, g.len, f);
+	size = ftell(f);
+	fclose(f);
+	assert_true(size > 2 * 256 * 1024);
+
+	read_all(path, &a);
+	assert_int_equal(a.frames, 6000);
+	assert_int_equal(a.h.has_drop_counters, 1);
+	assert_int_equal(a.h.capture_dropped, want_drops); /* the EPB sum beats the ISBs' 4 */
+	read_all_stdin(path, &b);
+	expect_same_reading(&a, &b);
+
+	/* Cut in the middle of a block past the first buffer. */
+	assert_int_equal(truncate(path, 300001), 0);
+	read_all(path, &a);
+	read_all_stdin(path, &b);
+	assert_true(a.frames > 2000 && a.frames < 6000);
+	assert_int_equal(a.h.truncated, 1);
+	expect_same_reading(&a, &b);
 }
 
 static void test_pcapng_walk_malformed(void **state)
@@ -687,6 +793,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_open_errors, cleanup),
 		cmocka_unit_test_teardown(test_truncated_file, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_drop_counters, cleanup),
+		cmocka_unit_test_teardown(test_pcapng_counters_across_buffers, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_walk_malformed, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_drops_stream_pieces, cleanup),
 		cmocka_unit_test_teardown(test_project_pcapng_writer, cleanup),
