@@ -143,7 +143,7 @@ static void read_frames(struct frame_reader *fr)
 	int rc;
 
 	while ((rc = trace_reader_next(fr->tr, &frame)) != 0) {
-		struct roce_pkt *pkt = fr->lane < 0 ? qp_shards_slot(r->trk) : qp_lane_slot(r->trk, fr->lane);
+		struct roce_pkt *pkt;
 		struct trace_counts *cnt;
 		bool mine = fr->primary, plain = false;
 		uint32_t v;
@@ -158,12 +158,13 @@ static void read_frames(struct frame_reader *fr)
 			continue;
 		}
 		fr->frames++;
-		rc = analyze_select_link(opts, &frame); /* a filter: no lanes, the primary alone */
+		rc = opts->filter ? analyze_select_link(opts, &frame) : 1; /* a filter: no lanes */
 		if (rc <= 0) {
 			if (rc < 0)
 				r->status = 1;
 			continue;
 		}
+		/* Lanes: another lane's plain frame costs its keying and this much, no more. */
 		if (r->plain_keys && (rc = plain_shard(r->dopts, &frame, n_lanes)) >= 0 &&
 		    plain_known(fr, frame.trace_index)) {
 			if (rc != fr->lane) {
@@ -174,6 +175,7 @@ static void read_frames(struct frame_reader *fr)
 			}
 			mine = plain = true;
 		}
+		pkt = fr->lane < 0 ? qp_shards_slot(r->trk) : qp_lane_slot(r->trk, fr->lane);
 		cnt = &fr->counts[frame.trace_index];
 		rc = roce_decode_frame(r->dopts, frame.linktype, frame.data, frame.caplen, frame.origlen,
 				       frame.ts_ns, pkt);

@@ -38,6 +38,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lib/track/qp_track.h"
 
@@ -88,7 +89,21 @@ void qp_shards_free(struct qp_shards *s);
 unsigned qp_shard_of(const struct roce_pkt *pkt, unsigned n);
 /* The same from the addresses (IPv4 as ::ffff:a.b.c.d, as the decoder gives them). */
 unsigned qp_shard_of_addrs(const uint8_t src[16], const uint8_t dst[16], unsigned n);
-/* The same for IPv4 addresses (4 bytes each). */
-unsigned qp_shard_of_v4(const uint8_t src[4], const uint8_t dst[4], unsigned n);
+/*
+ * The same for IPv4 addresses (4 bytes each; qp_shard_of_addrs() takes ::ffff:a.b.c.d here):
+ * inline, since a lane keys every frame it skips. The unordered pair of the two addresses as
+ * loaded (any byte order: both directions load alike), one multiply, its top 32 bits scaled
+ * to n.
+ */
+static inline unsigned qp_shard_of_v4(const uint8_t src[4], const uint8_t dst[4], unsigned n)
+{
+	uint32_t a, b;
+	uint64_t h;
+
+	memcpy(&a, src, 4);
+	memcpy(&b, dst, 4);
+	h = (a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a) * 0x9e3779b97f4a7c15ull;
+	return (unsigned)(((h >> 32) * n) >> 32);
+}
 
 #endif
