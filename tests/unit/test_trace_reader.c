@@ -444,6 +444,38 @@ static void test_pcapng_counters_across_buffers(void **state)
 	expect_same_reading(&a, &b);
 }
 
+/* The same for a classic nanosecond pcap: records cut by the buffer's edges, whole and cut. */
+static void test_pcap_across_buffers(void **state)
+{
+	enum { N = 5000 };
+	uint64_t *ts = calloc(N, sizeof(*ts));
+	uint8_t *marks = calloc(N, 1);
+	struct read_all a, b;
+	const char *path;
+
+	assert_non_null(ts);
+	assert_non_null(marks);
+	for (int i = 0; i < N; i++) {
+		ts[i] = 1700000000000000000ull + 997ull * (uint64_t)i - (i % 50 == 3 ? 5000 : 0); /* some go back */
+		marks[i] = (uint8_t)(i * 7);
+	}
+	path = write_pcap(ts, marks, N, PCAP_TSTAMP_PRECISION_NANO);
+	free(ts);
+	free(marks);
+	read_all(path, &a);
+	assert_int_equal(a.frames, N);
+	assert_true(a.h.ts_backwards > 0);
+	read_all_stdin(path, &b);
+	expect_same_reading(&a, &b);
+
+	assert_int_equal(truncate(path, 24 + 76 * 3500 + 30), 0); /* inside record 3501's data */
+	read_all(path, &a);
+	read_all_stdin(path, &b);
+	assert_int_equal(a.frames, 3500);
+	assert_int_equal(a.h.truncated, 1);
+	expect_same_reading(&a, &b);
+}
+
 static void test_pcapng_walk_malformed(void **state)
 {
 	struct ng g = { 0 };
@@ -794,6 +826,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_truncated_file, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_drop_counters, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_counters_across_buffers, cleanup),
+		cmocka_unit_test_teardown(test_pcap_across_buffers, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_walk_malformed, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_drops_stream_pieces, cleanup),
 		cmocka_unit_test_teardown(test_project_pcapng_writer, cleanup),
