@@ -789,13 +789,37 @@ static void stop_interrupted(struct trace_reader *tr)
 	tr->heap_len = 0;
 }
 
+/* The pending frame of input idx goes to the caller, who holds it until the next call. */
+static int give_frame(struct trace_reader *tr, int idx, struct trace_frame *frame)
+{
+	const struct trace_input *in = &tr->inputs[idx];
+
+	frame->ts_ns = in->pending_ns;
+	frame->caplen = in->pending_caplen;
+	frame->origlen = in->pending_origlen;
+	frame->linktype = in->pending_linktype;
+	frame->trace_index = idx;
+	frame->frame_number = in->frame_number;
+	frame->data = in->pending_data;
+	tr->last = idx;
+	return 1;
+}
+
 int trace_reader_next(struct trace_reader *tr, struct trace_frame *frame)
 {
 	if (interrupted) {
 		stop_interrupted(tr);
 		tr->last = -1;
 	}
-	if (tr->last >= 0) {
+	if (tr->n == 1 && tr->last == 0) {
+		/* One input (each lane of -j N reads them all, often one): no merge. */
+		input_fetch(tr->inputs);
+		if (tr->inputs->pending && !tr->inputs->error_unreported)
+			return give_frame(tr, 0, frame);
+		if (tr->inputs->pending)
+			heap_push(tr, 0);
+		tr->last = -1;
+	} else if (tr->last >= 0) {
 		struct trace_input *in = &tr->inputs[tr->last];
 		input_fetch(in);
 		if (in->pending)
@@ -814,17 +838,7 @@ int trace_reader_next(struct trace_reader *tr, struct trace_frame *frame)
 	if (tr->heap_len == 0)
 		return 0;
 
-	int idx = heap_pop(tr);
-	struct trace_input *in = &tr->inputs[idx];
-	frame->ts_ns = in->pending_ns;
-	frame->caplen = in->pending_caplen;
-	frame->origlen = in->pending_origlen;
-	frame->linktype = in->pending_linktype;
-	frame->trace_index = idx;
-	frame->frame_number = in->frame_number;
-	frame->data = in->pending_data;
-	tr->last = idx;
-	return 1;
+	return give_frame(tr, heap_pop(tr), frame);
 }
 
 const char *trace_reader_error(const struct trace_reader *tr)
