@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include "lib/trace/pcapng_writer.h"
 #include "lib/trace/pcapng_drops.h"
@@ -444,6 +445,90 @@ static void test_pcapng_counters_across_buffers(void **state)
 	expect_same_reading(&a, &b);
 }
 
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* An EPB with random bytes, sometimes options, a bad length, caplen, interface or time. */
+static void gen_epb(FILE *f, uint64_t *x, uint64_t ts, uint64_t units)
+{
+	uint32_t cap = (uint32_t)(xorshift(x) % 200), pad = (4 - cap % 4) % 4, r = (uint32_t)(xorshift(x) % 1000);
+	bool opts = r % 10 == 1;
+	uint32_t total = 12 + 20 + cap + pad + (opts ? 16 : 0), hdr[7], trailer = total;
+	uint8_t data[204] = { 0 }, opt[16] = { 4, 0, 8, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+
+	if (r < 6) /* at or past the last time in ns that fits in an int64_t */
+		ts = (9223372036ull - (r & 1)) * units + (r & 2 ? units - 1 : 0);
+	for (uint32_t i = 0; i < cap; i++)
+		data[i] = (uint8_t)xorshift(x);
+	hdr[0] = 6;
+	hdr[1] = r == 10 ? total + 4 : total;
+	hdr[2] = r == 11 ? 3 : 0;				/* an interface not described */
+	hdr[3] = (uint32_t)(ts >> 32);
+	hdr[4] = (uint32_t)ts;
+	hdr[5] = r == 12 ? cap + 8 : r == 13 ? 70000 : cap;	/* past the block, over the snaplen */
+	if (r == 15 && !opts)
+		hdr[5] = cap + pad + 4; /* into the trailing length */
+	hdr[6] = cap + (r & 16);
+	trailer = r == 14 ? total + 4 : total;
+	fwrite(hdr, 4, 7, f);
+	fwrite(data, 1, cap + pad, f);
+	if (opts)
+		fwrite(opt, 1, 16, f);
+	fwrite(&trailer, 4, 1, f);
+}
+
+/*
+ * Our reader parses common EPBs in one go and leaves the rest to pcapng_frames and libpcap:
+ * generated pcapngs (us or ns units, blocks with every kind of fault above, a second
+ * section, cut files) must read the same from the file as libpcap reads them from
+ * standard input.
+ */
+static void test_pcapng_generated_vs_libpcap(void **state)
+{
+	uint64_t x = 88172645463325252ull;
+
+	for (int k = 0; k < 150; k++) {
+		const char *path = tmp_path();
+		uint64_t units = xorshift(&x) % 2 ? 1000000000ull : 1000000ull;
+		int n = 1 + (int)(xorshift(&x) % 300);
+		struct read_all a, b;
+		struct ng g = { 0 };
+		FILE *f = fopen(path, "wb");
+
+		assert_non_null(f);
+		ng_shb(&g);
+		ng_idb(&g);
+		if (units == 1000000ull)
+			g.b[g.len - 12] = 6; /* if_tsresol 6: microseconds */
+		fwrite(g.b, 1, g.len, f);
+		for (int i = 0; i < n; i++) {
+			gen_epb(f, &x, 1700000000ull * units + (uint64_t)i * 997 - xorshift(&x) % 50, units);
+			if (xorshift(&x) % 500 == 0) {
+				g.len = 0;
+				ng_shb(&g);
+				fwrite(g.b, 1, g.len, f);
+			}
+		}
+		fclose(f);
+		if (xorshift(&x) % 5 == 0) {
+			struct stat st;
+
+			assert_int_equal(stat(path, &st), 0);
+			assert_int_equal(truncate(path, 28 + (off_t)(xorshift(&x) % (uint64_t)(st.st_size - 28))), 0);
+		}
+		read_all(path, &a);
+		read_all_stdin(path, &b);
+		expect_same_reading(&a, &b);
+		unlink(path);
+		n_tmp--;
+	}
+}
+
 /* The same for a classic nanosecond pcap: records cut by the buffer's edges, whole and cut. */
 static void test_pcap_across_buffers(void **state)
 {
@@ -827,6 +912,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_pcapng_drop_counters, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_counters_across_buffers, cleanup),
 		cmocka_unit_test_teardown(test_pcap_across_buffers, cleanup),
+		cmocka_unit_test_teardown(test_pcapng_generated_vs_libpcap, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_walk_malformed, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_drops_stream_pieces, cleanup),
 		cmocka_unit_test_teardown(test_project_pcapng_writer, cleanup),
