@@ -278,6 +278,18 @@ static bool search_switch_link(const struct ctx *c, uint32_t var)
 	return !c->topo->nodes[l->a].is_host && !c->topo->nodes[l->b].is_host;
 }
 
+/* A links.csv link with a host at one end: the host's access link. */
+static bool search_host_link(const struct ctx *c, uint32_t var)
+{
+	const struct var *v = &c->vars[var];
+	const struct topo_link *l;
+
+	if (v->kind != VAR_LINK || !c->topo)
+		return false;
+	l = &c->topo->links[v->link];
+	return c->topo->nodes[l->a].is_host || c->topo->nodes[l->b].is_host;
+}
+
 /* Lowest window median of a flow's ACK latency in the later half of its windows, or -1. */
 static double later_floor_us(const struct flow_stats *f)
 {
@@ -559,9 +571,11 @@ bool loc_judge(struct ctx *c, struct candidate *cand, const double *resid, bool 
 	if (!n_hurt || cand->effect <= 0)
 		return false;
 	/* A slow host link or host slows most of what crosses it; one slow flow among many
-	 * is that flow's own story (its peer, its path), not the host's. */
+	 * is that flow's own story (its peer, its path), not the host's. A links.csv link
+	 * with a host at one end is that host's link (every path to the host crosses it). */
 	if ((s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION) &&
-	    (v->kind == VAR_HOST_LINK || v->kind == VAR_HOST) && 2 * n_hurt < n_touch)
+	    (v->kind == VAR_HOST_LINK || v->kind == VAR_HOST || search_host_link(c, cand->var)) &&
+	    2 * n_hurt < n_touch)
 		return false;
 	/* Likewise a host pair: a fault between two hosts slows most of their QPs. */
 	if ((s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION) && v->kind == VAR_PATH &&
