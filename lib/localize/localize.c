@@ -451,11 +451,11 @@ static bool latency_is_queueing(const struct candidate *cand, const struct local
 /*
  * Queueing in a fabric that is not busy: the hurt connections are CE-marked several times
  * the peers' rate (beyond counting noise), so a queue delays them, and nothing says a
- * fault: the subject carries its peers' load (a faulty link sheds it), a latency pick
- * stays under quiet_max_ratio of its peers' (tuning seeds 1041-1050, hosts mode: healthy
- * alerts marked 3.3-6.0x their peers at 1.25-1.62x latency, slow host links marked like
- * their peers but one, 8.4x at 2.07x) and marks stay under quiet_marks_max times the
- * peers' (an ECN fault marks 35x and more). A fabric set has no load to compare: see
+ * fault: the subject carries its peers' load (a faulty link sheds it), its latency floor
+ * did not move (loc_floor_moved(); without a floor, a latency pick under quiet_max_ratio
+ * of its peers': tuning seeds 1041-1050, hosts mode: healthy alerts marked 3.3-6.0x their
+ * peers at 1.25-1.62x latency) and marks stay under quiet_marks_max times the peers' (an
+ * ECN fault marks 35x and more). A fabric set has no load to compare: see
  * small_fabric_set().
  */
 static bool quiet_queueing(const struct ctx *c, const struct candidate *cand)
@@ -471,6 +471,10 @@ static bool quiet_queueing(const struct ctx *c, const struct candidate *cand)
 		return false;
 	if (c->vars[cand->var].kind == VAR_FABRIC || cand->load_ratio < cfg->outlier_max_load)
 		return false;
+	/* A queue drains in quiet moments: a floor that moved is a fault, whatever the
+	 * latency ratio (slowx2-host 1099 and 1109: 1.5-1.6x, floor +3 us). */
+	if (loc_floor_known(cand))
+		return !loc_floor_moved(c, cand);
 	return cand->signal == SIG_ECN || cand->severity < cfg->quiet_max_ratio;
 }
 

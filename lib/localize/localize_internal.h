@@ -168,6 +168,10 @@ int loc_build_incidence(struct ctx *c);
 void loc_classify_level(struct ctx *c, struct candidate *cand, const double *load, double *scratch);
 bool loc_same_subject(const struct candidate *x, const struct candidate *y);
 
+/* localize_quiet.c: a quiet fabric's queue or a fault: did the subject's latency floor move? */
+bool loc_floor_known(const struct candidate *cand);
+bool loc_floor_moved(const struct ctx *c, const struct candidate *cand);
+
 /* localize_signals.c: each connection's value of each signal against its baseline. */
 void loc_build_signals(struct ctx *c);
 

@@ -1,0 +1,31 @@
+/*
+ * localize_quiet.c: queueing or a fault, on a subject in a fabric that is not busy. A
+ * queue delays and marks together and drains in quiet moments, so the quickest round
+ * trips through it stay where its peers' are; a slowed serializer or a step of added
+ * latency delays every packet, the quickest too (docs/localization.md, "Queueing in a
+ * quiet fabric").
+ */
+#include "lib/localize/localize_internal.h"
+
+/*
+ * How far a subject's floor (the mean over its round trips of their lowest window median
+ * of ACK latency, over their class's median) must stand above its peers' for a fault
+ * rather than a queue. Tuning seeds 1081-1120, fabrics not busy: host links queueing
+ * under incast or ECMP skew (marked 2-7x their peers) stood 0.0-0.34 us above, the 2x
+ * serializers with 1 us each way of slowx2-host 2.1-3.4 us (at 1000-4000 robust sigmas:
+ * alike host links' floors are quantized, so the sigmas alone say little).
+ */
+#define QUIET_FLOOR_US 1.0
+
+/* Was the subject's floor measured against its peers' (measure_floor() leaves both 0)? */
+bool loc_floor_known(const struct candidate *cand)
+{
+	return cand->floor_z != 0 || cand->floor_excess_us != 0;
+}
+
+/* Did the subject's floor move: QUIET_FLOOR_US above its peers' and floor_min_z sigmas? */
+bool loc_floor_moved(const struct ctx *c, const struct candidate *cand)
+{
+	return c->cfg->floor_min_z > 0 && cand->floor_excess_us >= QUIET_FLOOR_US &&
+	       cand->floor_z >= c->cfg->floor_min_z;
+}
