@@ -171,6 +171,7 @@ bool loc_same_subject(const struct candidate *x, const struct candidate *y);
 /* localize_quiet.c: a quiet fabric's queue or a fault: did the subject's latency floor move? */
 bool loc_floor_known(const struct candidate *cand);
 bool loc_floor_moved(const struct ctx *c, const struct candidate *cand);
+void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n);
 
 /* localize_signals.c: each connection's value of each signal against its baseline. */
 void loc_build_signals(struct ctx *c);

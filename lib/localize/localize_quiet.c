@@ -29,3 +29,29 @@ bool loc_floor_moved(const struct ctx *c, const struct candidate *cand)
 	return c->cfg->floor_min_z > 0 && cand->floor_excess_us >= QUIET_FLOOR_US &&
 	       cand->floor_z >= c->cfg->floor_min_z;
 }
+
+/*
+ * A subject carrying at least load_notice_ratio times its peers' load is a notice (its
+ * load explains its queue), but in a fabric that is not busy a queue from load alone
+ * still drains: healthy incast host links at 2.5-4x their peers' load and ECMP-skewed
+ * spine links at 2.5-3x kept their floor within 0.34 us of their peers' (tuning seeds
+ * 1081-1120), while slowx2-host 1095, a 2x serializer on a host link that happened to
+ * carry 2.3x, stood 2.8 us above. Such a notice whose floor moved is an alert again.
+ */
+void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n)
+{
+	const struct localize_config *cfg = c->cfg;
+
+	for (size_t i = 0; i < n; i++) {
+		struct candidate *x = &best[i];
+
+		if (x->level != FINDING_NOTICE || cfg->load_notice_ratio <= 0 ||
+		    (x->kind != FINDING_SLOW && x->kind != FINDING_CONGESTED) ||
+		    x->load_ratio < cfg->load_notice_ratio || c->vars[x->var].kind == VAR_FABRIC ||
+		    (cfg->busy_ce_rate > 0 && x->peer_ce_rate >= cfg->busy_ce_rate) ||
+		    !loc_floor_moved(c, x))
+			continue;
+		x->level = FINDING_ALERT;
+		x->notice_why = NULL;
+	}
+}

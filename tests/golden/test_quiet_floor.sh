@@ -5,7 +5,8 @@
 # packet, the quickest too. The latency ratio used to decide (under 2x: a queue), and
 # missed both ways on the tuning seeds 1081-1120 (issue #17): a 2x serializer host link
 # at 1.6x, floor +3.4 us, was a notice; a healthy ECMP-skewed fabric's host link at
-# 2.2x, floor +0.2 us, was an alert.
+# 2.2x, floor +0.2 us, was an alert. Likewise a host link carrying twice its peers' load
+# is a queue explained by its load only while its floor stays.
 . "$(dirname "$0")/../lib.sh"
 SYNTH=$BIN/agentxdp-synth ANALYZE=$BIN/agentxdp-analyze
 if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
@@ -42,6 +43,17 @@ if run slowx2 1099 --load 10% --fault link=198.18.0.18-leaf2,kind=slow,size=2x,o
 	got=$(jq -r '[.findings[] | select(.subject == "198.18.0.18")][0].evidence |
 		(.floor_excess_us >= 1 and .hurt_ce_rate >= 3 * .peer_ce_rate)' "$work/slowx2.json")
 	expect_eq "quiet-floor-slowx2: marked 3x its peers, floor moved 1 us or more" true "$got"
+fi
+
+# The same fault on a host link that happened to carry 2.3x its peers' load (seed 1095):
+# in a fabric that is not busy, a queue from load alone drains (incast host links at
+# 2.5-4x kept their floor within 0.3 us); this one's floor stands 2.8 us above.
+if run slowx2b 1095 --load 10% --fault link=198.18.0.21-leaf2,kind=slow,size=2x,onset=1000us \
+	--fault link=198.18.0.21-leaf2,kind=slow,size=1us,onset=1000us; then
+	got=$(jq -r '[.findings[] | select(.level == "alert")][0] |
+		"\(.kind) \(.subject) \(.evidence.load_ratio >= 2)"' "$work/slowx2b.json")
+	expect_eq "quiet-floor-load: a loaded host link whose floor moved is an alert" \
+		"slow 198.18.0.21 true" "$got"
 fi
 
 # A healthy fabric at 20% load with half the cross-leaf flows on spine0 (healthy-ecmp-skew,
