@@ -149,6 +149,7 @@ struct candidate {
 	const char *notice_why;		/* what ordinary traffic explains, for a notice */
 	const char *kind_why;		/* the kind told by the link, not the pick (or NULL) */
 	bool queue_marked;		/* a slow headline whose subject also marks (slow_queue()) */
+	size_t onset_after;		/* windows of the hurt flows' series from the change point */
 };
 
 static inline double max2(double a, double b)
