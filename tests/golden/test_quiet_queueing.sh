@@ -11,16 +11,7 @@
 SYNTH=$BIN/agentxdp-synth ANALYZE=$BIN/agentxdp-analyze
 if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
 	skip quiet-queueing "bin/agentxdp-synth or bin/agentxdp-analyze not built"
-	# A 5x serializer on a spine cable, one direction, from 3 ms (slowx5-fab-1dir, seed
-# 1046): without a topology a `fabric` set at 1.55x its peers' latency, marked 9.9x.
-if run slowx5 1046 --spines 4 --load 20% \
-	--fault link=leaf3-spine0,dir='spine0>leaf3',kind=slow,size=5x,onset=3000us \
-	--fault link=leaf3-spine0,dir='spine0>leaf3',kind=slow,size=4us,onset=3000us; then
-	got=$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject_kind)"' \
-		"$work/slowx5.json")
-	expect_eq "quiet-slowx5: the spine cable's fabric set is the first alert" "slow fabric" "$got"
-fi
-exit 0
+	exit 0
 fi
 work=$(tmpdir)
 trap 'rm -rf "$work"' EXIT
