@@ -61,18 +61,30 @@ static struct lat_hist_entry *find(struct lat_hist_entry *e, uint32_t cap, uint3
 			return &e[i];
 }
 
+/* The table doubled (its touched-slot list with it, in one allocation), entries rehashed. */
 static int grow(struct lat_flow_hist *h)
 {
 	uint32_t cap = h->cap ? h->cap * 2 : MIN_CAP;
-	struct lat_hist_entry *e = calloc(cap, sizeof(*e));
+	struct lat_hist_entry *e = calloc(cap, sizeof(*e) + sizeof(*h->touched));
+	uint32_t *touched;
 
 	if (!e)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < h->cap; i++)
-		if (h->e[i].key1)
-			*find(e, cap, h->e[i].key1) = h->e[i];
+	touched = (uint32_t *)(e + cap);
+	h->n_touched = 0;
+	for (uint32_t i = 0; i < h->cap; i++) {
+		struct lat_hist_entry *x;
+
+		if (!h->e[i].key1)
+			continue;
+		x = find(e, cap, h->e[i].key1);
+		*x = h->e[i];
+		if (x->win)
+			touched[h->n_touched++] = (uint32_t)(x - e);
+	}
 	free(h->e);
 	h->e = e;
+	h->touched = touched;
 	h->cap = cap;
 	return 0;
 }
@@ -121,6 +133,9 @@ int lat_flow_hist_add(struct lat_flow_hist *h, uint32_t kind, uint64_t ns)
 		x->key1 = (uint16_t)key1;
 		h->n++;
 	}
+	/* Closing the window then visits these slots only, not the whole table. */
+	if (!x->win)
+		h->touched[h->n_touched++] = (uint32_t)(x - h->e);
 	x->win++;
 	x->total++;
 	if (!w->samples || ns < w->min_ns)
@@ -133,6 +148,16 @@ int lat_flow_hist_add(struct lat_flow_hist *h, uint32_t kind, uint64_t ns)
 	return 0;
 }
 
+void lat_flow_hist_prefetch(const struct lat_flow_hist *h, uint32_t kind, uint64_t ns)
+{
+	uint32_t key1 = (kind << KEY_KIND_SHIFT | latency_hist_bucket(ns)) + 1;
+
+	if (h->cap)
+		__builtin_prefetch(&h->e[slot_of(key1, h->cap)], 1);
+	if (h->kw)
+		__builtin_prefetch(h->kw, 1);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -140,19 +165,31 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The entries with window counts, as key1 << 32 | count, sorted. */
-static uint64_t *window_sorted(const struct lat_flow_hist *h, uint32_t *n)
-{
-	uint64_t *v = malloc((h->n ? h->n : 1) * sizeof(*v));
+/* Below this many, an insertion sort beats qsort's calls through a pointer. */
+#define SMALL_SORT 48
 
-	*n = 0;
-	if (!v)
-		return NULL;
-	for (uint32_t i = 0; i < h->cap; i++)
-		if (h->e[i].key1 && h->e[i].win)
-			v[(*n)++] = (uint64_t)h->e[i].key1 << 32 | h->e[i].win;
-	qsort(v, *n, sizeof(*v), cmp_u64);
-	return v;
+/* The entries with window counts, as key1 << 32 | count, sorted into v (h->n_touched long). */
+static void window_sorted(const struct lat_flow_hist *h, uint64_t *v)
+{
+	uint32_t n = h->n_touched;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct lat_hist_entry *x = &h->e[h->touched[i]];
+
+		v[i] = (uint64_t)x->key1 << 32 | x->win;
+	}
+	if (n > SMALL_SORT) {
+		qsort(v, n, sizeof(*v), cmp_u64);
+		return;
+	}
+	for (uint32_t i = 1; i < n; i++) {
+		uint64_t x = v[i];
+		uint32_t j = i;
+
+		for (; j && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
 }
 
 /* Nearest rank (ceil(q10k * n / 10000)) over one kind's sorted window counts v[0..n). */
@@ -175,17 +212,23 @@ static uint64_t clamp(uint64_t v, const struct lat_kind_window *w)
 	return v < w->min_ns ? w->min_ns : v > w->max_ns ? w->max_ns : v;
 }
 
+/* Window entries sorted on the stack up to this many; more are rare (one flow, many kinds). */
+#define STACK_SORT 256
+
 int lat_flow_hist_close_window(struct lat_flow_hist *h,
 			       void (*fn)(void *ctx, const struct lat_window_summary *w), void *ctx)
 {
-	uint32_t n = 0, i = 0;
-	uint64_t *v;
+	uint64_t stack[STACK_SORT], *v = stack;
+	uint32_t n = h->n_touched, i = 0;
 	int rc = 0;
 
 	if (!h->in_window)
 		return 0;
-	v = window_sorted(h, &n);
-	if (!v)
+	if (n > STACK_SORT)
+		v = malloc(n * sizeof(*v));
+	if (v)
+		window_sorted(h, v);
+	else
 		rc = -ENOMEM;
 	for (uint32_t kind = 0; v && kind < LAT_HIST_KINDS; kind++) {
 		const struct lat_kind_window *w = NULL;
@@ -210,9 +253,11 @@ int lat_flow_hist_close_window(struct lat_flow_hist *h,
 				.max_ns = w->max_ns,
 			});
 	}
-	free(v);
-	for (i = 0; i < h->cap; i++)
-		h->e[i].win = 0;
+	if (v != stack)
+		free(v);
+	for (i = 0; i < n; i++)
+		h->e[h->touched[i]].win = 0;
+	h->n_touched = 0;
 	h->n_kw = 0;
 	h->in_window = 0;
 	return rc;

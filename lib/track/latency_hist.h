@@ -50,6 +50,8 @@ struct lat_kind_window {
 struct lat_flow_hist {
 	struct lat_hist_entry *e;	/* open addressing by (kind, bucket) */
 	uint32_t n, cap;
+	uint32_t *touched;		/* slots with a count in the current window */
+	uint32_t n_touched;
 	struct lat_kind_window *kw;	/* the current window's kinds, in first-seen order */
 	uint8_t n_kw, cap_kw;
 	uint8_t in_window;		/* kinds with samples in the current window (bits) */
@@ -63,6 +65,8 @@ struct lat_window_summary {
 
 /* Count one sample (kind < LAT_HIST_KINDS). 0, or -ENOMEM (not counted). */
 int lat_flow_hist_add(struct lat_flow_hist *h, uint32_t kind, uint64_t ns);
+/* Bring the memory lat_flow_hist_add(h, kind, ns) will touch into the cache (a hint only). */
+void lat_flow_hist_prefetch(const struct lat_flow_hist *h, uint32_t kind, uint64_t ns);
 /*
  * Close the current window: fn once per kind with samples in it, in kind order. The whole
  * trace counts are kept. 0, or -ENOMEM (no summary; the window is still closed).
