@@ -31,12 +31,6 @@ struct lat_flow {
 	struct lat_flow_hist h;
 };
 
-/* A raw row waiting for the end in the spill file (STORE_SAMPLES_FINDINGS). */
-struct spill_rec {
-	uint64_t flow_id, ts_ns, latency_ns;
-	uint32_t psn, kind;
-};
-#define SPILL_BUF 2048
 
 /* Samples wait here and are counted LAT_PEND at a time, their memory prefetched first:
  * each flow's histogram is its own table, so counting one sample was mostly a cache miss. */
@@ -52,9 +46,8 @@ struct store_lat {
 	struct lat_flow *flows;	/* by flow id - 1 */
 	size_t n_flows;
 	struct row_batch b[B_N];
-	int spill_fd;
-	struct spill_rec spill[SPILL_BUF];
-	int n_spill;
+	struct spill_file spill;	/* STORE_SAMPLES_FINDINGS: every raw row, until the end */
+	uint64_t spill_ts;	/* the last spilled row's ts_ns */
 	struct qp_latency_sample pend[LAT_PEND];
 	int n_pend;
 	uint64_t rows;
@@ -216,13 +209,22 @@ static void hist_row(void *ctx, uint32_t kind, uint32_t bucket, uint64_t count)
 	r[4] = sat(count);
 }
 
-static void spill_flush(struct store_lat *l)
+/* One raw row into the spill file: flow, ts - the previous row's (zigzag), latency, psn and kind. */
+static void spill_row(struct store_lat *l, const struct qp_latency_sample *x)
 {
-	int err = l->failed ? 0 : store_spill_write(l->spill_fd, l->spill, (size_t)l->n_spill * sizeof(*l->spill));
+	int err;
+	uint8_t *p = store_spill_room(&l->spill, &err);
 
-	l->n_spill = 0;
-	if (err)
+	if (err) {
 		note_errno(l, err, "writing the latency sample spill file");
+		return;
+	}
+	p = spill_put(p, x->flow_id);
+	p = spill_put(p, spill_zigzag(x->ts_ns - l->spill_ts));
+	p = spill_put(p, x->latency_ns);
+	p = spill_put(p, (uint64_t)x->psn << 8 | x->kind);
+	store_spill_done(&l->spill, p);
+	l->spill_ts = x->ts_ns;
 }
 
 /* The flow's state, grown to hold its id; NULL without memory (or id 0). */
@@ -267,9 +269,7 @@ static void count_sample(struct store_lat *l, const struct qp_latency_sample *x)
 	if (l->opts.samples == STORE_SAMPLES_ALL) {
 		sample_row(l, x->flow_id, x->kind, x->ts_ns, x->psn, x->latency_ns);
 	} else if (l->opts.samples == STORE_SAMPLES_FINDINGS) {
-		l->spill[l->n_spill++] = (struct spill_rec){ x->flow_id, x->ts_ns, x->latency_ns, x->psn, x->kind };
-		if (l->n_spill == SPILL_BUF)
-			spill_flush(l);
+		spill_row(l, x);
 	}
 }
 
@@ -376,30 +376,32 @@ static uint8_t *pick_flows(struct store_lat *l, size_t *n)
 /* The spilled rows of the picked flows, in the order they came. */
 static void replay_spill(struct store_lat *l)
 {
-	int err;
+	const uint8_t *p, *end;
+	uint64_t ts = 0;
 	size_t n_keep;
 	uint8_t *keep;
+	int rc = 0;
 
 	l->keep = pick_flows(l, &l->n_keep);
 	keep = l->keep;
 	n_keep = l->n_keep;
-	spill_flush(l);
-	if (!l->failed && (err = store_spill_rewind(l->spill_fd)))
-		note_errno(l, err, "reading the latency sample spill file");
-	while (!l->failed) {
-		ssize_t got = store_spill_read(l->spill_fd, l->spill, sizeof(l->spill));
+	if (!l->failed && (rc = store_spill_rewind(&l->spill)))
+		note_errno(l, rc, "reading the latency sample spill file");
+	while (!l->failed && (rc = store_spill_next(&l->spill, &p, &end)) > 0) {
+		uint64_t flow_id, dts, latency_ns, psn_kind;
 
-		if (got < 0)
-			note_errno(l, (int)-got, "reading the latency sample spill file");
-		if (got <= 0)
+		if (spill_get(&p, end, &flow_id) || spill_get(&p, end, &dts) || spill_get(&p, end, &latency_ns) ||
+		    spill_get(&p, end, &psn_kind)) {
+			note_errno(l, EIO, "reading the latency sample spill file");
 			break;
-		for (size_t i = 0; i < (size_t)got / sizeof(*l->spill); i++) {
-			const struct spill_rec *x = &l->spill[i];
-
-			if (x->flow_id < n_keep && keep[x->flow_id])
-				sample_row(l, x->flow_id, x->kind, x->ts_ns, x->psn, x->latency_ns);
 		}
+		l->spill.pos = (size_t)(p - l->spill.buf);
+		ts += spill_unzigzag(dts);
+		if (flow_id < n_keep && keep[flow_id])
+			sample_row(l, flow_id, (uint32_t)(psn_kind & 0xff), ts, (uint32_t)(psn_kind >> 8), latency_ns);
 	}
+	if (rc < 0)
+		note_errno(l, -rc, "reading the latency sample spill file");
 }
 
 int store_lat_finish(struct store_lat *l)
@@ -454,7 +456,7 @@ int store_lat_open(struct store_lat **out, sqlite3 *db, const char *db_path, con
 	}
 	l->db = db;
 	l->path = db_path;
-	l->spill_fd = -1;
+	l->spill.fd = -1;
 	l->window_ns = 1000000000ull;
 	if (opts)
 		l->opts = *opts;
@@ -469,7 +471,7 @@ int store_lat_open(struct store_lat **out, sqlite3 *db, const char *db_path, con
 		}
 	}
 	if (l->opts.samples == STORE_SAMPLES_FINDINGS) {
-		int rc = store_spill_open(spill_base, "-samples", &l->spill_fd);
+		int rc = store_spill_open(&l->spill, spill_base, "-samples");
 
 		if (rc) {
 			snprintf(err, errlen, "%s: cannot create a file beside it: %s", db_path, strerror(rc));
@@ -518,7 +520,6 @@ void store_lat_free(struct store_lat *l)
 		sqlite3_finalize(l->b[i].one);
 		sqlite3_finalize(l->b[i].many);
 	}
-	if (l->spill_fd >= 0)
-		close(l->spill_fd);
+	store_spill_close(&l->spill);
 	free(l);
 }

@@ -13,7 +13,6 @@
 
 /* Rows go in BATCH_ROWS at a time: one statement step per batch, not per row. */
 #define BATCH_ROWS 64
-#define SPILL_BUF 2048
 
 /* One go-back-N run of one flow: a retransmission_burst row. */
 struct retx_burst {
@@ -45,9 +44,8 @@ struct store_retx {
 	struct retx_batch b[R_N];
 	struct retx_burst bursts[BATCH_ROWS];
 	struct qp_retx_event packets[BATCH_ROWS];
-	int spill_fd;		/* STORE_SAMPLES_FINDINGS: every packet row, until the end */
-	struct qp_retx_event spill[SPILL_BUF];
-	int n_spill;
+	struct spill_file spill; /* STORE_SAMPLES_FINDINGS: every packet row, until the end */
+	uint64_t spill_ts;	/* the last spilled row's ts_ns */
 	int failed;
 	char errmsg[256];
 };
@@ -155,13 +153,65 @@ static void packet_row(struct store_retx *r, const struct qp_retx_event *e)
 	r->packets[r->b[R_PACKET].n++] = *e;
 }
 
-static void spill_flush(struct store_retx *r)
-{
-	int err = r->failed ? 0 : store_spill_write(r->spill_fd, r->spill, (size_t)r->n_spill * sizeof(*r->spill));
+/* Which of a spilled row's times are there (0 is "not seen": NULL in the row). */
+enum { SP_FIRST_TX = 1, SP_PREV_TX = 2, SP_TRIGGER = 4, SP_RUN_START = 8 };
 
-	r->n_spill = 0;
-	if (err)
+/*
+ * One packet row into the spill file: flow, ts - the previous row's, which times follow,
+ * each as ts - it (zigzag), psn with cause and opcode, tx_count.
+ */
+static void spill_row(struct store_retx *r, const struct qp_retx_event *e)
+{
+	int err;
+	uint8_t *p = store_spill_room(&r->spill, &err);
+	unsigned flags = (e->first_tx_ns ? SP_FIRST_TX : 0) | (e->prev_tx_ns ? SP_PREV_TX : 0) |
+			 (e->trigger_ns ? SP_TRIGGER : 0) | (e->run_start ? SP_RUN_START : 0);
+
+	if (err) {
 		note_errno(r, err, "writing the retransmission spill file");
+		return;
+	}
+	p = spill_put(p, e->flow_id);
+	p = spill_put(p, spill_zigzag(e->ts_ns - r->spill_ts));
+	p = spill_put(p, flags);
+	if (e->first_tx_ns)
+		p = spill_put(p, spill_zigzag(e->ts_ns - e->first_tx_ns));
+	if (e->prev_tx_ns)
+		p = spill_put(p, spill_zigzag(e->ts_ns - e->prev_tx_ns));
+	if (e->trigger_ns)
+		p = spill_put(p, spill_zigzag(e->ts_ns - e->trigger_ns));
+	p = spill_put(p, (uint64_t)e->psn << 16 | (uint64_t)e->cause << 8 | e->opcode);
+	p = spill_put(p, e->tx_count);
+	store_spill_done(&r->spill, p);
+	r->spill_ts = e->ts_ns;
+}
+
+/* The next spilled row from [*p, end), ts the previous row's: 0, or -1 when cut short. */
+static int spill_read_row(const uint8_t **p, const uint8_t *end, uint64_t ts, struct qp_retx_event *e)
+{
+	uint64_t v[3] = { 0 }, flow_id, dts, flags, psn_cause, tx_count;
+	uint64_t *out[3] = { &e->first_tx_ns, &e->prev_tx_ns, &e->trigger_ns };
+
+	if (spill_get(p, end, &flow_id) || spill_get(p, end, &dts) || spill_get(p, end, &flags))
+		return -1;
+	memset(e, 0, sizeof(*e));
+	e->flow_id = flow_id;
+	e->ts_ns = ts + spill_unzigzag(dts);
+	for (int i = 0; i < 3; i++) {
+		if (!(flags & (1u << i)))
+			continue;
+		if (spill_get(p, end, &v[i]))
+			return -1;
+		*out[i] = e->ts_ns - spill_unzigzag(v[i]);
+	}
+	if (spill_get(p, end, &psn_cause) || spill_get(p, end, &tx_count))
+		return -1;
+	e->psn = (uint32_t)(psn_cause >> 16);
+	e->cause = (uint8_t)(psn_cause >> 8);
+	e->opcode = (uint8_t)psn_cause;
+	e->tx_count = (uint32_t)tx_count;
+	e->run_start = !!(flags & SP_RUN_START);
+	return 0;
 }
 
 /* The flow's run (packets 0: none open), made on its first resend; NULL without memory. */
@@ -197,9 +247,7 @@ void store_retx_event(struct store_retx *r, const struct qp_retx_event *e)
 	if (r->samples == STORE_SAMPLES_ALL) {
 		packet_row(r, e);
 	} else if (r->samples == STORE_SAMPLES_FINDINGS) {
-		r->spill[r->n_spill++] = *e;
-		if (r->n_spill == SPILL_BUF)
-			spill_flush(r);
+		spill_row(r, e);
 	}
 	b = run_of(r, e->flow_id);
 	if (!b) {
@@ -228,25 +276,25 @@ void store_retx_event(struct store_retx *r, const struct qp_retx_event *e)
 /* The spilled packet rows of the kept flows, in the order they came. */
 static void replay_spill(struct store_retx *r, const uint8_t *keep, size_t n_keep)
 {
-	int err;
+	const uint8_t *p, *end;
+	struct qp_retx_event e;
+	uint64_t ts = 0;
+	int rc = 0;
 
-	spill_flush(r);
-	if (!r->failed && (err = store_spill_rewind(r->spill_fd)))
-		note_errno(r, err, "reading the retransmission spill file");
-	while (!r->failed) {
-		ssize_t got = store_spill_read(r->spill_fd, r->spill, sizeof(r->spill));
-
-		if (got < 0)
-			note_errno(r, (int)-got, "reading the retransmission spill file");
-		if (got <= 0)
+	if (!r->failed && (rc = store_spill_rewind(&r->spill)))
+		note_errno(r, rc, "reading the retransmission spill file");
+	while (!r->failed && (rc = store_spill_next(&r->spill, &p, &end)) > 0) {
+		if (spill_read_row(&p, end, ts, &e)) {
+			note_errno(r, EIO, "reading the retransmission spill file");
 			break;
-		for (size_t i = 0; i < (size_t)got / sizeof(*r->spill); i++) {
-			const struct qp_retx_event *e = &r->spill[i];
-
-			if (e->flow_id < n_keep && keep[e->flow_id])
-				packet_row(r, e);
 		}
+		r->spill.pos = (size_t)(p - r->spill.buf);
+		ts = e.ts_ns;
+		if (e.flow_id < n_keep && keep[e.flow_id])
+			packet_row(r, &e);
 	}
+	if (rc < 0)
+		note_errno(r, -rc, "reading the retransmission spill file");
 }
 
 int store_retx_finish(struct store_retx *r, const uint8_t *keep, size_t n_keep)
@@ -280,7 +328,7 @@ int store_retx_open(struct store_retx **out, sqlite3 *db, const char *db_path, c
 	}
 	r->db = db;
 	r->path = db_path;
-	r->spill_fd = -1;
+	r->spill.fd = -1;
 	r->samples = opts ? opts->samples : STORE_SAMPLES_FINDINGS;
 	for (int k = 0; k < R_N; k++) {
 		r->b[k].cols = cols[k];
@@ -291,7 +339,7 @@ int store_retx_open(struct store_retx **out, sqlite3 *db, const char *db_path, c
 		}
 	}
 	if (r->samples == STORE_SAMPLES_FINDINGS) {
-		rc = store_spill_open(spill_base, "-retx", &r->spill_fd);
+		rc = store_spill_open(&r->spill, spill_base, "-retx");
 		if (rc) {
 			snprintf(err, errlen, "%s: cannot create a file beside it: %s", db_path, strerror(rc));
 			goto fail;
@@ -318,8 +366,7 @@ void store_retx_free(struct store_retx *r)
 		sqlite3_finalize(r->b[k].one);
 		sqlite3_finalize(r->b[k].many);
 	}
-	if (r->spill_fd >= 0)
-		close(r->spill_fd);
+	store_spill_close(&r->spill);
 	free(r->open_of);
 	free(r->open);
 	free(r);

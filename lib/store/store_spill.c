@@ -9,28 +9,36 @@
 #include "lib/store/store_spill.h"
 
 /* Beside the database, not in a tmpfs /tmp: the rows can outgrow memory. */
-int store_spill_open(const char *base, const char *suffix, int *fd)
+int store_spill_open(struct spill_file *f, const char *base, const char *suffix)
 {
 	size_t n = strlen(base) + strlen(suffix) + 1;
 	char *p = malloc(n);
 	int err;
 
-	*fd = -1;
+	f->fd = -1;
+	f->len = f->pos = 0;
+	f->eof = 0;
 	if (!p)
 		return ENOMEM;
 	snprintf(p, n, "%s%s", base, suffix);
-	*fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	f->fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	err = errno;
-	if (*fd >= 0)
+	if (f->fd >= 0)
 		unlink(p);
 	free(p);
-	return *fd >= 0 ? 0 : err;
+	return f->fd >= 0 ? 0 : err;
 }
 
-int store_spill_write(int fd, const void *buf, size_t len)
+void store_spill_close(struct spill_file *f)
 {
-	const char *p = buf;
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+}
 
+/* All len bytes or an errno (ENOSPC for a short write). */
+static int write_all(int fd, const uint8_t *p, size_t len)
+{
 	while (len) {
 		ssize_t w = write(fd, p, len);
 
@@ -44,19 +52,54 @@ int store_spill_write(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int store_spill_rewind(int fd)
+int store_spill_flush(struct spill_file *f)
 {
-	return lseek(fd, 0, SEEK_SET) < 0 ? errno : 0;
+	int err = write_all(f->fd, f->buf, f->len);
+
+	f->len = 0;
+	return err;
 }
 
-ssize_t store_spill_read(int fd, void *buf, size_t cap)
+uint8_t *store_spill_room(struct spill_file *f, int *err)
 {
-	for (;;) {
-		ssize_t got = read(fd, buf, cap);
+	*err = 0;
+	if (f->len + SPILL_REC_MAX > sizeof(f->buf))
+		*err = store_spill_flush(f);
+	return f->buf + f->len;
+}
 
-		if (got >= 0)
-			return got;
-		if (errno != EINTR)
+int store_spill_rewind(struct spill_file *f)
+{
+	int err = store_spill_flush(f);
+
+	f->len = f->pos = 0;
+	f->eof = 0;
+	if (!err && lseek(f->fd, 0, SEEK_SET) < 0)
+		err = errno;
+	return err;
+}
+
+int store_spill_next(struct spill_file *f, const uint8_t **p, const uint8_t **end)
+{
+	/* Refill once less than a whole record is left: its tail moves to the front. */
+	while (!f->eof && f->len - f->pos < SPILL_REC_MAX) {
+		ssize_t got;
+
+		memmove(f->buf, f->buf + f->pos, f->len - f->pos);
+		f->len -= f->pos;
+		f->pos = 0;
+		got = read(f->fd, f->buf + f->len, sizeof(f->buf) - f->len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
 			return -errno;
+		if (got == 0)
+			f->eof = 1;
+		f->len += (size_t)got;
 	}
+	if (f->pos >= f->len)
+		return 0;
+	*p = f->buf + f->pos;
+	*end = f->buf + f->len;
+	return 1;
 }
