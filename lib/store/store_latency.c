@@ -38,22 +38,23 @@ struct lat_flow {
 
 enum { B_SAMPLE, B_WINDOW, B_HIST, B_N };
 
+/* The fields every sample and frame reads first, in one cache line; the buffers after. */
 struct store_lat {
 	sqlite3 *db;
-	const char *path;	/* the database's final name, for messages */
+	int failed;		/* the first SQLite error code (store_failed() reads it per frame) */
+	int n_pend;
 	struct store_opts opts;
 	uint64_t window_ns;
 	struct lat_flow *flows;	/* by flow id - 1 */
 	size_t n_flows;
-	struct row_batch b[B_N];
-	struct spill_file spill;	/* STORE_SAMPLES_FINDINGS: every raw row, until the end */
-	uint64_t spill_ts;	/* the last spilled row's ts_ns */
-	struct qp_latency_sample pend[LAT_PEND];
-	int n_pend;
 	uint64_t rows;
+	uint64_t spill_ts;	/* the last spilled row's ts_ns */
+	const char *path;	/* the database's final name, for messages */
 	uint8_t *keep;		/* keep[id]: the flows whose raw rows are kept (findings mode) */
 	size_t n_keep;
-	int failed;
+	struct qp_latency_sample pend[LAT_PEND];
+	struct row_batch b[B_N];
+	struct spill_file spill;	/* STORE_SAMPLES_FINDINGS: every raw row, until the end */
 	char errmsg[256];
 };
 

@@ -123,19 +123,20 @@ union ev_row {
 	struct window_row window;
 };
 
+/* The fields every event and frame reads first, in one cache line; the row buffers after. */
 struct store {
 	sqlite3 *db;
+	int failed;		/* first SQLite error code (store_failed() reads it per frame) */
+	struct store_lat *lat;	/* latency_sample, latency_window, latency_hist */
+	struct store_retx *retx; /* retransmission_burst, retransmission */
+	int n_pend[ST_N];
+	struct qp_event_sink sink;
+	struct store_opts opts;
 	char *path;		/* final name */
 	char *tmp_path;		/* where it is built */
 	sqlite3_stmt *st[ST_N];	/* one row */
 	sqlite3_stmt *many[ST_N]; /* EV_BATCH rows */
 	union ev_row pend[ST_N][EV_BATCH];
-	int n_pend[ST_N];
-	struct qp_event_sink sink;
-	struct store_opts opts;
-	struct store_lat *lat;	/* latency_sample, latency_window, latency_hist */
-	struct store_retx *retx; /* retransmission_burst, retransmission */
-	int failed;		/* first SQLite error code */
 	char errmsg[256];
 };
 
