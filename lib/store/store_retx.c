@@ -13,6 +13,8 @@
 
 /* Rows go in BATCH_ROWS at a time: one statement step per batch, not per row. */
 #define BATCH_ROWS 64
+/* Events wait here and are handled RETX_PEND at a time, their runs prefetched first. */
+#define RETX_PEND 32
 
 /* One go-back-N run of one flow: a retransmission_burst row. */
 struct retx_burst {
@@ -33,20 +35,23 @@ struct retx_batch {
 	int cols, n;
 };
 
+/* The fields every event and frame reads first, in one cache line; the buffers after. */
 struct store_retx {
 	sqlite3 *db;
-	const char *path;	/* the database's final name, for messages */
+	int failed;		/* the first SQLite error code (store_failed() reads it per frame) */
 	uint8_t samples;	/* enum store_samples */
 	uint32_t *open_of;	/* by flow id: index + 1 in open[], 0 none */
 	size_t n_open_of;
 	struct retx_burst *open; /* each retransmitting flow's current run */
 	size_t n_open, cap_open;
+	uint64_t spill_ts;	/* the last spilled row's ts_ns */
+	const char *path;	/* the database's final name, for messages */
+	int n_pend;
+	struct qp_retx_event pend[RETX_PEND];
 	struct retx_batch b[R_N];
 	struct retx_burst bursts[BATCH_ROWS];
 	struct qp_retx_event packets[BATCH_ROWS];
 	struct spill_file spill; /* STORE_SAMPLES_FINDINGS: every packet row, until the end */
-	uint64_t spill_ts;	/* the last spilled row's ts_ns */
-	int failed;
 	char errmsg[256];
 };
 
@@ -214,19 +219,27 @@ static int spill_read_row(const uint8_t **p, const uint8_t *end, uint64_t ts, st
 	return 0;
 }
 
+/* open_of[] grown to hold id: 0, or -1 without memory. */
+static int grow_open_of(struct store_retx *r, uint64_t id)
+{
+	size_t n = r->n_open_of;
+
+	if (id < r->n_open_of)
+		return 0;
+	if (id >= SIZE_MAX / 2 || util_ensure_mem((void **)&r->open_of, &n, sizeof(*r->open_of), id + 1))
+		return -1;
+	memset(r->open_of + r->n_open_of, 0, (n - r->n_open_of) * sizeof(*r->open_of));
+	r->n_open_of = n;
+	return 0;
+}
+
 /* The flow's run (packets 0: none open), made on its first resend; NULL without memory. */
 static struct retx_burst *run_of(struct store_retx *r, uint64_t id)
 {
 	struct retx_burst *b;
 
-	if (id >= r->n_open_of) {
-		size_t n = r->n_open_of;
-
-		if (id >= SIZE_MAX / 2 || util_ensure_mem((void **)&r->open_of, &n, sizeof(*r->open_of), id + 1))
-			return NULL;
-		memset(r->open_of + r->n_open_of, 0, (n - r->n_open_of) * sizeof(*r->open_of));
-		r->n_open_of = n;
-	}
+	if (grow_open_of(r, id))
+		return NULL;
 	if (r->open_of[id])
 		return &r->open[r->open_of[id] - 1];
 	if (r->n_open >= UINT32_MAX ||
@@ -238,7 +251,8 @@ static struct retx_burst *run_of(struct store_retx *r, uint64_t id)
 	return b;
 }
 
-void store_retx_event(struct store_retx *r, const struct qp_retx_event *e)
+/* One event, in the order they came: its row (or spill record), and its flow's run. */
+static void retx_one(struct store_retx *r, const struct qp_retx_event *e)
 {
 	struct retx_burst *b;
 
@@ -273,6 +287,39 @@ void store_retx_event(struct store_retx *r, const struct qp_retx_event *e)
 		b->tx_count_max = e->tx_count;
 }
 
+/* Handle the waiting events: their flows' run indexes, then their runs, are fetched ahead. */
+static void drain_events(struct store_retx *r)
+{
+	int n = r->n_pend;
+	uint64_t max_id = 0;
+
+	r->n_pend = 0;
+	for (int i = 0; i < n; i++)
+		if (r->pend[i].flow_id > max_id)
+			max_id = r->pend[i].flow_id;
+	if (n && !grow_open_of(r, max_id)) {
+		for (int i = 0; i < n; i++)
+			__builtin_prefetch(&r->open_of[r->pend[i].flow_id]);
+		for (int i = 0; i < n; i++) {
+			uint32_t k = r->open_of[r->pend[i].flow_id];
+
+			if (k)
+				__builtin_prefetch(&r->open[k - 1], 1);
+		}
+	}
+	for (int i = 0; i < n; i++)
+		retx_one(r, &r->pend[i]);
+}
+
+void store_retx_event(struct store_retx *r, const struct qp_retx_event *e)
+{
+	if (r->failed)
+		return;
+	r->pend[r->n_pend++] = *e;
+	if (r->n_pend == RETX_PEND)
+		drain_events(r);
+}
+
 /* The spilled packet rows of the kept flows, in the order they came. */
 static void replay_spill(struct store_retx *r, const uint8_t *keep, size_t n_keep)
 {
@@ -299,6 +346,7 @@ static void replay_spill(struct store_retx *r, const uint8_t *keep, size_t n_kee
 
 int store_retx_finish(struct store_retx *r, const uint8_t *keep, size_t n_keep)
 {
+	drain_events(r);
 	/* The runs still open, in flow id order. */
 	for (size_t id = 0; id < r->n_open_of && !r->failed; id++) {
 		struct retx_burst *b = r->open_of[id] ? &r->open[r->open_of[id] - 1] : NULL;
