@@ -31,7 +31,6 @@ struct lat_flow {
 	struct lat_flow_hist h;
 };
 
-
 /* Samples wait here and are counted LAT_PEND at a time, their memory prefetched first:
  * each flow's histogram is its own table, so counting one sample was mostly a cache miss. */
 #define LAT_PEND 64
