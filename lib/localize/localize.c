@@ -251,13 +251,14 @@ static bool is_peer(const struct ctx *c, const struct candidate *cand, size_t v)
  * candidate's direction, or both). sum: 6 * n_vars doubles, vals and scratch n_vars each.
  */
 static double subject_outlier(const struct ctx *c, const struct candidate *cand, enum signal s,
-			      double *sum, double *vals, double *scratch, double *ratio, double *z)
+			      double *sum, double *vals, double *scratch, double *ratio, double *z,
+			      double *lead)
 {
 	size_t n = 0;
 	int n_dir = per_packet_signal(s) ? 3 : 1;
-	double x = -1, med, sigma;
+	double x = -1, med, sigma, top = -1;
 
-	*ratio = *z = 0;
+	*ratio = *z = *lead = 0;
 	subject_signal(c, s, sum);
 	if (s == cand->signal)
 		x = subject_value(c, s, sum, cand->var,
@@ -276,12 +277,14 @@ static double subject_outlier(const struct ctx *c, const struct candidate *cand,
 			best = fmax(best, subject_value(c, s, sum, v, k));
 		if (best >= 0)
 			vals[n++] = best;
+		top = fmax(top, best);
 	}
 	if (n < 4)
 		return x;
 	med = rs_median(vals, n);
 	sigma = rs_sigma(vals, n, scratch);
 	*ratio = med > 0 ? x / med : 1e9;
+	*lead = top > 0 ? x / top : 1e9;
 	*z = sigma > 0 ? (x - med) / sigma : x > med ? 1e9 : 0;
 	return x;
 }
@@ -336,13 +339,16 @@ static void measure_floor(const struct ctx *c, struct candidate *cand, double *s
 static void peer_outlier(const struct ctx *c, struct candidate *cand, double *sum, double *vals,
 			 double *scratch)
 {
+	double lat_lead;
+
 	cand->outlier_ratio = cand->outlier_z = 0;
 	if (cand->signal < N_SIGNALS)
 		subject_outlier(c, cand, cand->signal, sum, vals, scratch, &cand->outlier_ratio,
-				&cand->outlier_z);
-	subject_outlier(c, cand, SIG_ECN, sum, vals, scratch, &cand->mark_ratio, &cand->mark_z);
+				&cand->outlier_z, &cand->outlier_lead);
+	subject_outlier(c, cand, SIG_ECN, sum, vals, scratch, &cand->mark_ratio, &cand->mark_z,
+			&cand->mark_lead);
 	cand->lat_excess_us = subject_outlier(c, cand, SIG_LATENCY, sum, vals, scratch,
-					      &cand->lat_ratio, &cand->lat_z);
+					      &cand->lat_ratio, &cand->lat_z, &lat_lead);
 	measure_floor(c, cand, sum, vals, scratch);
 }
 
@@ -367,9 +373,12 @@ static bool busy_outlier(const struct ctx *c, const struct candidate *cand)
 	bool ecn = cand->signal == SIG_ECN;
 	double ratio = ecn ? cand->outlier_ratio : cand->mark_ratio;
 	double z = ecn ? cand->outlier_z : cand->mark_z;
+	double lead = ecn ? cand->outlier_lead : cand->mark_lead;
 
+	/* Closer to the peers' spread, marks that lead every peer link (loc_marks_lead()). */
 	return var_tier(c, &c->vars[cand->var]) == 2 && cfg->outlier_min_ratio > 0 &&
-	       ratio >= cfg->outlier_min_ratio && z >= cfg->outlier_min_z &&
+	       ratio >= cfg->outlier_min_ratio &&
+	       (z >= cfg->outlier_min_z || loc_marks_lead(z, lead)) &&
 	       cand->load_ratio < cfg->outlier_max_load;
 }
 

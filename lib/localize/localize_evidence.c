@@ -407,11 +407,13 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 		text_buf_printf(ev, ",\"hurt_ce_rate\":%.4g,\"hurt_ce_z\":%.2f",
 				jnum(cand->hurt_ce_rate), jnum(cand->hurt_ce_z));
 	if (cand->outlier_ratio > 0)
-		text_buf_printf(ev, ",\"peer_outlier_ratio\":%.3f,\"peer_outlier_z\":%.3f",
-				jnum(cand->outlier_ratio), jnum(cand->outlier_z));
+		text_buf_printf(ev, ",\"peer_outlier_ratio\":%.3f,\"peer_outlier_z\":%.3f,"
+				"\"peer_outlier_lead\":%.3f", jnum(cand->outlier_ratio),
+				jnum(cand->outlier_z), jnum(cand->outlier_lead));
 	if (cand->mark_ratio > 0)
-		text_buf_printf(ev, ",\"mark_outlier_ratio\":%.3f,\"mark_outlier_z\":%.3f",
-				jnum(cand->mark_ratio), jnum(cand->mark_z));
+		text_buf_printf(ev, ",\"mark_outlier_ratio\":%.3f,\"mark_outlier_z\":%.3f,"
+				"\"mark_lead\":%.3f", jnum(cand->mark_ratio), jnum(cand->mark_z),
+				jnum(cand->mark_lead));
 	if (cand->lat_ratio > 0)
 		text_buf_printf(ev, ",\"latency_outlier_ratio\":%.3f,\"latency_outlier_z\":%.3f,"
 				"\"latency_excess_us\":%.2f", jnum(cand->lat_ratio), jnum(cand->lat_z),

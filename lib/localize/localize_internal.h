@@ -150,6 +150,8 @@ struct candidate {
 	const char *kind_why;		/* the kind told by the link, not the pick (or NULL) */
 	bool queue_marked;		/* a slow headline whose subject also marks (slow_queue()) */
 	size_t onset_after;		/* windows of the hurt flows' series from the change point */
+	double outlier_lead;		/* its signal / the highest peer's (0: not measured) */
+	double mark_lead;		/* its marks (worse direction) / the highest peer's */
 };
 
 static inline double max2(double a, double b)
@@ -186,6 +188,9 @@ int loc_rnr_candidates(struct ctx *c, struct candidate **cands, size_t *n_cands,
 size_t loc_fabric_hurt(struct ctx *c, bool *hurt);
 int loc_fabric_candidate(struct ctx *c, struct candidate **cands, size_t *n_cands,
 			 size_t *cap_cands);
+
+/* localize_busy.c: marks on a switch link that lead every peer link's (busy fabrics). */
+bool loc_marks_lead(double z, double lead);
 
 /* localize_evidence.c: a candidate as a finding, its text and its evidence JSON. */
 const char *loc_signal_name(enum signal s);
