@@ -596,12 +596,17 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		 * lose 0.06-1% on links marked several times as often. */
 		if (cand->signal == SIG_LOSS && fabric_busy(cand, cfg) && loss_tracks_marks(c, cand)) {
 			/* ... unless the queue stands on a link that carries less than its
-			 * peers: its overflow is the link's own (a slowed serializer). */
-			if (!floor_outlier(c, cand)) {
-				cand->notice_why = "drops of a queue that marks them as well, in a fabric queueing everywhere";
-			} else {
+			 * peers: its overflow is the link's own (a slowed serializer), or the
+			 * link marks alone, ahead of every peer (an ECN fault's flows). */
+			if (floor_outlier(c, cand)) {
 				cand->kind = FINDING_SLOW;
 				cand->kind_why = "its floor: a standing queue on a link carrying less than its peers";
+			} else if (switch_link(c, cand) && busy_outlier(c, cand) &&
+				   loc_marks_lead(cand->mark_z, cand->mark_lead)) {
+				cand->kind = FINDING_CONGESTED;
+				cand->kind_why = "its marks: far above every peer link's with no standing queue";
+			} else {
+				cand->notice_why = "drops of a queue that marks them as well, in a fabric queueing everywhere";
 			}
 		}
 		break;
