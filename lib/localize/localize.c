@@ -146,6 +146,35 @@ static double load_ratio(const struct ctx *c, const double *load, double *scratc
 	return median > 0 ? load[3 * var + d] / median : 0;
 }
 
+/*
+ * load_ratio() over the later half of the trace only (0 when out of memory): a fault
+ * starting inside the trace sheds its link's load after its onset (0-40% into the run
+ * in the matrix), which the whole trace's load dilutes with the time before it.
+ */
+static double late_load_ratio(const struct ctx *c, double *scratch, const struct candidate *cand)
+{
+	double *load = calloc(3 * (c->n_vars ? c->n_vars : 1), sizeof(*load));
+	double ratio;
+
+	if (!load)
+		return 0;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+		double p = cn->packets * cn->late_share;
+
+		for (size_t i = 0; i < cn->inc_len; i++) {
+			const struct incidence *e = &c->inc[cn->inc_start + i];
+
+			load[3 * e->var] += p * (e->fwd > 0 ? e->fwd : e->rtt);
+			load[3 * e->var + 1] += p * e->fwd_ab;
+			load[3 * e->var + 2] += p * (e->fwd - e->fwd_ab);
+		}
+	}
+	ratio = load_ratio(c, load, scratch, cand);
+	free(load);
+	return ratio;
+}
+
 /* Does connection cn cross the candidate's subject (or a member of its set)? */
 static bool conn_crosses(const struct ctx *c, const struct conn *cn, const struct candidate *cand)
 {
@@ -359,6 +388,26 @@ static bool switch_link(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
+ * The load a faulty link sheds, against its peers': the whole trace's, or the later
+ * half's when its marks stand at outlier_min_ratio times its peers' and lead every peer
+ * link (loc_marks_lead()): a fault starting late in the trace carried its share before
+ * its onset. Only then: DCQCN makes any hot link shed some load as the trace goes on
+ * (healthy-over60's hottest links: 0.92-1.18x over the whole trace, 0.76-0.86x in the
+ * later half, marking 1.5-2.3x their peers).
+ */
+static double shed_load(const struct localize_config *cfg, const struct candidate *cand)
+{
+	bool ecn = cand->signal == SIG_ECN;
+	double ratio = ecn ? cand->outlier_ratio : cand->mark_ratio;
+	double z = ecn ? cand->outlier_z : cand->mark_z;
+	double lead = ecn ? cand->outlier_lead : cand->mark_lead;
+
+	if (cand->late_load_ratio > 0 && ratio >= cfg->outlier_min_ratio && loc_marks_lead(z, lead))
+		return fmin(cand->load_ratio, cand->late_load_ratio);
+	return cand->load_ratio;
+}
+
+/*
  * A link between switches marked far more than its peers of the same tier, in a busy
  * fabric: a fault standing out of the queueing, not its top. Only marks on switch links:
  * on the tuning seeds healthy busy host links reached 4.7 sigmas. And only a link carrying
@@ -375,11 +424,12 @@ static bool busy_outlier(const struct ctx *c, const struct candidate *cand)
 	double z = ecn ? cand->outlier_z : cand->mark_z;
 	double lead = ecn ? cand->outlier_lead : cand->mark_lead;
 
+
 	/* Closer to the peers' spread, marks that lead every peer link (loc_marks_lead()). */
 	return var_tier(c, &c->vars[cand->var]) == 2 && cfg->outlier_min_ratio > 0 &&
 	       ratio >= cfg->outlier_min_ratio &&
 	       (z >= cfg->outlier_min_z || loc_marks_lead(z, lead)) &&
-	       cand->load_ratio < cfg->outlier_max_load;
+	       shed_load(cfg, cand) < cfg->outlier_max_load;
 }
 
 /*
@@ -395,7 +445,7 @@ static bool floor_outlier(const struct ctx *c, const struct candidate *cand)
 	const struct localize_config *cfg = c->cfg;
 
 	return switch_link(c, cand) && cfg->floor_min_z > 0 && cand->floor_z >= cfg->floor_min_z &&
-	       cand->load_ratio < cfg->outlier_max_load;
+	       shed_load(cfg, cand) < cfg->outlier_max_load;
 }
 
 /*
@@ -555,6 +605,10 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	cand->notice_why = NULL;
 	cand->kind_why = NULL;
 	cand->load_ratio = load_ratio(c, load, scratch, cand);
+	cand->late_load_ratio = 0;
+	if (switch_link(c, cand) && cand->load_ratio >= cfg->outlier_max_load &&
+	    cand->load_ratio < cfg->load_notice_ratio)
+		cand->late_load_ratio = late_load_ratio(c, scratch, cand);
 	cand->peer_ce_rate = peer_ce_rate(c, cand);
 	hurt_marks(c, cand);
 	switch (cand->kind) {

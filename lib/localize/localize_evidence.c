@@ -403,6 +403,8 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 	text_buf_printf(ev, ",\"level\":\"%s\",\"load_ratio\":%.3f,\"peer_ce_rate\":%.4g",
 			finding_level_name(cand->level), jnum(cand->load_ratio),
 			jnum(cand->peer_ce_rate));
+	if (cand->late_load_ratio > 0)
+		text_buf_printf(ev, ",\"late_load_ratio\":%.3f", jnum(cand->late_load_ratio));
 	if (cand->hurt_ce_rate >= 0)
 		text_buf_printf(ev, ",\"hurt_ce_rate\":%.4g,\"hurt_ce_z\":%.2f",
 				jnum(cand->hurt_ce_rate), jnum(cand->hurt_ce_z));

@@ -72,6 +72,7 @@ struct conn {
 	double packets, loss_events, ce_events, rnr_naks;
 	double naks, timeouts;		/* the loss events' two sources (RNR's share removed) */
 	size_t inc_start, inc_len;
+	double late_share;		/* share of its data packets in the later half of the trace */
 };
 
 struct ctx {
@@ -152,6 +153,7 @@ struct candidate {
 	size_t onset_after;		/* windows of the hurt flows' series from the change point */
 	double outlier_lead;		/* its signal / the highest peer's (0: not measured) */
 	double mark_lead;		/* its marks (worse direction) / the highest peer's */
+	double late_load_ratio;		/* load_ratio in the later half of the trace (0: not taken) */
 };
 
 static inline double max2(double a, double b)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,8 +254,56 @@ static void signal_floor(struct ctx *c)
 	}
 }
 
+/* The flow carrying a connection's data (READ: the responses). */
+static const struct flow_stats *data_flow(const struct conn *cn)
+{
+	if (cn->data_rev && cn->resp)
+		return cn->resp;
+	return cn->req ? cn->req : cn->resp;
+}
+
+/*
+ * Each connection's share of its data packets in the later half of the trace (by its
+ * windows' start times): a fault that starts inside the trace sheds its link's load only
+ * after its onset, and the later half is after it (the whole trace's load mixes in the
+ * time before). A connection without windows counts as evenly spread.
+ */
+static void signal_late_share(struct ctx *c)
+{
+	uint64_t t0 = UINT64_MAX, t1 = 0, mid;
+
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct flow_stats *f = data_flow(&c->conns[k]);
+
+		if (!f || !f->n_windows)
+			continue;
+		if (f->windows[0].start_ns < t0)
+			t0 = f->windows[0].start_ns;
+		if (f->windows[f->n_windows - 1].start_ns > t1)
+			t1 = f->windows[f->n_windows - 1].start_ns;
+	}
+	mid = t0 / 2 + t1 / 2;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		struct conn *cn = &c->conns[k];
+		const struct flow_stats *f = data_flow(cn);
+		double late = 0, all = 0;
+
+		cn->late_share = 0.5;
+		if (!f || t1 <= t0)
+			continue;
+		for (size_t i = 0; i < f->n_windows; i++) {
+			all += (double)f->windows[i].packets;
+			if (f->windows[i].start_ns > mid)
+				late += (double)f->windows[i].packets;
+		}
+		if (all > 0)
+			cn->late_share = late / all;
+	}
+}
+
 void loc_build_signals(struct ctx *c)
 {
+	signal_late_share(c);
 	signal_latency(c);
 	signal_completion(c);
 	signal_counts(c);
