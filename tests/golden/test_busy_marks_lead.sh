@@ -6,9 +6,12 @@
 #   - marks 4-5 robust sigmas above the peers' median that lead the highest peer link by
 #     1.25x or more: a congested alert, not "the whole fabric is queueing";
 #   - the same link picked first by drops that track its marks: a congested alert read
-#     by its marks, not "drops of a queue that marks them as well".
-# Shapes and seeds are the cell ecn20-fab-over of eval/matrix.txt on tuning seeds
-# 1081-1100; the faulty link comes from truth.json. TEST_ANALYZE runs another build
+#     by its marks, not "drops of a queue that marks them as well";
+#   - a 30% ECN link whose fault starts 40% into the trace carries its peers' load over
+#     the whole trace, less in its later half: with marks that lead, the later half's load
+#     counts (two-ecn-slow-over's shape, seed 1091).
+# Shapes and seeds are the cells ecn20-fab-over and two-ecn-slow-over of eval/matrix.txt
+# on tuning seeds 1081-1100; the faulty link comes from truth.json. TEST_ANALYZE runs another build
 # against the same traces (the build before this rule lists both as notices).
 . "$(dirname "$0")/../lib.sh"
 SYNTH=$BIN/agentxdp-synth ANALYZE=${TEST_ANALYZE:-$BIN/agentxdp-analyze}
@@ -19,14 +22,16 @@ fi
 work=$(tmpdir)
 trap 'rm -rf "$work"' EXIT
 
-# run NAME SEED FAULT: synthesize the ecn20-fab-over shape, analyze with the topology;
-# sets $d and $link.
+# run NAME SEED FAULT [SYNTH-ARGS...]: synthesize the ecn20-fab-over shape (or the
+# arguments given), analyze with the topology; sets $d and $link (the first faulty link).
 run() {
 	local name=$1 seed=$2 fault=$3
+	shift 3
 	d=$work/$name
 	link=
-	if ! "$SYNTH" -q -o "$d" --hosts 64 --leaves 8 --spines 2 --load 40% --mtu 4096 \
-		--duration 5ms --workload write --vantage mirror --snaplen 128 --seed "$seed" \
+	[ $# -gt 0 ] || set -- --hosts 64 --leaves 8 --spines 2 --load 40% --mtu 4096 \
+		--duration 5ms --workload write
+	if ! "$SYNTH" -q -o "$d" "$@" --vantage mirror --snaplen 128 --seed "$seed" \
 		--fault "$fault" 2>"$work/err"; then
 		fail "marks-lead-$name" "synth: $(head -n 1 "$work/err")"
 		return 1
@@ -68,5 +73,15 @@ if run drops 1094 'link=leaf4-spine1,dir=spine1>leaf4,kind=ecn,size=20%,onset=0u
 	[ "$got" = "alert congested $link" ] &&
 		pass "marks-lead-drops: congested alert on $link (its marks lead)" ||
 		fail "marks-lead-drops: congested alert on $link" "$(findings)"
+fi
+if run late 1091 'link=leaf2-spine0,kind=ecn,size=30%,onset=4000us' --hosts 32 --leaves 4 \
+	--spines 2 --load 40% --mtu 4096 --duration 10ms --workload mixed; then
+	shed=$(jq --arg l "$link" '[.findings[] | select(.subject == $l)][0].evidence |
+		.load_ratio >= 0.9 and .late_load_ratio != null and .late_load_ratio < 0.9' "$d/out.json")
+	expect_eq "marks-lead-late: its peers' load overall, less in the later half" true "$shed"
+	got=$(top)
+	[ "$got" = "alert congested $link" ] &&
+		pass "marks-lead-late: congested alert on $link (its marks lead)" ||
+		fail "marks-lead-late: congested alert on $link" "$(findings)"
 fi
 exit 0
