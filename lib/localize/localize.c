@@ -425,10 +425,12 @@ static bool busy_outlier(const struct ctx *c, const struct candidate *cand)
 	double lead = ecn ? cand->outlier_lead : cand->mark_lead;
 
 
-	/* Closer to the peers' spread, marks that lead every peer link (loc_marks_lead()). */
+	/* Closer to the peers' spread, marks that lead every peer link (loc_marks_lead());
+	 * far out of it, marks at least the highest peer's: two links marking alike at
+	 * the top are the fabric's queueing, not one fault. */
 	return var_tier(c, &c->vars[cand->var]) == 2 && cfg->outlier_min_ratio > 0 &&
 	       ratio >= cfg->outlier_min_ratio &&
-	       (z >= cfg->outlier_min_z || loc_marks_lead(z, lead)) &&
+	       ((z >= cfg->outlier_min_z && lead >= 1) || loc_marks_lead(z, lead)) &&
 	       shed_load(cfg, cand) < cfg->outlier_max_load;
 }
 
