@@ -336,6 +336,7 @@ static void measure_floor(const struct ctx *c, struct candidate *cand, double *s
 	double x, med, sigma;
 
 	cand->floor_excess_us = cand->floor_z = 0;
+	cand->floor_known = false;
 	memset(sum, 0, 2 * (c->n_vars ? c->n_vars : 1) * sizeof(*sum));
 	for (size_t k = 0; k < c->n_conns; k++) {
 		const struct conn *cn = &c->conns[k];
@@ -362,6 +363,7 @@ static void measure_floor(const struct ctx *c, struct candidate *cand, double *s
 	cand->floor_excess_us = x - med;
 	/* Peers all alike (quantized medians): only a floor above theirs stands out. */
 	cand->floor_z = sigma > 0 ? (x - med) / sigma : x > med ? 1e9 : 0;
+	cand->floor_known = true;
 }
 
 /* The candidate against its peers: in its own signal, in marks, latency and floor. */

@@ -145,6 +145,7 @@ struct candidate {
 	double lat_excess_us;		/* ... that excess, us over the class medians (-1: none) */
 	double floor_excess_us;		/* its flows' latency floor over peers' median (us) */
 	double floor_z;			/* ... in the peers' robust sigmas */
+	bool floor_known;		/* both measured (0 and 0 is a floor tied with the peers') */
 	bool floor_step;		/* a completion pick under slow_min_ratio kept by its floor */
 	double step_floor_us, step_floor_z; /* ... that floor over the other switch links' */
 	const char *notice_why;		/* what ordinary traffic explains, for a notice */

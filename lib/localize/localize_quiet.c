@@ -17,10 +17,11 @@
  */
 #define QUIET_FLOOR_US 1.0
 
-/* Was the subject's floor measured against its peers' (measure_floor() leaves both 0)? */
+/* Was the subject's floor measured against its peers'? A floor tied with theirs reads
+ * 0 us and 0 sigmas: measured, and it did not move. */
 bool loc_floor_known(const struct candidate *cand)
 {
-	return cand->floor_z != 0 || cand->floor_excess_us != 0;
+	return cand->floor_known;
 }
 
 /* Did the subject's floor move: QUIET_FLOOR_US above its peers' and floor_min_z sigmas? */

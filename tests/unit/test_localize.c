@@ -931,6 +931,66 @@ static void test_names(void **state)
 	assert_string_equal(finding_subject_kind_name(SUBJECT_HOST_LINK), "host_link");
 }
 
+/*
+ * A slow link in a quiet fabric whose flows are CE-marked a few times their peers': with
+ * its round trips' floor measured at its peers' (their quickest windows 1 us, the link's
+ * 1 us + extra_ns), the floor did not move and the level must not depend on whether the
+ * link's floor ties its peers' exactly or stands a hair above (quiet_queueing()). The
+ * level of the slow or congested finding on the link, -1 when there is none.
+ */
+static int quiet_floor_level(uint32_t extra_ns)
+{
+	struct fx_fault fault = { .kind = FX_SLOW, .extra_us = 20 };
+	struct topology topo;
+	struct finding *f;
+	size_t n;
+	long link;
+	int level = -1, k = 0;
+
+	snprintf(fault.link, sizeof(fault.link), "leaf3-spine0");
+	fx_build(&fx, 16, 4, 2, 96, 7, &fault);
+	assert_int_equal(fx_topology(&fx, &topo, true), 0);
+	link = topology_link_by_name(&topo, "leaf3-spine0");
+	assert_true(link >= 0);
+	for (size_t i = 0; i < fx.n_flows; i++) {
+		struct flow_stats *fl = &fx.flows[i];
+		const struct topo_path *p = topology_find_path(&topo, fl->key.src_ip, fl->key.dst_ip,
+							       fl->udp_sport);
+		bool crosses = false;
+
+		if (fl->role != FLOW_ROLE_REQUESTER)
+			continue;
+		for (size_t h = 0; p && h < p->n_hops; h++)
+			crosses |= p->hops[h].link == (uint32_t)link;
+		/* the quickest window of each half: every class's floor 1 us */
+		fx.windows[i][0].ack_latency_p50_ns = 1000 + (crosses ? extra_ns : 0);
+		fx.windows[i][FX_WINDOWS - 1].ack_latency_p50_ns = 1000 + (crosses ? extra_ns : 0);
+		/* peers marked 0.05% (not busy), the link's flows 0.3% */
+		fl->ecn_ce = crosses ? 3 * fl->packets / 1000 : (k++ % 2) * fl->packets / 1000;
+	}
+	topology_free(&topo);
+	localize_fx(2, &f, &n);
+	for (size_t i = 0; i < n; i++) {
+		print_message("  #%d %s %s %s '%s'\n", f[i].rank, finding_level_name(f[i].level),
+			      finding_kind_name(f[i].kind), f[i].subject, f[i].severity_text);
+		if (!strcmp(f[i].subject, "leaf3-spine0") &&
+		    (f[i].kind == FINDING_SLOW || f[i].kind == FINDING_CONGESTED)) {
+			level = (int)f[i].level;
+			print_message("    %s\n", f[i].evidence);
+		}
+	}
+	findings_free(f, n);
+	return level;
+}
+
+static void test_quiet_floor_tie(void **state)
+{
+	int tie = quiet_floor_level(0), above = quiet_floor_level(100);
+
+	assert_int_equal(above, FINDING_NOTICE);
+	assert_int_equal(tie, above);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -949,6 +1009,7 @@ int main(void)
 		cmocka_unit_test(test_lossy_level),
 		cmocka_unit_test(test_floor_slow_second_alert),
 		cmocka_unit_test(test_floor_tie_stays_congested),
+		cmocka_unit_test(test_quiet_floor_tie),
 		cmocka_unit_test(test_sender_timer),
 		cmocka_unit_test(test_host_turnaround),
 		cmocka_unit_test(test_onset),
