@@ -152,6 +152,7 @@ struct candidate {
 	const char *kind_why;		/* the kind told by the link, not the pick (or NULL) */
 	bool queue_marked;		/* a slow headline whose subject also marks (slow_queue()) */
 	size_t onset_after;		/* windows of the hurt flows' series from the change point */
+	size_t onset_windows;		/* ... of how many windows in all */
 	double outlier_lead;		/* its signal / the highest peer's (0: not measured) */
 	double mark_lead;		/* its marks (worse direction) / the highest peer's */
 	double late_load_ratio;		/* load_ratio in the later half of the trace (0: not taken) */

@@ -181,6 +181,7 @@ static void find_onset(struct ctx *c, struct candidate *cand, const bool *hurt)
 			cand->onset_ns = starts[cp.split];
 			cand->onset_change_point = true;
 			cand->onset_after = m - cp.split;
+			cand->onset_windows = m;
 		}
 	}
 cleanup:
@@ -746,6 +747,17 @@ static uint32_t *hurt_list(const struct ctx *c, const bool *hurt, size_t *n)
  */
 #define SHIFT_MIN_AFTER 5
 
+/* Held for too few of the last windows: under SHIFT_MIN_AFTER, and under a quarter of the
+ * series (a trace of few windows, --window set long, has no 5 last windows to spare). */
+static bool shift_too_late(const struct candidate *cand)
+{
+	size_t need = cand->onset_windows / 4;
+
+	if (need > SHIFT_MIN_AFTER)
+		need = SHIFT_MIN_AFTER;
+	return cand->onset_after < need;
+}
+
 int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n_cands,
 	       size_t *cap_cands)
 {
@@ -826,7 +838,7 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 		find_onset(c, &cand, hurt);
 		/* A shift whose flows show no change point together is a transient, not a
 		 * fault; so is one they hold for only the last few windows of the trace. */
-		if (s == SIG_SHIFT && (!cand.onset_change_point || cand.onset_after < SHIFT_MIN_AFTER)) {
+		if (s == SIG_SHIFT && (!cand.onset_change_point || shift_too_late(&cand))) {
 			free(cand.resid);
 			continue;
 		}
