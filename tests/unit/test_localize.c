@@ -938,9 +938,10 @@ static void test_names(void **state)
  * link's floor ties its peers' exactly or stands a hair above (quiet_queueing()). The
  * level of the slow or congested finding on the link, -1 when there is none.
  */
-static int quiet_floor_level(uint32_t extra_ns)
+static int quiet_floor_level(uint32_t extra_ns, double floor_min_z)
 {
 	struct fx_fault fault = { .kind = FX_SLOW, .extra_us = 20 };
+	struct localize_config cfg;
 	struct topology topo;
 	struct finding *f;
 	size_t n;
@@ -968,8 +969,10 @@ static int quiet_floor_level(uint32_t extra_ns)
 		/* peers marked 0.05% (not busy), the link's flows 0.3% */
 		fl->ecn_ce = crosses ? 3 * fl->packets / 1000 : (k++ % 2) * fl->packets / 1000;
 	}
+	localize_config_default(&cfg);
+	cfg.floor_min_z = floor_min_z;
+	assert_int_equal(localize(fx.flows, fx.n_flows, &topo, &cfg, &f, &n), 0);
 	topology_free(&topo);
-	localize_fx(2, &f, &n);
 	for (size_t i = 0; i < n; i++) {
 		print_message("  #%d %s %s %s '%s'\n", f[i].rank, finding_level_name(f[i].level),
 			      finding_kind_name(f[i].kind), f[i].subject, f[i].severity_text);
@@ -985,10 +988,20 @@ static int quiet_floor_level(uint32_t extra_ns)
 
 static void test_quiet_floor_tie(void **state)
 {
-	int tie = quiet_floor_level(0), above = quiet_floor_level(100);
+	int tie = quiet_floor_level(0, 4), above = quiet_floor_level(100, 4);
 
 	assert_int_equal(above, FINDING_NOTICE);
 	assert_int_equal(tie, above);
+}
+
+/*
+ * floor_min_z 0 turns the floor rules off: a marked slow link in a quiet fabric is then
+ * judged by its latency ratio alone (3x, over quiet_max_ratio: an alert), not called a
+ * queue because a floor that cannot move did not.
+ */
+static void test_quiet_floor_off(void **state)
+{
+	assert_int_equal(quiet_floor_level(100, 0), FINDING_ALERT);
 }
 
 int main(void)
@@ -1010,6 +1023,7 @@ int main(void)
 		cmocka_unit_test(test_floor_slow_second_alert),
 		cmocka_unit_test(test_floor_tie_stays_congested),
 		cmocka_unit_test(test_quiet_floor_tie),
+		cmocka_unit_test(test_quiet_floor_off),
 		cmocka_unit_test(test_sender_timer),
 		cmocka_unit_test(test_host_turnaround),
 		cmocka_unit_test(test_onset),
