@@ -63,6 +63,8 @@ static inline int spill_get(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
 		uint8_t b = *(*p)++;
 
+		if (shift == 63 && b > 1)
+			return -1; /* the 10th byte holds bit 63 only */
 		x |= (uint64_t)(b & 0x7f) << shift;
 		if (!(b & 0x80)) {
 			*v = x;

@@ -59,6 +59,15 @@ static void test_varint_bad_input(void **state)
 	assert_int_equal(spill_get(&p, buf + sizeof(buf), &v), -1);
 	p = buf;
 	assert_int_equal(spill_get(&p, buf, &v), -1);
+	/* 10 bytes whose last holds more than bit 63: 2^64, not 0 */
+	memset(buf, 0x80, 9);
+	buf[9] = 0x02;
+	p = buf;
+	assert_int_equal(spill_get(&p, buf + 10, &v), -1);
+	buf[9] = 0x01; /* 2^63: the last bit that fits */
+	p = buf;
+	assert_int_equal(spill_get(&p, buf + 10, &v), 0);
+	assert_true(v == 1ull << 63);
 }
 
 static uint64_t next_rand(uint64_t *s)
