@@ -32,3 +32,28 @@ need_root() { [ "$(id -u)" -eq 0 ]; }
 tmpdir() { mktemp -d /tmp/agentxdp-test.XXXXXX; }
 # tshark with the traps of ../shared/captures/README.md disabled.
 tshark_roce() { tshark --disable-protocol rpcordma --disable-protocol nvme-rdma "$@" 2>/dev/null; }
+# synth_analyze TAG DIR JSON [SYNTH-ARGS...] -- [ANALYZE-ARGS...]: run
+#   "$SYNTH" -q -o DIR SYNTH-ARGS, then "$ANALYZE" -q DIR/trace.pcapng --json ANALYZE-ARGS > JSON.
+# On either error, fail TAG with the tool's first stderr line and return 1. The caller sets
+# SYNTH and ANALYZE (ANALYZE may be another build, e.g. TEST_ANALYZE).
+synth_analyze() {
+	local tag=$1 dir=$2 json=$3 err synth_args=()
+	shift 3
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		synth_args+=("$1")
+		shift
+	done
+	[ $# -gt 0 ] && shift
+	err=$(mktemp /tmp/agentxdp-sa.XXXXXX)
+	if ! "$SYNTH" -q -o "$dir" "${synth_args[@]}" 2>"$err"; then
+		fail "$tag" "synth: $(head -n 1 "$err")"
+		rm -f "$err"
+		return 1
+	fi
+	if ! "$ANALYZE" -q "$dir/trace.pcapng" --json "$@" >"$json" 2>"$err"; then
+		fail "$tag" "analyze: $(head -n 1 "$err")"
+		rm -f "$err"
+		return 1
+	fi
+	rm -f "$err"
+}
