@@ -17,15 +17,8 @@ trap 'rm -rf "$work"' EXIT
 run() {
 	local name=$1 seed=$2
 	shift 2
-	if ! "$SYNTH" -q -o "$work/$name" --snaplen 128 --seed "$seed" "$@" 2>"$work/err"; then
-		fail "host-link-flows-$name" "synth: $(head -n 1 "$work/err")"
-		return 1
-	fi
-	if ! "$ANALYZE" -q "$work/$name/trace.pcapng" --topology "$work/$name/links.csv" \
-		--paths "$work/$name/paths.csv" --json >"$work/$name.json" 2>"$work/err"; then
-		fail "host-link-flows-$name" "analyze: $(head -n 1 "$work/err")"
-		return 1
-	fi
+	synth_analyze "host-link-flows-$name" "$work/$name" "$work/$name.json" --snaplen 128 \
+		--seed "$seed" "$@" -- --topology "$work/$name/links.csv" --paths "$work/$name/paths.csv"
 }
 
 # Healthy, 8 hosts at 5% load, 200 ms (healthy-small-long, seed 1083).

@@ -19,14 +19,7 @@ base=(--hosts 8 --leaves 2 --spines 2 --load 5% --mtu 4096 --duration 200ms --wo
 run() {
 	local name=$1 seed=$2
 	shift 2
-	if ! "$SYNTH" -q -o "$work/$name" "${base[@]}" --seed "$seed" "$@" 2>"$work/err"; then
-		fail "late-shift-$name" "synth: $(head -n 1 "$work/err")"
-		return 1
-	fi
-	if ! "$ANALYZE" -q "$work/$name/trace.pcapng" --json >"$work/$name.json" 2>"$work/err"; then
-		fail "late-shift-$name" "analyze: $(head -n 1 "$work/err")"
-		return 1
-	fi
+	synth_analyze "late-shift-$name" "$work/$name" "$work/$name.json" "${base[@]}" --seed "$seed" "$@"
 }
 
 if run healthy 1108; then

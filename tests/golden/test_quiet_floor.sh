@@ -22,14 +22,7 @@ base=(--hosts 16 --leaves 4 --spines 2 --mtu 1024 --duration 10ms --workload wri
 run() {
 	local name=$1 seed=$2
 	shift 2
-	if ! "$SYNTH" -q -o "$work/$name" "${base[@]}" --seed "$seed" "$@" 2>"$work/err"; then
-		fail "quiet-floor-$name" "synth: $(head -n 1 "$work/err")"
-		return 1
-	fi
-	if ! "$ANALYZE" -q "$work/$name/trace.pcapng" --json >"$work/$name.json" 2>"$work/err"; then
-		fail "quiet-floor-$name" "analyze: $(head -n 1 "$work/err")"
-		return 1
-	fi
+	synth_analyze "quiet-floor-$name" "$work/$name" "$work/$name.json" "${base[@]}" --seed "$seed" "$@"
 }
 
 # A 2x serializer and 1 us each way on a host link at 10% load (slowx2-host, seed 1099):

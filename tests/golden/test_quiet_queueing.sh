@@ -22,14 +22,7 @@ base=(--hosts 16 --leaves 4 --mtu 1024 --duration 10ms --workload write
 run() {
 	local name=$1 seed=$2
 	shift 2
-	if ! "$SYNTH" -q -o "$work/$name" "${base[@]}" --seed "$seed" "$@" 2>"$work/err"; then
-		fail "quiet-$name" "synth: $(head -n 1 "$work/err")"
-		return 1
-	fi
-	if ! "$ANALYZE" -q "$work/$name/trace.pcapng" --json >"$work/$name.json" 2>"$work/err"; then
-		fail "quiet-$name" "analyze: $(head -n 1 "$work/err")"
-		return 1
-	fi
+	synth_analyze "quiet-$name" "$work/$name" "$work/$name.json" "${base[@]}" --seed "$seed" "$@"
 }
 
 # Healthy 20%-load fabrics (tuning seeds; eval cells healthy-ecmp-skew, healthy-incast):
