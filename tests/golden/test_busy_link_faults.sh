@@ -27,16 +27,9 @@ run() {
 	shift
 	d=$work/$name
 	link=
-	if ! "$SYNTH" -q -o "$d" --vantage mirror --snaplen 128 "$@" 2>"$work/err"; then
-		fail "busy-$name" "synth: $(head -n 1 "$work/err")"
-		return 1
-	fi
+	synth_analyze "busy-$name" "$d" "$d/out.json" --vantage mirror --snaplen 128 "$@" -- \
+		--topology "$d/links.csv" --paths "$d/paths.csv" || return 1
 	link=$(jq -r '[.links[] | select(.faulty) | .link][0]' "$d/truth.json")
-	if ! "$ANALYZE" -q "$d/trace.pcapng" --json --topology "$d/links.csv" \
-		--paths "$d/paths.csv" >"$d/out.json" 2>"$work/err"; then
-		fail "busy-$name" "analyze: $(head -n 1 "$work/err")"
-		return 1
-	fi
 }
 
 # top NAME: "level kind subject" of the first finding, and the fabric's marking.

@@ -31,17 +31,10 @@ run() {
 	link=
 	[ $# -gt 0 ] || set -- --hosts 64 --leaves 8 --spines 2 --load 40% --mtu 4096 \
 		--duration 5ms --workload write
-	if ! "$SYNTH" -q -o "$d" "$@" --vantage mirror --snaplen 128 --seed "$seed" \
-		--fault "$fault" 2>"$work/err"; then
-		fail "marks-lead-$name" "synth: $(head -n 1 "$work/err")"
+	synth_analyze "marks-lead-$name" "$d" "$d/out.json" "$@" --vantage mirror --snaplen 128 \
+		--seed "$seed" --fault "$fault" -- --topology "$d/links.csv" --paths "$d/paths.csv" ||
 		return 1
-	fi
 	link=$(jq -r '[.links[] | select(.faulty) | .link][0]' "$d/truth.json")
-	if ! "$ANALYZE" -q "$d/trace.pcapng" --json --topology "$d/links.csv" \
-		--paths "$d/paths.csv" >"$d/out.json" 2>"$work/err"; then
-		fail "marks-lead-$name" "analyze: $(head -n 1 "$work/err")"
-		return 1
-	fi
 }
 top() {
 	jq -r '.findings[0] | "\(.level) \(.kind) \(.subject)"' "$d/out.json"

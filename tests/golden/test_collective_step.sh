@@ -20,18 +20,11 @@ trap 'rm -rf "$work"' EXIT
 for case in 1041:leaf2-spine3:3000us 1049:leaf1-spine2:3000us; do
 	IFS=: read -r seed fault onset <<<"$case"
 	d=$work/$seed
-	if ! "$SYNTH" -q -o "$d" --hosts 32 --leaves 8 --spines 4 --load 10% --mtu 4096 \
-		--duration 10ms --workload collective --vantage mirror --snaplen 128 --seed "$seed" \
-		--fault "link=$fault,kind=slow,size=20us,onset=$onset" 2>"$work/err"; then
-		fail "coll-step-$seed" "synth: $(head -n 1 "$work/err")"
-		continue
-	fi
+	synth_analyze "coll-step-$seed" "$d" "$d/out.json" --hosts 32 --leaves 8 --spines 4 \
+		--load 10% --mtu 4096 --duration 10ms --workload collective --vantage mirror \
+		--snaplen 128 --seed "$seed" --fault "link=$fault,kind=slow,size=20us,onset=$onset" -- \
+		--topology "$d/links.csv" --paths "$d/paths.csv" || continue
 	link=$(jq -r '[.links[] | select(.faulty) | .link][0]' "$d/truth.json")
-	if ! "$ANALYZE" -q "$d/trace.pcapng" --json --topology "$d/links.csv" \
-		--paths "$d/paths.csv" >"$d/out.json" 2>"$work/err"; then
-		fail "coll-step-$seed" "analyze: $(head -n 1 "$work/err")"
-		continue
-	fi
 	got=$(jq -r '.findings[0] | "\(.level) \(.kind) \(.subject) \(.evidence.signal)"' "$d/out.json")
 	[ "$got" = "alert slow $link completion" ] &&
 		pass "coll-step-$seed: slow alert on $link by its completion and floor" ||
