@@ -37,12 +37,9 @@ for inc in "${incidents[@]}"; do
 		dir=$work/$name-$link
 		opts=${inc#*|}
 		read -r -a args <<<"${opts//@HOST@/$host}"
-		if ! "$SYNTH" -q -o "$dir" --link $link "${args[@]}" 2>"$dir.err" ||
-			! "$ANALYZE" -q --json --window 1ms --topology "$dir/links.csv" --paths "$dir/paths.csv" \
-				-o "$dir/a.db" "$dir/trace.pcapng" >"$dir/out.json" 2>>"$dir.err"; then
-			fail "ib-synth-$name-$link" "$(head -n 1 "$dir.err")"
+		synth_analyze "ib-synth-$name-$link" "$dir" "$dir/out.json" --link $link "${args[@]}" -- \
+			--window 1ms --topology "$dir/links.csv" --paths "$dir/paths.csv" -o "$dir/a.db" ||
 			continue 2
-		fi
 	done
 	eth=$work/$name-eth ib=$work/$name-ib
 
