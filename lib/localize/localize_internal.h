@@ -153,6 +153,7 @@ struct candidate {
 	bool queue_marked;		/* a slow headline whose subject also marks (slow_queue()) */
 	size_t onset_after;		/* windows of the hurt flows' series from the change point */
 	size_t onset_windows;		/* ... of how many windows in all */
+	double onset_ratio;		/* mean after the change point / mean before (inf: 0 before) */
 	double outlier_lead;		/* its signal / the highest peer's (0: not measured) */
 	double mark_lead;		/* its marks (worse direction) / the highest peer's */
 	double late_load_ratio;		/* load_ratio in the later half of the trace (0: not taken) */

@@ -182,6 +182,7 @@ static void find_onset(struct ctx *c, struct candidate *cand, const bool *hurt)
 			cand->onset_change_point = true;
 			cand->onset_after = m - cp.split;
 			cand->onset_windows = m;
+			cand->onset_ratio = cp.mean_before > 0 ? cp.mean_after / cp.mean_before : INFINITY;
 		}
 	}
 cleanup:
@@ -747,6 +748,13 @@ static uint32_t *hurt_list(const struct ctx *c, const bool *hurt, size_t *n)
  */
 #define SHIFT_MIN_AFTER 5
 
+/*
+ * ... unless it is far bigger than a burst: queueing adds a fraction, a fault that starts
+ * just before the capture ends can multiply the latency (the testbed's 20 Mbit/s bucket
+ * switched on 5-6 windows before the end: 1000x).
+ */
+#define SHIFT_LATE_MAX_RATIO 2.0
+
 /* Held for too few of the last windows: under SHIFT_MIN_AFTER, and under a quarter of the
  * series (a trace of few windows, --window set long, has no 5 last windows to spare). */
 static bool shift_too_late(const struct candidate *cand)
@@ -755,7 +763,7 @@ static bool shift_too_late(const struct candidate *cand)
 
 	if (need > SHIFT_MIN_AFTER)
 		need = SHIFT_MIN_AFTER;
-	return cand->onset_after < need;
+	return cand->onset_after < need && cand->onset_ratio < SHIFT_LATE_MAX_RATIO;
 }
 
 int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n_cands,

@@ -3,7 +3,7 @@
 # a trace is a burst, not a step, and no finding: a healthy 200 ms trace (tuning seed
 # 1108 of healthy-small-long, issue #17) had +0.6 us (1.08x) on 3 connections of a host
 # link from its 99th window of 100 as an alert. A +5 us step on a host link from 30%
-# into the same kind of trace is still found.
+# into the same kind of trace is still found, and so is a 10x step in its last 4 windows.
 . "$(dirname "$0")/../lib.sh"
 SYNTH=$BIN/agentxdp-synth ANALYZE=$BIN/agentxdp-analyze
 if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
@@ -31,6 +31,14 @@ if run step 1108 --fault link=198.18.0.13-leaf0,kind=slow,size=5us,onset=60ms; t
 	got=$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject)"' \
 		"$work/step.json")
 	expect_eq "late-shift-step: a +5 us step from 60 ms is the first alert" \
+		"slow 198.18.0.13" "$got"
+fi
+# A step far bigger than a burst (10x) that starts 8 ms before the end (4 windows of 2 ms)
+# is a fault that began just before the capture ended, not queueing: the first alert.
+if run late10x 1108 --fault link=198.18.0.13-leaf0,kind=slow,size=10x,onset=192ms; then
+	got=$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject)"' \
+		"$work/late10x.json")
+	expect_eq "late-shift-late10x: a 10x step in the last 4 windows is the first alert" \
 		"slow 198.18.0.13" "$got"
 fi
 exit 0
