@@ -46,6 +46,18 @@ static void run(const struct fx_fault *fault, int mode, struct finding **out, si
 			      (*out)[i].flows_hurt);
 }
 
+/* Does the path of flow fl (by its ECMP entropy) cross link? */
+static bool flow_crosses(const struct topology *topo, const struct flow_stats *fl, long link)
+{
+	const struct topo_path *p = topology_find_path(topo, fl->key.src_ip, fl->key.dst_ip,
+						       fl->udp_sport);
+
+	for (size_t h = 0; p && h < p->n_hops; h++)
+		if (p->hops[h].link == (uint32_t)link)
+			return true;
+	return false;
+}
+
 static void test_healthy_no_finding(void **state)
 {
 	struct finding *f;
@@ -300,14 +312,7 @@ static void test_congested_level(void **state)
 		link = topology_link_by_name(&topo, "leaf3-spine0");
 		assert_true(link >= 0);
 		for (size_t i = 0; i < fx.n_flows; i++) {
-			const struct topo_path *p = topology_find_path(&topo, fx.flows[i].key.src_ip,
-								       fx.flows[i].key.dst_ip,
-								       fx.flows[i].udp_sport);
-			bool crosses = false;
-
-			for (size_t h = 0; p && h < p->n_hops; h++)
-				crosses |= p->hops[h].link == (uint32_t)link;
-			if (!crosses)
+			if (!flow_crosses(&topo, &fx.flows[i], link))
 				continue;
 			fx.flows[i].packets *= 8;
 			fx.flows[i].cnps *= 8;
@@ -355,12 +360,8 @@ static void test_floor_slow_second_alert(void **state)
 	assert_true(link >= 0);
 	for (size_t i = 0; i < fx.n_flows; i++) {
 		struct flow_stats *fl = &fx.flows[i];
-		const struct topo_path *p = topology_find_path(&topo, fl->key.src_ip,
-							       fl->key.dst_ip, fl->udp_sport);
-		bool crosses = false;
+		bool crosses = flow_crosses(&topo, fl, link);
 
-		for (size_t h = 0; p && h < p->n_hops; h++)
-			crosses |= p->hops[h].link == (uint32_t)link;
 		if (!crosses || fl->role != FLOW_ROLE_REQUESTER)
 			continue;
 		fl->packets = fl->bytes = fl->ack_samples = fl->cnps = 0;
@@ -426,12 +427,8 @@ static void test_floor_tie_stays_congested(void **state)
 	assert_true(link >= 0);
 	for (size_t i = 0; i < fx.n_flows; i++) {
 		struct flow_stats *fl = &fx.flows[i];
-		const struct topo_path *p = topology_find_path(&topo, fl->key.src_ip,
-							       fl->key.dst_ip, fl->udp_sport);
-		bool crosses = false;
+		bool crosses = flow_crosses(&topo, fl, link);
 
-		for (size_t h = 0; p && h < p->n_hops; h++)
-			crosses |= p->hops[h].link == (uint32_t)link;
 		for (size_t w = 0; w < fl->n_windows; w++) {
 			fx.windows[i][w].ack_latency_p50_ns = 10000;
 			if (crosses && fl->role == FLOW_ROLE_REQUESTER)
@@ -955,14 +952,11 @@ static int quiet_floor_level(uint32_t extra_ns, double floor_min_z)
 	assert_true(link >= 0);
 	for (size_t i = 0; i < fx.n_flows; i++) {
 		struct flow_stats *fl = &fx.flows[i];
-		const struct topo_path *p = topology_find_path(&topo, fl->key.src_ip, fl->key.dst_ip,
-							       fl->udp_sport);
-		bool crosses = false;
+		bool crosses;
 
 		if (fl->role != FLOW_ROLE_REQUESTER)
 			continue;
-		for (size_t h = 0; p && h < p->n_hops; h++)
-			crosses |= p->hops[h].link == (uint32_t)link;
+		crosses = flow_crosses(&topo, fl, link);
 		/* the quickest window of each half: every class's floor 1 us */
 		fx.windows[i][0].ack_latency_p50_ns = 1000 + (crosses ? extra_ns : 0);
 		fx.windows[i][FX_WINDOWS - 1].ack_latency_p50_ns = 1000 + (crosses ? extra_ns : 0);
