@@ -105,8 +105,11 @@ static int var_tier(const struct ctx *c, const struct var *v)
 }
 
 /* Packets through each subject, weighted by how surely: load[3 * var] either way,
- * load[3 * var + 1] from its a to its b, load[3 * var + 2] from b to a (the variants). */
-static double *subject_loads(const struct ctx *c)
+ * load[3 * var + 1] from its a to its b, load[3 * var + 2] from b to a (the variants).
+ * late: only the packets of the later half of the trace (conn.late_share): a fault
+ * starting inside the trace sheds its link's load after its onset (0-40% into the run in
+ * the matrix), which the whole trace's load dilutes with the time before it. */
+static double *subject_loads(const struct ctx *c, bool late)
 {
 	double *load = calloc(3 * (c->n_vars ? c->n_vars : 1), sizeof(*load));
 
@@ -114,11 +117,13 @@ static double *subject_loads(const struct ctx *c)
 		return NULL;
 	for (size_t k = 0; k < c->n_conns; k++) {
 		const struct conn *cn = &c->conns[k];
+		double p = late ? cn->packets * cn->late_share : cn->packets;
+
 		for (size_t i = 0; i < cn->inc_len; i++) {
 			const struct incidence *e = &c->inc[cn->inc_start + i];
-			load[3 * e->var] += cn->packets * (e->fwd > 0 ? e->fwd : e->rtt);
-			load[3 * e->var + 1] += cn->packets * e->fwd_ab;
-			load[3 * e->var + 2] += cn->packets * (e->fwd - e->fwd_ab);
+			load[3 * e->var] += p * (e->fwd > 0 ? e->fwd : e->rtt);
+			load[3 * e->var + 1] += p * e->fwd_ab;
+			load[3 * e->var + 2] += p * (e->fwd - e->fwd_ab);
 		}
 	}
 	return load;
@@ -144,35 +149,6 @@ static double load_ratio(const struct ctx *c, const double *load, double *scratc
 		return 0;
 	median = rs_median(scratch, n_same);
 	return median > 0 ? load[3 * var + d] / median : 0;
-}
-
-/*
- * load_ratio() over the later half of the trace only (0 when out of memory): a fault
- * starting inside the trace sheds its link's load after its onset (0-40% into the run
- * in the matrix), which the whole trace's load dilutes with the time before it.
- */
-static double late_load_ratio(const struct ctx *c, double *scratch, const struct candidate *cand)
-{
-	double *load = calloc(3 * (c->n_vars ? c->n_vars : 1), sizeof(*load));
-	double ratio;
-
-	if (!load)
-		return 0;
-	for (size_t k = 0; k < c->n_conns; k++) {
-		const struct conn *cn = &c->conns[k];
-		double p = cn->packets * cn->late_share;
-
-		for (size_t i = 0; i < cn->inc_len; i++) {
-			const struct incidence *e = &c->inc[cn->inc_start + i];
-
-			load[3 * e->var] += p * (e->fwd > 0 ? e->fwd : e->rtt);
-			load[3 * e->var + 1] += p * e->fwd_ab;
-			load[3 * e->var + 2] += p * (e->fwd - e->fwd_ab);
-		}
-	}
-	ratio = load_ratio(c, load, scratch, cand);
-	free(load);
-	return ratio;
 }
 
 /* Does connection cn cross the candidate's subject (or a member of its set)? */
@@ -389,6 +365,17 @@ static bool switch_link(const struct ctx *c, const struct candidate *cand)
 	return var_tier(c, &c->vars[cand->var]) == 2 && !cand->n_set;
 }
 
+/* The subject's marks against its peers' (ratio to their median, robust z, ratio to the
+ * highest): its own signal's figures when marks picked it. */
+static void subject_marks(const struct candidate *cand, double *ratio, double *z, double *lead)
+{
+	bool ecn = cand->signal == SIG_ECN;
+
+	*ratio = ecn ? cand->outlier_ratio : cand->mark_ratio;
+	*z = ecn ? cand->outlier_z : cand->mark_z;
+	*lead = ecn ? cand->outlier_lead : cand->mark_lead;
+}
+
 /*
  * The load a faulty link sheds, against its peers': the whole trace's, or the later
  * half's when its marks stand at outlier_min_ratio times its peers' and lead every peer
@@ -399,11 +386,9 @@ static bool switch_link(const struct ctx *c, const struct candidate *cand)
  */
 static double shed_load(const struct localize_config *cfg, const struct candidate *cand)
 {
-	bool ecn = cand->signal == SIG_ECN;
-	double ratio = ecn ? cand->outlier_ratio : cand->mark_ratio;
-	double z = ecn ? cand->outlier_z : cand->mark_z;
-	double lead = ecn ? cand->outlier_lead : cand->mark_lead;
+	double ratio, z, lead;
 
+	subject_marks(cand, &ratio, &z, &lead);
 	if (cand->late_load_ratio > 0 && ratio >= cfg->outlier_min_ratio && loc_marks_lead(z, lead))
 		return fmin(cand->load_ratio, cand->late_load_ratio);
 	return cand->load_ratio;
@@ -421,12 +406,9 @@ static double shed_load(const struct localize_config *cfg, const struct candidat
 static bool busy_outlier(const struct ctx *c, const struct candidate *cand)
 {
 	const struct localize_config *cfg = c->cfg;
-	bool ecn = cand->signal == SIG_ECN;
-	double ratio = ecn ? cand->outlier_ratio : cand->mark_ratio;
-	double z = ecn ? cand->outlier_z : cand->mark_z;
-	double lead = ecn ? cand->outlier_lead : cand->mark_lead;
+	double ratio, z, lead;
 
-
+	subject_marks(cand, &ratio, &z, &lead);
 	/* Closer to the peers' spread, marks that lead every peer link (loc_marks_lead());
 	 * far out of it, marks at least the highest peer's: two links marking alike at
 	 * the top are the fabric's queueing, not one fault. */
@@ -600,9 +582,11 @@ static void link_kind(const struct ctx *c, struct candidate *cand)
  * Alert or notice: an alert is what ordinary traffic does not explain. A slow or congested
  * subject carrying at least load_notice_ratio times its peers' load queues because of it,
  * and a responder's turnaround under 2x its peers' is a busy host; loss, RNR and the rest
- * stay alerts. load holds subject_loads(); scratch has room for n_vars values.
+ * stay alerts. load and late_load hold subject_loads() of the whole trace and of its later
+ * half; scratch has room for n_vars values.
  */
-void loc_classify_level(struct ctx *c, struct candidate *cand, const double *load, double *scratch)
+void loc_classify_level(struct ctx *c, struct candidate *cand, const double *load,
+			const double *late_load, double *scratch)
 {
 	const struct localize_config *cfg = c->cfg;
 
@@ -613,7 +597,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	cand->late_load_ratio = 0;
 	if (switch_link(c, cand) && cand->load_ratio >= cfg->outlier_max_load &&
 	    cand->load_ratio < cfg->load_notice_ratio)
-		cand->late_load_ratio = late_load_ratio(c, scratch, cand);
+		cand->late_load_ratio = load_ratio(c, late_load, scratch, cand);
 	cand->peer_ce_rate = peer_ce_rate(c, cand);
 	hurt_marks(c, cand);
 	switch (cand->kind) {
@@ -687,17 +671,19 @@ bool loc_same_subject(const struct candidate *x, const struct candidate *y)
 static int classify_levels(struct ctx *c, struct candidate *cands, size_t n)
 {
 	size_t nv = c->n_vars ? c->n_vars : 1;
-	double *load = subject_loads(c);
+	double *load = subject_loads(c, false);
+	double *late_load = subject_loads(c, true);
 	double *scratch = malloc(nv * sizeof(*scratch));
 	double *vals = malloc(nv * sizeof(*vals));
 	double *sum = malloc(6 * nv * sizeof(*sum));
-	int err = load && scratch && vals && sum ? 0 : -ENOMEM;
+	int err = load && late_load && scratch && vals && sum ? 0 : -ENOMEM;
 
 	for (size_t i = 0; !err && i < n; i++) {
 		peer_outlier(c, &cands[i], sum, vals, scratch);
-		loc_classify_level(c, &cands[i], load, scratch);
+		loc_classify_level(c, &cands[i], load, late_load, scratch);
 	}
 	free(load);
+	free(late_load);
 	free(scratch);
 	free(vals);
 	free(sum);

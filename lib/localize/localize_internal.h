@@ -173,7 +173,8 @@ int loc_build_conns(struct ctx *c);
 int loc_build_incidence(struct ctx *c);
 
 /* localize.c: alert or notice; do two candidates name the same subject (or set)? */
-void loc_classify_level(struct ctx *c, struct candidate *cand, const double *load, double *scratch);
+void loc_classify_level(struct ctx *c, struct candidate *cand, const double *load,
+			const double *late_load, double *scratch);
 bool loc_same_subject(const struct candidate *x, const struct candidate *y);
 
 /* localize_quiet.c: a quiet fabric's queue or a fault: did the subject's latency floor move? */
