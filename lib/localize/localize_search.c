@@ -269,28 +269,17 @@ static void peer_severity(struct ctx *c, struct candidate *cand, const bool *hur
  */
 #define STEP_FLOOR_SHARE 0.9
 
-/* A link between switches: its floor's peers are the other such links. */
-static bool search_switch_link(const struct ctx *c, uint32_t var)
+/* How many ends of a links.csv link are hosts (-1: not a links.csv link). 0: a link between
+ * switches, whose floor's peers are the other such links; 1: a host's access link. */
+static int link_host_ends(const struct ctx *c, uint32_t var)
 {
 	const struct var *v = &c->vars[var];
 	const struct topo_link *l;
 
 	if (v->kind != VAR_LINK || !c->topo)
-		return false;
+		return -1;
 	l = &c->topo->links[v->link];
-	return !c->topo->nodes[l->a].is_host && !c->topo->nodes[l->b].is_host;
-}
-
-/* A links.csv link with a host at one end: the host's access link. */
-static bool search_host_link(const struct ctx *c, uint32_t var)
-{
-	const struct var *v = &c->vars[var];
-	const struct topo_link *l;
-
-	if (v->kind != VAR_LINK || !c->topo)
-		return false;
-	l = &c->topo->links[v->link];
-	return c->topo->nodes[l->a].is_host || c->topo->nodes[l->b].is_host;
+	return c->topo->nodes[l->a].is_host + c->topo->nodes[l->b].is_host;
 }
 
 /* Lowest window median of a flow's ACK latency in the later half of its windows, or -1. */
@@ -406,7 +395,7 @@ static bool step_floor_stands(const struct ctx *c, struct candidate *cand)
 	vals = c->step_floor + c->n_vars;
 	tmp = vals + c->n_vars;
 	for (size_t v = 0; v < c->n_vars; v++)
-		if (v != cand->var && mean[v] > -1e8 && search_switch_link(c, (uint32_t)v))
+		if (v != cand->var && mean[v] > -1e8 && link_host_ends(c, (uint32_t)v) == 0)
 			vals[n++] = mean[v];
 	if (n < 4)
 		return false;
@@ -510,7 +499,7 @@ static bool judge_latency(struct ctx *c, struct candidate *cand, const bool *hur
 	if (fit_ratio >= min_ratio)
 		return true;
 	cand->floor_step = s == SIG_COMPLETION && cfg->floor_min_z > 0 && !cand->n_set &&
-			   search_switch_link(c, cand->var) && step_floor_stands(c, cand);
+			   link_host_ends(c, cand->var) == 0 && step_floor_stands(c, cand);
 	return cand->floor_step;
 }
 
@@ -577,7 +566,7 @@ bool loc_judge(struct ctx *c, struct candidate *cand, const double *resid, bool 
 	 * is that flow's own story (its peer, its path), not the host's. A links.csv link
 	 * with a host at one end is that host's link (every path to the host crosses it). */
 	if ((s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION) &&
-	    (v->kind == VAR_HOST_LINK || v->kind == VAR_HOST || search_host_link(c, cand->var)) &&
+	    (v->kind == VAR_HOST_LINK || v->kind == VAR_HOST || link_host_ends(c, cand->var) > 0) &&
 	    2 * n_hurt < n_touch)
 		return false;
 	/* Likewise a host pair: a fault between two hosts slows most of their QPs. */
