@@ -3,6 +3,8 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdalign.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +14,16 @@
 #include "lib/util/log.h"
 #include "lib/util/util.h"
 
+/* A cache line: what one lane writes per frame shares none with what another lane reads. */
+#define LINE_BYTES 64
+
 /*
  * One reader of the run's frames: the run's own, or with lanes (-j N on files) one per lane,
  * each on its own thread reading every frame of every trace itself (the page cache serves
- * them all), so that no packet is copied between threads.
+ * them all), so that no packet is copied between threads. Each on lines of its own.
  */
 struct frame_reader {
-	struct analyze_read *r;
+	alignas(LINE_BYTES) struct analyze_read *r;
 	struct trace_reader *tr;
 	struct trace_counts *counts;	/* per trace */
 	struct mirror_vantages *mv;	/* each reader numbers the vantages alike */
@@ -33,6 +38,20 @@ struct frame_reader {
 	double cpu_s;			/* its thread's CPU time once read (-vv says it) */
 	pthread_t thread;
 };
+
+/* n zeroed objects of size bytes on lines of their own (free() frees them). */
+static void *line_calloc(size_t n, size_t size)
+{
+	size_t bytes = (n * size + LINE_BYTES - 1) / LINE_BYTES * LINE_BYTES;
+	void *p;
+
+	if (size && n > (SIZE_MAX - LINE_BYTES) / size)
+		return NULL;
+	p = aligned_alloc(LINE_BYTES, bytes ? bytes : LINE_BYTES);
+	if (p)
+		memset(p, 0, bytes);
+	return p;
+}
 
 static double thread_cpu_s(void)
 {
@@ -234,9 +253,9 @@ static unsigned lanes_start(struct analyze_read *r, struct frame_reader *fr, uns
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (j = 1; j < n && !rc; j++, started++) {
 		fr[j] = (struct frame_reader){ .r = r, .lane = (int)j };
-		fr[j].mv = calloc(1, sizeof(*fr[j].mv));
-		fr[j].counts = calloc((size_t)r->n_traces, sizeof(*fr[j].counts));
-		fr[j].plain = calloc((size_t)r->n_traces, 1);
+		fr[j].mv = line_calloc(1, sizeof(*fr[j].mv));
+		fr[j].counts = line_calloc((size_t)r->n_traces, sizeof(*fr[j].counts));
+		fr[j].plain = line_calloc((size_t)r->n_traces, 1);
 		if (!fr[j].mv || !fr[j].counts || !fr[j].plain || mirror_vantages_init(fr[j].mv, r->n_traces)) {
 			snprintf(err, sizeof(err), "%s", strerror(ENOMEM));
 			rc = -1;
@@ -360,7 +379,7 @@ static void recount_ts_backwards(struct analyze_read *r)
 int analyze_read(struct analyze_read *r)
 {
 	unsigned n_lanes = r->lanes ? qp_shards_count(r->trk) : 0, started = 0;
-	struct frame_reader *fr = calloc(n_lanes ? n_lanes : 1, sizeof(*fr));
+	struct frame_reader *fr = line_calloc(n_lanes ? n_lanes : 1, sizeof(*fr));
 	bool fatal = false;
 
 	if (!fr) {
@@ -371,7 +390,7 @@ int analyze_read(struct analyze_read *r)
 	}
 	fr[0] = (struct frame_reader){ .r = r, .tr = r->tr, .counts = r->counts, .mv = r->mv,
 				       .lane = n_lanes ? 0 : -1, .primary = true };
-	fr[0].plain = calloc((size_t)r->n_traces, 1);
+	fr[0].plain = line_calloc((size_t)r->n_traces, 1);
 	r->plain_keys = n_lanes && !r->opts->n_qps && fr[0].plain;
 	if (n_lanes)
 		started = lanes_start(r, fr, n_lanes);

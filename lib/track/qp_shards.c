@@ -4,6 +4,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #define OUT_EVERY 4		/* input slots between two progress reports at most */
 #define SPIN 256		/* polls before sleeping on a ring */
 #define LANE_SAY 2048		/* lanes: packets between two progress reports */
+#define LINE_BYTES 64		/* what one lane's thread writes shares no line with another's */
 
 /*
  * Events are merged by key: a packet's events by the packet's number (from 1), the
@@ -39,6 +41,20 @@ struct ring_waiter {
 	_Atomic uint32_t sleeping;
 	_Atomic uint32_t target;
 };
+
+/* n zeroed objects of size bytes on lines of their own (free() frees them). */
+static void *line_calloc(size_t n, size_t size)
+{
+	size_t bytes = (n * size + LINE_BYTES - 1) / LINE_BYTES * LINE_BYTES;
+	void *p;
+
+	if (size && n > (SIZE_MAX - LINE_BYTES) / size)
+		return NULL;
+	p = aligned_alloc(LINE_BYTES, bytes ? bytes : LINE_BYTES);
+	if (p)
+		memset(p, 0, bytes);
+	return p;
+}
 
 struct spsc {
 	_Atomic uint32_t head;		/* slots published, by the producer */
@@ -171,7 +187,7 @@ struct out_slot {
 };
 
 struct shard {
-	struct qp_shards *owner;
+	alignas(LINE_BYTES) struct qp_shards *owner;	/* each shard on lines of its own */
 	struct qp_tracker *t;
 	struct qp_event_sink rec;	/* the tracker's sink: records into out slots */
 	pthread_t thread;
@@ -200,7 +216,7 @@ struct shard {
 
 /* A lane: a shard whose own reader thread reads every packet and keeps its shard's. */
 struct lane {
-	struct roce_pkt pkts[QP_BATCH_MAX];	/* its packets; the next one is decoded at pkts[n] */
+	alignas(LINE_BYTES) struct roce_pkt pkts[QP_BATCH_MAX];	/* its packets; the next one is decoded at pkts[n] */
 	uint32_t vantage[QP_BATCH_MAX];
 	uint64_t seq[QP_BATCH_MAX];
 	uint32_t n;
@@ -778,7 +794,7 @@ static int shard_init(struct qp_shards *s, struct shard *sh)
 	cfg.sink = &sh->rec;
 	sh->t = qp_tracker_new(&cfg);
 	if (s->lanes)
-		sh->lane = calloc(1, sizeof(*sh->lane));
+		sh->lane = line_calloc(1, sizeof(*sh->lane));
 	else
 		sh->in = calloc(IN_DEPTH, sizeof(*sh->in));
 	sh->out = s->merge ? calloc(OUT_DEPTH, sizeof(*sh->out)) : NULL; /* no sink, no merge */
@@ -829,7 +845,7 @@ static struct qp_shards *shards_new(const struct qp_tracker_cfg *cfg, unsigned n
 		return s;
 	}
 	s->merge = cfg->sink != NULL;
-	s->sh = calloc(n, sizeof(*s->sh));
+	s->sh = line_calloc(n, sizeof(*s->sh));
 	if (!s->sh)
 		rc = -ENOMEM;
 	for (unsigned j = 0; j < n && !rc; j++)
