@@ -276,6 +276,16 @@ static unsigned lanes_start(struct analyze_read *r, struct frame_reader *fr, uns
 	return started;
 }
 
+/* The RoCE packets a reader counted: with lanes, its own plain ones and (the primary) the rest. */
+static uint64_t reader_roce(const struct analyze_read *r, const struct trace_counts *c)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < r->n_traces; i++)
+		n += c[i].roce;
+	return n;
+}
+
 /* Each lane's counts into the run's (the primary's). */
 static void lane_counts_add(struct analyze_read *r, const struct trace_counts *c)
 {
@@ -324,8 +334,8 @@ static bool lanes_join(struct analyze_read *r, struct frame_reader *fr, unsigned
 			fr[0].plain_missed |= fr[j].plain_missed;
 			fr[0].lost |= fr[j].lost;
 			lane_counts_add(r, fr[j].counts);
-			pr_debug("-j %u: reader %u: %" PRIu64 " frames, %.3f s CPU\n", n, j, fr[j].frames,
-				 fr[j].cpu_s);
+			pr_debug("-j %u: reader %u: %" PRIu64 " frames, %" PRIu64 " RoCE packets counted, %.3f s CPU\n",
+				 n, j, fr[j].frames, reader_roce(r, fr[j].counts), fr[j].cpu_s);
 		}
 		trace_reader_close(fr[j].tr);
 		if (fr[j].mv)
@@ -399,8 +409,8 @@ int analyze_read(struct analyze_read *r)
 	r->failed = fr[0].failed;
 	if (n_lanes)
 		qp_lane_end(r->trk, 0);
-	pr_debug("-j %u: reader 0: %" PRIu64 " frames, %.3f s CPU\n", qp_shards_count(r->trk),
-		 fr[0].frames, thread_cpu_s() - fr[0].cpu_s);
+	pr_debug("-j %u: reader 0: %" PRIu64 " frames, %" PRIu64 " RoCE packets counted, %.3f s CPU\n",
+		 qp_shards_count(r->trk), fr[0].frames, reader_roce(r, r->counts), thread_cpu_s() - fr[0].cpu_s);
 	if (n_lanes)
 		r->failed |= lanes_join(r, fr, n_lanes, started, &fatal);
 	if (fr[0].lost) {
