@@ -13,6 +13,8 @@
 
 /* Rows go in BATCH_ROWS at a time: one statement step per batch, not per row. */
 #define BATCH_ROWS 64
+/* Rows waiting to go in together, while SQLite's code and pages are in the CPU's cache. */
+#define PEND_ROWS 1024
 /* Events wait here and are handled RETX_PEND at a time, their runs prefetched first. */
 #define RETX_PEND 32
 
@@ -49,8 +51,8 @@ struct store_retx {
 	int n_pend;
 	struct qp_retx_event pend[RETX_PEND];
 	struct retx_batch b[R_N];
-	struct retx_burst bursts[BATCH_ROWS];
-	struct qp_retx_event packets[BATCH_ROWS];
+	struct retx_burst bursts[PEND_ROWS];
+	struct qp_retx_event packets[PEND_ROWS];
 	struct spill_file spill; /* STORE_SAMPLES_FINDINGS: every packet row, until the end */
 	char errmsg[256];
 };
@@ -123,22 +125,19 @@ static void step(struct store_retx *r, int k, sqlite3_stmt *st)
 	sqlite3_reset(st);
 }
 
-/* Insert the rows waiting in batch k, in order: a full batch in one step. */
+/* Insert the rows waiting in batch k, in order: each full BATCH_ROWS in one step. */
 static void flush(struct store_retx *r, int k)
 {
 	struct retx_batch *b = &r->b[k];
-	int n = b->n;
+	int n = b->n, i = 0;
 
 	b->n = 0;
-	if (r->failed)
-		return;
-	if (n == BATCH_ROWS) {
-		for (int i = 0; i < n; i++)
-			bind_at(r, k, b->many, i * b->cols, i);
+	for (; i + BATCH_ROWS <= n && !r->failed; i += BATCH_ROWS) {
+		for (int j = 0; j < BATCH_ROWS; j++)
+			bind_at(r, k, b->many, j * b->cols, i + j);
 		step(r, k, b->many);
-		return;
 	}
-	for (int i = 0; i < n && !r->failed; i++) {
+	for (; i < n && !r->failed; i++) {
 		bind_at(r, k, b->one, 0, i);
 		step(r, k, b->one);
 	}
@@ -146,14 +145,14 @@ static void flush(struct store_retx *r, int k)
 
 static void burst_row(struct store_retx *r, const struct retx_burst *x)
 {
-	if (r->b[R_BURST].n == BATCH_ROWS)
+	if (r->b[R_BURST].n == PEND_ROWS)
 		flush(r, R_BURST);
 	r->bursts[r->b[R_BURST].n++] = *x;
 }
 
 static void packet_row(struct store_retx *r, const struct qp_retx_event *e)
 {
-	if (r->b[R_PACKET].n == BATCH_ROWS)
+	if (r->b[R_PACKET].n == PEND_ROWS)
 		flush(r, R_PACKET);
 	r->packets[r->b[R_PACKET].n++] = *e;
 }
