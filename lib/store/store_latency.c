@@ -290,8 +290,13 @@ static void drain_samples(struct store_lat *l)
 			max_id = l->pend[i].flow_id;
 	flow_of(l, max_id); /* grown once, so the pointers below stay put */
 	for (int i = 0; i < n; i++)
-		if (l->pend[i].flow_id && l->pend[i].flow_id <= l->n_flows)
-			__builtin_prefetch(&l->flows[l->pend[i].flow_id - 1]);
+		if (l->pend[i].flow_id && l->pend[i].flow_id <= l->n_flows) {
+			const struct lat_flow *f = &l->flows[l->pend[i].flow_id - 1];
+
+			/* 88 bytes: usually on two lines, and h.kw is on the second */
+			__builtin_prefetch(f);
+			__builtin_prefetch((const char *)(f + 1) - 1);
+		}
 	for (int i = 0; i < n; i++) {
 		const struct qp_latency_sample *x = &l->pend[i];
 

@@ -154,8 +154,15 @@ void lat_flow_hist_prefetch(const struct lat_flow_hist *h, uint32_t kind, uint64
 
 	if (h->cap)
 		__builtin_prefetch(&h->e[slot_of(key1, h->cap)], 1);
-	if (h->kw)
-		__builtin_prefetch(h->kw, 1);
+	/* Every kind's stats in the window (the first at least): kind_window() reads each
+	 * one's kind until it finds its own, and 40-byte entries cross lines. */
+	if (h->kw) {
+		const char *p = (const char *)h->kw, *end = p + (h->n_kw ? h->n_kw : 1) * sizeof(*h->kw);
+
+		for (; p < end; p += 64)
+			__builtin_prefetch(p, 1);
+		__builtin_prefetch(end - 1, 1);
+	}
 }
 
 static int cmp_u64(const void *a, const void *b)
