@@ -60,14 +60,6 @@ int store_spill_flush(struct spill_file *f)
 	return err;
 }
 
-uint8_t *store_spill_room(struct spill_file *f, int *err)
-{
-	*err = 0;
-	if (f->len + SPILL_REC_MAX > sizeof(f->buf))
-		*err = store_spill_flush(f);
-	return f->buf + f->len;
-}
-
 int store_spill_rewind(struct spill_file *f)
 {
 	int err = store_spill_flush(f);

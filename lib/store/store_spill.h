@@ -28,16 +28,25 @@ struct spill_file {
 int store_spill_open(struct spill_file *f, const char *base, const char *suffix);
 void store_spill_close(struct spill_file *f);
 
+/* Write out what is buffered: 0 or an errno. */
+int store_spill_flush(struct spill_file *f);
+
 /* Writing: room for one record (SPILL_REC_MAX bytes) at the end, the buffer written out
- * first when full; *err an errno (ENOSPC for a short write) when that failed. */
-uint8_t *store_spill_room(struct spill_file *f, int *err);
+ * first when full; *err an errno (ENOSPC for a short write) when that failed. Inline: once
+ * per spilled row, millions of them. */
+static inline uint8_t *store_spill_room(struct spill_file *f, int *err)
+{
+	*err = 0;
+	if (__builtin_expect(f->len + SPILL_REC_MAX > sizeof(f->buf), 0))
+		*err = store_spill_flush(f);
+	return f->buf + f->len;
+}
+
 /* The record written up to end (inside the room) is kept. */
 static inline void store_spill_done(struct spill_file *f, const uint8_t *end)
 {
 	f->len = (size_t)(end - f->buf);
 }
-/* Write out what is buffered: 0 or an errno. */
-int store_spill_flush(struct spill_file *f);
 
 /* After the last record: back to the start for reading. 0 or an errno. */
 int store_spill_rewind(struct spill_file *f);
