@@ -41,6 +41,7 @@ struct incidence {
 	float rev;			/* P(ACK direction crosses it) */
 	float rev_ab;			/* P(ACKs cross it from a to b) */
 	bool ack_only;			/* the connection's latency covers only the ACKs' way */
+	bool loss_rev;			/* its loss is on the ACKs' way (READ requests NAKed) */
 };
 
 struct conn {
@@ -73,6 +74,7 @@ struct conn {
 	double naks, timeouts;		/* the loss events' two sources (RNR's share removed) */
 	size_t inc_start, inc_len;
 	double late_share;		/* share of its data packets in the later half of the trace */
+	bool loss_req_way;		/* READ: the responder NAKed its loss: requests were lost */
 };
 
 struct ctx {

@@ -134,6 +134,8 @@ long loc_add_var(struct ctx *c, enum var_kind kind, uint32_t link, const uint8_t
 static int add_inc(struct ctx *c, const struct conn *k, long var, double rtt, double fwd,
 		   double fwd_ab, double rev, double rev_ab)
 {
+	bool loss_rev = false;
+
 	if (var < 0)
 		return (int)var;
 	if (util_ensure_mem((void **)&c->inc, &c->cap_inc, sizeof(*c->inc), c->n_inc + 1))
@@ -142,6 +144,7 @@ static int add_inc(struct ctx *c, const struct conn *k, long var, double rtt, do
 		/* The data go responder -> requester: their way is the ACKs' way. */
 		double t = fwd, t_ab = fwd_ab;
 
+		loss_rev = k->loss_req_way;
 		fwd = rev;
 		fwd_ab = rev_ab;
 		rev = t;
@@ -153,7 +156,8 @@ static int add_inc(struct ctx *c, const struct conn *k, long var, double rtt, do
 						 .fwd_ab = (float)fwd_ab,
 						 .rev = (float)rev,
 						 .rev_ab = (float)rev_ab,
-						 .ack_only = k->ack_only };
+						 .ack_only = k->ack_only,
+						 .loss_rev = loss_rev };
 	return 0;
 }
 
@@ -265,6 +269,10 @@ static void fill_conn_counts(struct conn *k)
 	k->data_rev = q && r && r->packets > q->packets;
 	if (k->data_rev)
 		k->packets = flow_packets_once(r);
+	/* A READ's responder NAKs a gap in the requests it received; a lost response is
+	 * re-read without a NAK. NAKs that outnumber the timeouts put the loss on the
+	 * requests' way (a one-way fault on it drops read requests, not responses). */
+	k->loss_req_way = k->data_rev && naks > timeouts;
 	/* Marks are laid on the data's way: marks on the other direction (ACKs crossing a
 	 * marking link on their way back) would blame the links the data crossed, e.g. the
 	 * sibling spine link of the same leaf. */

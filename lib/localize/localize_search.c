@@ -44,6 +44,9 @@ static double coef(const struct ctx *c, const struct incidence *e, enum signal s
 			return e->rtt;
 		return variant == 1 ? e->fwd_ab : e->fwd - e->fwd_ab;
 	case SIG_LOSS:
+		if (e->loss_rev) /* READ requests lost, NAKed by the responder */
+			return variant == 1 ? e->rev_ab : variant == 2 ? e->rev - e->rev_ab : e->rev;
+		/* fall through */
 	case SIG_ECN:
 		return variant == 1 ? e->fwd_ab : variant == 2 ? e->fwd - e->fwd_ab : e->fwd;
 	case SIG_TURNAROUND:
@@ -535,12 +538,16 @@ bool loc_judge(struct ctx *c, struct candidate *cand, const double *resid, bool 
 				/* Direction: where the data crossed the subject. */
 				for (size_t i = 0; i < cn->inc_len; i++) {
 					const struct incidence *e = &c->inc[cn->inc_start + i];
+					double ab, ba;
+
 					if (e->var != cand->var)
 						continue;
-					ab_events += e->fwd_ab * ev;
-					ab_pk += e->fwd_ab * cn->packets;
-					ba_events += (e->fwd - e->fwd_ab) * ev;
-					ba_pk += (e->fwd - e->fwd_ab) * cn->packets;
+					ab = coef(c, e, s, 1);
+					ba = coef(c, e, s, 2);
+					ab_events += ab * ev;
+					ab_pk += ab * cn->packets;
+					ba_events += ba * ev;
+					ba_pk += ba * cn->packets;
 				}
 			} else {
 				out_events += ev;
