@@ -1028,6 +1028,7 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 	if (err)
 		goto cleanup;
 	loc_floor_over_load(&c, best, n_best);
+	loc_pair_sets(&c, best, n_best);
 	if (n_best)
 		qsort(best, n_best, sizeof(*best), cmp_candidate);
 	mark = calloc(c.n_conns ? c.n_conns : 1, sizeof(*mark));

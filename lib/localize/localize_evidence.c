@@ -138,11 +138,15 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* A set's members' names, sorted, in names[] (pointers into the topology). */
-static size_t set_names(const struct ctx *c, const struct candidate *cand, const char **names)
+/* A set's members' names, sorted, in names[] (pointers into the topology, or into bufs
+ * for hosts: loc_pair_sets()). */
+static size_t set_names(const struct ctx *c, const struct candidate *cand, const char **names,
+			char (*bufs)[TOPO_NAME_MAX])
 {
-	for (size_t i = 0; i < cand->n_set; i++)
-		names[i] = c->topo->links[c->vars[cand->set[i]].link].name;
+	for (size_t i = 0; i < cand->n_set; i++) {
+		loc_var_subject(c, &c->vars[cand->set[i]], bufs[i], sizeof(bufs[i]));
+		names[i] = bufs[i];
+	}
 	qsort(names, cand->n_set, sizeof(*names), cmp_name);
 	return cand->n_set;
 }
@@ -151,7 +155,8 @@ static size_t set_names(const struct ctx *c, const struct candidate *cand, const
 static void set_subject(const struct ctx *c, const struct candidate *cand, char *buf, size_t len)
 {
 	const char *names[ARRAY_SIZE(cand->set)];
-	size_t n = set_names(c, cand, names), used = 0;
+	char bufs[ARRAY_SIZE(cand->set)][TOPO_NAME_MAX];
+	size_t n = set_names(c, cand, names, bufs), used = 0;
 
 	buf[0] = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -168,19 +173,21 @@ static void set_subject(const struct ctx *c, const struct candidate *cand, char 
 }
 
 /* What would tell the members of a set apart. */
-static const char *set_split_by(const struct ctx *c)
+static const char *set_split_by(const struct ctx *c, const struct candidate *cand)
 {
+	if (c->vars[cand->var].kind != VAR_LINK)
+		return "a mirror vantage or more of their connections";
 	return c->topo->n_paths ? "another vantage" : "--paths or another vantage";
 }
 
 /* The headline of a set says it is one of them and what would tell: cut at a clause. */
 static void set_text(const struct ctx *c, const struct candidate *cand, char *buf, size_t len)
 {
-	char tail[96];
+	char tail[128];
 	size_t room;
 
-	snprintf(tail, sizeof(tail), "; %zu links fit equally, %s would split them", cand->n_set,
-		 set_split_by(c));
+	snprintf(tail, sizeof(tail), "; %zu %s fit equally, %s would split them", cand->n_set,
+		 c->vars[cand->var].kind == VAR_LINK ? "links" : "hosts", set_split_by(c, cand));
 	room = len - 1 - strlen(tail);
 	if (strlen(buf) > room) {
 		buf[room] = 0;
@@ -194,7 +201,8 @@ static void set_text(const struct ctx *c, const struct candidate *cand, char *bu
 static void evidence_set(const struct ctx *c, const struct candidate *cand, struct text_buf *ev)
 {
 	const char *names[ARRAY_SIZE(cand->set)];
-	size_t n = set_names(c, cand, names);
+	char bufs[ARRAY_SIZE(cand->set)][TOPO_NAME_MAX];
+	size_t n = set_names(c, cand, names, bufs);
 
 	text_buf_puts(ev, ",\"subjects\":[");
 	for (size_t i = 0; i < n; i++) {
@@ -203,7 +211,7 @@ static void evidence_set(const struct ctx *c, const struct candidate *cand, stru
 		text_buf_json_string(ev, names[i]);
 	}
 	text_buf_printf(ev, "],\"set_confidence\":%.3f,\"split_by\":", jnum(cand->set_confidence));
-	text_buf_json_string(ev, set_split_by(c));
+	text_buf_json_string(ev, set_split_by(c, cand));
 }
 
 #define FABRIC_HINT "a topology (--topology links.csv) or --paths would name the link"

@@ -200,6 +200,9 @@ int loc_fabric_candidate(struct ctx *c, struct candidate **cands, size_t *n_cand
 /* localize_busy.c: marks on a switch link that lead every peer link's (busy fabrics). */
 bool loc_marks_lead(double z, double lead);
 
+/* localize_each.c: a host finding on one host pair's connections names both hosts. */
+void loc_pair_sets(const struct ctx *c, struct candidate *best, size_t n);
+
 /* localize_evidence.c: a candidate as a finding, its text and its evidence JSON. */
 const char *loc_signal_name(enum signal s);
 int loc_make_finding(struct ctx *c, const struct candidate *cand,

@@ -1,0 +1,76 @@
+/*
+ * localize_each.c: a host finding whose hurt connections all join the same two hosts names
+ * both of them: one host pair's round trips cross both hosts alike, so picking one end is
+ * a coin flip (docs/localization.md, "What it cannot tell apart").
+ */
+#include <string.h>
+
+#include "lib/localize/localize_internal.h"
+
+/*
+ * Tuning seeds 1121-1160, each-host and two-host cells without a topology: 13 host alerts
+ * had every hurt connection (1 or 2) between one pair of hosts; 7 named the faulty end
+ * and 6 the other one, the runner-up scored 0.42-1.0 of the pick (1.0, an exact tie, in
+ * 3 of the 6 wrong ones). Where the runner-up was the other end, 2 picks were right
+ * (0.50-0.52) and 5 wrong (0.55-1.0): no margin to cut at, so both ends are named and the
+ * confidence shared. Where the runner-up was another subject of the pick's own host (3
+ * right of 3), the other end scored lower than both: the pick stays alone.
+ */
+
+/* The one host every hurt connection of cand joins its subject's host to, or NULL. */
+static const uint8_t *pair_partner(const struct ctx *c, const struct candidate *cand)
+{
+	const uint8_t *h = c->vars[cand->var].a, *partner = NULL;
+
+	for (size_t k = 0; k < cand->n_hurt_idx; k++) {
+		const struct conn *cn = &c->conns[cand->hurt_idx[k]];
+		const uint8_t *other;
+
+		if (!memcmp(cn->src, h, 16))
+			other = cn->dst;
+		else if (!memcmp(cn->dst, h, 16))
+			other = cn->src;
+		else
+			return NULL;
+		if (!memcmp(other, h, 16) || (partner && memcmp(other, partner, 16)))
+			return NULL;
+		partner = other;
+	}
+	return partner;
+}
+
+/* The subject of the same kind on host a (-1: the model has none). */
+static long host_var(const struct ctx *c, enum var_kind kind, const uint8_t *a)
+{
+	for (size_t v = 0; v < c->n_vars; v++)
+		if (c->vars[v].kind == kind && !memcmp(c->vars[v].a, a, 16))
+			return (long)v;
+	return -1;
+}
+
+void loc_pair_sets(const struct ctx *c, struct candidate *best, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct candidate *x = &best[i];
+		enum var_kind kind = c->vars[x->var].kind;
+		const uint8_t *partner;
+		char name[sizeof(x->alt_subject)];
+		long other;
+
+		if ((kind != VAR_HOST && kind != VAR_HOST_LINK) || x->n_set || !x->n_hurt_idx)
+			continue;
+		partner = pair_partner(c, x);
+		other = partner ? host_var(c, kind, partner) : -1;
+		if (other < 0)
+			continue;
+		/* The search's runner-up is the other end (any subject of that host). */
+		loc_var_subject(c, &c->vars[other], name, sizeof(name));
+		if (strcmp(name, x->alt_subject))
+			continue;
+		x->set[0] = x->var;
+		x->set[1] = (uint32_t)other;
+		x->n_set = 2;
+		x->set_confidence = x->confidence;
+		x->confidence /= 2;
+	}
+}
