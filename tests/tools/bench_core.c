@@ -4,6 +4,8 @@
  *
  *   bench_core TRACE   print "packets N roce R decode_ns X decode_mpps Y core_ns Z
  *                      single_ns S flows F"
+ *   bench_core --core-only TRACE   the batch path alone (decode_ns and single_ns 0), for
+ *                      profiling it without the other two passes
  *
  * The trace is read (trace_reader) in chunks of CHUNK frames copied into memory; each chunk
  * is then decoded alone (decode_ns: roce_decode_frame per frame), decoded and tracked as
@@ -99,12 +101,13 @@ int main(int argc, char **argv)
 	uint8_t *data = malloc((size_t)CHUNK * SNAP);
 	uint64_t packets = 0, roce = 0, dec_ns = 0, core_ns = 0, single_ns = 0;
 	char err[512];
-	int status = 1, rc = 1;
+	int status = 1, rc = 1, core_only = argc == 3 && !strcmp(argv[1], "--core-only");
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: bench_core TRACE\n");
+	if (argc != 2 && !core_only) {
+		fprintf(stderr, "usage: bench_core [--core-only] TRACE\n");
 		return 2;
 	}
+	argv += core_only;
 	roce_decode_opts_default(&dopts);
 	qp_tracker_cfg_default(&cfg);
 	t = qp_tracker_new(&cfg);
@@ -134,11 +137,13 @@ int main(int argc, char **argv)
 			goto cleanup;
 		}
 		c0 = cpu_ns();
-		roce += decode_chunk(&dopts, fr, data, n);
+		if (!core_only)
+			roce += decode_chunk(&dopts, fr, data, n);
 		c1 = cpu_ns();
 		rc = track_chunk(&dopts, t, fr, data, n) ? -2 : rc;
 		c2 = cpu_ns();
-		rc = track_chunk_single(&dopts, t1, fr, data, n) ? -2 : rc;
+		if (!core_only)
+			rc = track_chunk_single(&dopts, t1, fr, data, n) ? -2 : rc;
 		c3 = cpu_ns();
 		if (rc == -2) {
 			fprintf(stderr, "bench_core: out of memory\n");
