@@ -5,7 +5,9 @@
  *   bench_core TRACE   print "packets N roce R decode_ns X decode_mpps Y core_ns Z
  *                      single_ns S flows F"
  *   bench_core --core-only TRACE   the batch path alone (decode_ns and single_ns 0), for
- *                      profiling it without the other two passes
+ *                      profiling it without the other two passes; also prints "chunk_ns"
+ *                      and each chunk's ns per packet: on a shared machine the sum over
+ *                      chunks of each chunk's minimum across runs is steadier than any total
  *
  * The trace is read (trace_reader) in chunks of CHUNK frames copied into memory; each chunk
  * is then decoded alone (decode_ns: roce_decode_frame per frame), decoded and tracked as
@@ -151,9 +153,13 @@ int main(int argc, char **argv)
 		}
 		dec_ns += c1 - c0;
 		core_ns += c2 - c1;
+		if (core_only)
+			fprintf(stderr, "%s%.1f", packets ? " " : "chunk_ns ", (double)(c2 - c1) / (double)(n ? n : 1));
 		single_ns += c3 - c2;
 		packets += n;
 	}
+	if (core_only)
+		fputc('\n', stderr);
 	qp_tracker_finish(t);
 	qp_tracker_finish(t1);
 	if (!packets) {
