@@ -3,9 +3,12 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "lib/track/qp_track_int.h"
 #include "lib/util/util.h"
+
+#define FLOW_HUGE_PAGE (2u << 20)
 
 uint32_t flow_table_index(const struct qp_tracker *t, const struct qp_flow *f)
 {
@@ -171,6 +174,21 @@ struct qp_flow *flow_table_prefetch_flow(const struct qp_tracker *t, uint64_t h)
 	return NULL;
 }
 
+/*
+ * A chunk of flows on 2 MB pages (a hint to the kernel): every packet reads its flow, and
+ * with 4 KB pages the flows of a big trace (5.3 MB for 5,901 flows) took a TLB miss and, when
+ * new, a page fault per 4.5 flows; the prefetch of a flow then waited for the TLB walk.
+ */
+static struct qp_flow *flow_chunk_alloc(void)
+{
+	size_t bytes = (FLOW_CHUNK * sizeof(struct qp_flow) + FLOW_HUGE_PAGE - 1) & ~(size_t)(FLOW_HUGE_PAGE - 1);
+	void *p = aligned_alloc(FLOW_HUGE_PAGE, bytes);
+
+	if (p)
+		madvise(p, bytes, MADV_HUGEPAGE);
+	return p;
+}
+
 /* Find or create flow; NULL on ENOMEM. */
 struct qp_flow *flow_table_get(struct qp_tracker *t, const uint8_t *src, const uint8_t *dst, uint32_t qpn,
 				uint32_t vantage, int create)
@@ -214,9 +232,9 @@ struct qp_flow *flow_table_get_hashed(struct qp_tracker *t, uint64_t h, const ui
 	if ((idx >> FLOW_CHUNK_BITS) >= t->n_chunks) {
 		if (util_ensure_mem((void **)&t->chunks, &t->cap_chunks, sizeof(*t->chunks), t->n_chunks + 1))
 			return NULL;
-		/* On cache lines, as struct qp_flow's layout assumes; not cleared here (a flow is
-		 * when it is created), so its pages are touched only as flows arrive. */
-		t->chunks[t->n_chunks] = aligned_alloc(_Alignof(struct qp_flow), FLOW_CHUNK * sizeof(struct qp_flow));
+		/* On 2 MB pages, as struct qp_flow's layout assumes cache lines; not cleared here
+		 * (a flow is when it is created), so its pages are touched only as flows arrive. */
+		t->chunks[t->n_chunks] = flow_chunk_alloc();
 		if (!t->chunks[t->n_chunks])
 			return NULL;
 		t->n_chunks++;
