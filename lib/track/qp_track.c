@@ -9,8 +9,6 @@
 
 /* ---- events ---- */
 
-#define LAT_SETS_BYTES (QP_SAMPLE_KINDS * sizeof(struct latency_set)) /* a flow's f->lat */
-
 static void emit_sample(struct qp_tracker *t, struct qp_flow *r, uint8_t kind, uint64_t ts, uint64_t from_ns,
 			uint32_t psn)
 {
@@ -23,10 +21,7 @@ static void emit_sample(struct qp_tracker *t, struct qp_flow *r, uint8_t kind, u
 	}
 	ns = ts - from_ns;
 	if (!r->lat || r->lat == t->no_samples) {
-		/* Flows without samples: none. With the rings, on 2 MB pages (track_mem.c). */
-		r->lat = track_mem_alloc(&t->mem, LAT_SETS_BYTES);
-		if (r->lat)
-			memset(r->lat, 0, LAT_SETS_BYTES);
+		r->lat = calloc(QP_SAMPLE_KINDS, sizeof(*r->lat)); /* flows without samples: none */
 		for (int k = 0; r->lat && k < QP_SAMPLE_KINDS; k++)
 			r->lat[k].mem = &t->mem;
 	}
@@ -1091,7 +1086,7 @@ void qp_tracker_free(struct qp_tracker *t)
 			for (int k = 0; f->lat && f->lat != t->no_samples && k < QP_SAMPLE_KINDS; k++)
 				latency_set_free(&f->lat[k]);
 			if (f->lat != t->no_samples)
-				track_mem_free(&t->mem, f->lat, LAT_SETS_BYTES);
+				free(f->lat);
 		}
 		free(t->chunks[c]);
 	}
