@@ -567,7 +567,11 @@ static bool loss_tracks_marks(const struct ctx *c, const struct candidate *cand)
  */
 static void link_kind(const struct ctx *c, struct candidate *cand)
 {
-	if (cand->kind == FINDING_CONGESTED && floor_outlier(c, cand)) {
+	if (cand->kind == FINDING_SLOW && loc_marks_steady(cand) && !floor_outlier(c, cand) &&
+	    !latency_step(c, cand)) {
+		cand->kind = FINDING_CONGESTED;
+		cand->kind_why = "its marks: a steady share of its packets in every window, a marking fault";
+	} else if (cand->kind == FINDING_CONGESTED && floor_outlier(c, cand)) {
 		cand->kind = FINDING_SLOW;
 		cand->kind_why = "its floor: a standing queue on a link carrying less than its peers";
 	} else if (cand->kind == FINDING_SLOW && cand->signal != SIG_ECN &&
@@ -595,11 +599,14 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	cand->kind_why = NULL;
 	cand->load_ratio = load_ratio(c, load, scratch, cand);
 	cand->late_load_ratio = 0;
+	cand->marks_floor_known = false;
 	if (switch_link(c, cand) && cand->load_ratio >= cfg->outlier_max_load &&
 	    cand->load_ratio < cfg->load_notice_ratio)
 		cand->late_load_ratio = load_ratio(c, late_load, scratch, cand);
 	cand->peer_ce_rate = peer_ce_rate(c, cand);
 	hurt_marks(c, cand);
+	if (switch_link(c, cand) && fabric_busy(cand, cfg))
+		loc_marks_floor(c, cand);
 	switch (cand->kind) {
 	case FINDING_CONGESTED:
 	case FINDING_SLOW:
@@ -610,7 +617,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		 * alert in every run), unless the link stands out of it. */
 		else if ((cand->signal == SIG_ECN ? fabric_busy(cand, cfg)
 						  : latency_is_queueing(cand, cfg)) &&
-			 !busy_outlier(c, cand) && !floor_outlier(c, cand) && !latency_step(c, cand))
+			 !busy_outlier(c, cand) && !floor_outlier(c, cand) && !latency_step(c, cand) &&
+			 !loc_marks_steady(cand))
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		else if (quiet_queueing(c, cand))
 			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";
@@ -648,6 +656,9 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 				   loc_marks_lead(cand->mark_z, cand->mark_lead)) {
 				cand->kind = FINDING_CONGESTED;
 				cand->kind_why = "its marks: far above every peer link's with no standing queue";
+			} else if (switch_link(c, cand) && loc_marks_steady(cand)) {
+				cand->kind = FINDING_CONGESTED;
+				cand->kind_why = "its marks: a steady share of its packets in every window, a marking fault";
 			} else {
 				cand->notice_why = "drops of a queue that marks them as well, in a fabric queueing everywhere";
 			}

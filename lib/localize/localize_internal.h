@@ -159,6 +159,9 @@ struct candidate {
 	double outlier_lead;		/* its signal / the highest peer's (0: not measured) */
 	double mark_lead;		/* its marks (worse direction) / the highest peer's */
 	double late_load_ratio;		/* load_ratio in the later half of the trace (0: not taken) */
+	double marks_floor;		/* switch link: its marks per packet in its quiet windows */
+	double marks_floor_lead;	/* ... over the highest other switch link's */
+	bool marks_floor_known;		/* both measured (loc_marks_floor()) */
 };
 
 static inline double max2(double a, double b)
@@ -199,6 +202,8 @@ int loc_fabric_candidate(struct ctx *c, struct candidate **cands, size_t *n_cand
 
 /* localize_busy.c: marks on a switch link that lead every peer link's (busy fabrics). */
 bool loc_marks_lead(double z, double lead);
+void loc_marks_floor(const struct ctx *c, struct candidate *cand);
+bool loc_marks_steady(const struct candidate *cand);
 
 /* localize_each.c: a host finding on one host pair's connections names both hosts. */
 void loc_pair_sets(const struct ctx *c, struct candidate *best, size_t n);
