@@ -574,9 +574,13 @@ static void link_kind(const struct ctx *c, struct candidate *cand)
 	} else if (cand->kind == FINDING_CONGESTED && floor_outlier(c, cand)) {
 		cand->kind = FINDING_SLOW;
 		cand->kind_why = "its floor: a standing queue on a link carrying less than its peers";
+	} else if (cand->kind == FINDING_CONGESTED && switch_link(c, cand) &&
+		   loc_marks_drain(cand)) {
+		cand->kind = FINDING_SLOW;
+		cand->kind_why = "its marks come and go: a queue standing out of its peers', not a marking fault";
 	} else if (cand->kind == FINDING_SLOW && cand->signal != SIG_ECN &&
 		   fabric_busy(cand, c->cfg) && busy_outlier(c, cand) && !floor_outlier(c, cand) &&
-		   !latency_step(c, cand)) {
+		   !latency_step(c, cand) && !loc_marks_drain(cand)) {
 		cand->kind = FINDING_CONGESTED;
 		cand->kind_why = "its marks: far above its peer links' with no standing queue";
 	}
@@ -654,8 +658,11 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 				cand->kind_why = "its floor: a standing queue on a link carrying less than its peers";
 			} else if (switch_link(c, cand) && busy_outlier(c, cand) &&
 				   loc_marks_lead(cand->mark_z, cand->mark_lead)) {
-				cand->kind = FINDING_CONGESTED;
-				cand->kind_why = "its marks: far above every peer link's with no standing queue";
+				bool drain = loc_marks_drain(cand);
+
+				cand->kind = drain ? FINDING_SLOW : FINDING_CONGESTED;
+				cand->kind_why = drain ? "its marks come and go: a queue standing out of its peers', not a marking fault" :
+							 "its marks: far above every peer link's with no standing queue";
 			} else if (switch_link(c, cand) && loc_marks_steady(cand)) {
 				cand->kind = FINDING_CONGESTED;
 				cand->kind_why = "its marks: a steady share of its packets in every window, a marking fault";

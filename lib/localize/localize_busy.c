@@ -224,3 +224,15 @@ bool loc_marks_steady(const struct candidate *cand)
 	return cand->marks_floor_known && cand->marks_floor >= MF_MIN_FLOOR &&
 	       cand->marks_floor_lead >= 1;
 }
+
+/*
+ * Marks that come and go: a switch link's marks floor measured and under MF_MIN_FLOOR,
+ * so a quarter of its windows or more carry (almost) no mark. Its marks are a queue's; a
+ * queue that stands out of its peers' on a link carrying less than they do (what made it
+ * an alert) drains slowly: a slow link (rate-halved links of rate2x-fab-over60, floors 0
+ * on tuning seeds 1121-1160), not a marking fault (0.0137 and up).
+ */
+bool loc_marks_drain(const struct candidate *cand)
+{
+	return cand->marks_floor_known && cand->marks_floor < MF_MIN_FLOOR;
+}
