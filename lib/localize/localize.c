@@ -567,10 +567,13 @@ static bool loss_tracks_marks(const struct ctx *c, const struct candidate *cand)
  */
 static void link_kind(const struct ctx *c, struct candidate *cand)
 {
-	if (cand->kind == FINDING_SLOW && loc_marks_steady(cand) && !floor_outlier(c, cand) &&
-	    !latency_step(c, cand)) {
-		cand->kind = FINDING_CONGESTED;
-		cand->kind_why = "its marks: a steady share of its packets in every window, a marking fault";
+	/* Marks that hold decide over the floor: a rate-halved link's marks never held (its
+	 * floor 0 on all 40 tuning runs), ECN links that also raised the floor did. */
+	if (loc_marks_steady(cand)) {
+		if (cand->kind == FINDING_SLOW && !latency_step(c, cand)) {
+			cand->kind = FINDING_CONGESTED;
+			cand->kind_why = "its marks: a steady share of its packets in every window, a marking fault";
+		}
 	} else if (cand->kind == FINDING_CONGESTED && floor_outlier(c, cand)) {
 		cand->kind = FINDING_SLOW;
 		cand->kind_why = "its floor: a standing queue on a link carrying less than its peers";
@@ -653,7 +656,10 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 			/* ... unless the queue stands on a link that carries less than its
 			 * peers: its overflow is the link's own (a slowed serializer), or the
 			 * link marks alone, ahead of every peer (an ECN fault's flows). */
-			if (floor_outlier(c, cand)) {
+			if (switch_link(c, cand) && loc_marks_steady(cand)) {
+				cand->kind = FINDING_CONGESTED;
+				cand->kind_why = "its marks: a steady share of its packets in every window, a marking fault";
+			} else if (floor_outlier(c, cand)) {
 				cand->kind = FINDING_SLOW;
 				cand->kind_why = "its floor: a standing queue on a link carrying less than its peers";
 			} else if (switch_link(c, cand) && busy_outlier(c, cand) &&
@@ -663,9 +669,6 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 				cand->kind = drain ? FINDING_SLOW : FINDING_CONGESTED;
 				cand->kind_why = drain ? "its marks come and go: a queue standing out of its peers', not a marking fault" :
 							 "its marks: far above every peer link's with no standing queue";
-			} else if (switch_link(c, cand) && loc_marks_steady(cand)) {
-				cand->kind = FINDING_CONGESTED;
-				cand->kind_why = "its marks: a steady share of its packets in every window, a marking fault";
 			} else {
 				cand->notice_why = "drops of a queue that marks them as well, in a fabric queueing everywhere";
 			}
