@@ -624,8 +624,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		 * alert in every run), unless the link stands out of it. */
 		else if ((cand->signal == SIG_ECN ? fabric_busy(cand, cfg)
 						  : latency_is_queueing(cand, cfg)) &&
-			 !busy_outlier(c, cand) && !floor_outlier(c, cand) && !latency_step(c, cand) &&
-			 !loc_marks_steady(cand))
+			 !busy_outlier(c, cand) && !floor_outlier(c, cand) && !latency_step(c, cand))
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		else if (quiet_queueing(c, cand))
 			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";
@@ -656,7 +655,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 			/* ... unless the queue stands on a link that carries less than its
 			 * peers: its overflow is the link's own (a slowed serializer), or the
 			 * link marks alone, ahead of every peer (an ECN fault's flows). */
-			if (switch_link(c, cand) && loc_marks_steady(cand)) {
+			if (floor_outlier(c, cand) && loc_marks_steady(cand)) {
 				cand->kind = FINDING_CONGESTED;
 				cand->kind_why = "its marks: a steady share of its packets in every window, a marking fault";
 			} else if (floor_outlier(c, cand)) {

@@ -37,8 +37,7 @@ bool loc_marks_lead(double z, double lead)
  * Every packet on its own way: the data on the data's way, the ACKs (a mirror sees them
  * after their way back, with their marks) on theirs.
  *
- * Tuning seeds 1121-1160 (docs/evaluation.md, "Seventh round: busy fabrics"): injected ECN
- * links' floors 0.0139 and up, every healthy switch link's at most 0.0039.
+ * Tuning seeds 1121-1160: docs/evaluation.md, "Seventh round: busy fabrics".
  */
 #define MF_MIN_PACKETS 20
 #define MF_MIN_WINDOWS 8
@@ -212,10 +211,12 @@ cleanup:
 
 /*
  * Marks that a marking fault lays, not a queue: a marks floor of at least MF_MIN_FLOOR of
- * the link's packets, the highest of every switch link. Tuning seeds 1121-1160: every
- * healthy switch link's floor at most 0.0039 (1.8x under the bar); the injected ECN links
- * 0.0139 and up (2x over it); links sharing an ECN link's flows reach 0.05 but stay under
- * half its floor (lead 0.44 at most, the ECN links 2.3 and up).
+ * the link's packets, the highest of every switch link. It decides the kind of an alert
+ * (congested, over the floor rule), never its level: tuning seeds 1121-1160, injected ECN
+ * links 0.0137 and up with a lead of 2.02 and up, rate-halved links 0 (40 of 40), so the
+ * bar sits 2x from both; but a healthy busy link reached 0.0093 with a lead of 1.48
+ * (healthy-over60 1157), 1.47x and 1.36x from the ECN links: too close to make a notice
+ * an alert (docs/evaluation.md, "Seventh round: busy fabrics").
  */
 #define MF_MIN_FLOOR 0.007
 
