@@ -521,7 +521,7 @@ static int run_start_tracker(struct analyze_run *r)
 		};
 		cfg.sink = &r->tee_ops;
 	}
-	jobs = opts->jobs ? opts->jobs : analyze_default_jobs();
+	jobs = opts->jobs ? opts->jobs : lanes_fit(opts) ? analyze_default_jobs() : 1;
 	r->lanes = jobs > 1 && lanes_fit(opts);
 	r->trk = r->lanes ? qp_shards_new_lanes(&cfg, jobs) : qp_shards_new(&cfg, jobs);
 	if (!r->trk) {

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,11 +69,13 @@ static const char usage_text[] =
 	"                         (default 0: only identical timestamps)\n"
 	"      --port PORT        also decode UDP destination PORT as RoCE v2 (repeatable)\n"
 	"      --vxlan-port PORT  mirror copies in VXLAN on this UDP port (default 4789)\n"
-	"  -j, --jobs N           track on N threads, 1 to 256 (default 1); the\n"
-	"                         results are the same for any N: on files each thread\n"
-	"                         reads the traces itself (from a pipe or with --filter\n"
-	"                         one more thread reads), and the database is written\n"
-	"                         by another. --dump reads on one thread whatever -j says\n"
+	"  -j, --jobs N           track on N threads, 1 to 256 (default: the cores\n"
+	"                         available, at most 2; 1 from a pipe or with a pcap\n"
+	"                         filter); the results are the same for any N: on files\n"
+	"                         each thread reads the traces itself (from a pipe or\n"
+	"                         with a filter one more thread reads), and the database\n"
+	"                         is written by another. --dump reads on one thread\n"
+	"                         whatever -j says\n"
 	"  -q, --quiet            only errors on standard error\n"
 	"  -v, --verbose          more detail on standard error (repeat for debug)\n"
 	"  -h, --help             show this help and exit\n"
@@ -312,14 +315,24 @@ static int sizing_opt(int c, const char *text, struct analyze_opts *opts)
 }
 
 /*
- * Issue #20 asks for the cores available. Measured on the 2 shared cores (docs/benchmarks.md),
- * -j 2 was not faster than -j 1, used more CPU, and its peak RSS over a 10x longer trace grew
- * 22.3 MB, past the 21.7 MB test_analyze_memory.sh allows (-j 1: 20.5): threads are asked
- * for with -j, not assumed, until they pay.
+ * Issue #20: the cores this process may run on, capped at ANALYZE_JOBS_CAP, the most lanes
+ * measured to pay (docs/benchmarks.md: -j 2 against -j 1 on 2 cores; more lanes than cores
+ * only repeat the reading). analyze_run.c uses it only when lanes fit (regular files, no
+ * filter): a pipe's reader thread was slower than -j 1, so there the default stays 1.
  */
+#define ANALYZE_JOBS_CAP 2
+
 unsigned analyze_default_jobs(void)
 {
-	return 1;
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1; /* more than CPU_SETSIZE CPUs, or no answer: one thread, as before */
+	n = CPU_COUNT(&set);
+	if (n < 1)
+		return 1;
+	return n > ANALYZE_JOBS_CAP ? ANALYZE_JOBS_CAP : (unsigned)n;
 }
 
 

@@ -143,7 +143,7 @@ ratio_cpu=$(awk -v t="$t_cpu_scaled" -v a="$a_cpu" 'BEGIN { printf "%.0fx", t / 
 cmd="$A -q $trace -o out.db"
 echo "| agentxdp-analyze end to end, $pkts packets ($rows, ${db_mb} MB db), best of 3 | ${a_wall} s wall, ${a_cpu} s CPU | tshark -T fields same fields: ${t_wall} s for $PREFIX packets, scaled x$scale = ${t_scaled} s | \`$cmd\` |"
 echo "| agentxdp-analyze vs tshark | $ratio faster (wall), $ratio_cpu (CPU: tshark ${t_cpu} s x$scale) | target >= 100x (issue #20) | trace: \`$synth_cmd\` |"
-echo "| agentxdp-analyze packets/s end to end (SQLite, one core: default -j 1) | $pps/s wall, $pps_cpu/s CPU | target >= 3M/s | \`$cmd\` |"
+echo "| agentxdp-analyze packets/s end to end (SQLite, default -j: the cores available, at most 2) | $pps/s wall, $pps_cpu/s CPU | target >= 3M/s | \`$cmd\` |"
 echo "| agentxdp-analyze without the database (--json, no -o), best of 3 | ${j_wall} s wall, ${j_cpu} s CPU | with it: ${a_wall} s wall, ${a_cpu} s CPU ($(awk -v a="$a_cpu" -v j="$j_cpu" 'BEGIN { printf "%.0f%%", (a > 0 ? 100 * (a - j) / a : 0) }') of the CPU is the database) | \`$A -q --json $trace\` |"
 echo "| agentxdp-analyze peak RSS, $pkts packets ($(($(stat -L -c %s "$trace") / 1048576)) MB trace) | $((a_rss / 1024)) MB | tshark on $PREFIX packets: $((t_rss / 1024)) MB | /usr/bin/time -f %M |"
 echo "| agentxdp-analyze core only: decode + track, CPU per packet ($pkts packets, frames in memory, best of 3) | ${core_ns} ns | one packet at a time (qp_tracker_add), same run: ${single_ns} ns; target <= 150 ns | \`$CORE $trace\` |"
