@@ -240,14 +240,16 @@ static void *lane_main(void *arg)
 /*
  * Lanes 1 to n - 1 on threads of their own (every signal blocked: the main thread takes
  * them), each with its own reader. A lane that cannot start is ended unfed (the merge waits
- * for every lane) and the run fails. The number of readers started.
+ * for every lane) and the run fails (*fatal), unless a signal stopped its first read: the run
+ * is then interrupted, as -j 1's would be. The number of readers started.
  */
-static unsigned lanes_start(struct analyze_read *r, struct frame_reader *fr, unsigned n)
+static unsigned lanes_start(struct analyze_read *r, struct frame_reader *fr, unsigned n, bool *fatal)
 {
 	sigset_t all, old;
 	char err[512];
 	unsigned j, started = 0;
 	int rc = 0;
+	bool stopped = false;
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -261,6 +263,7 @@ static unsigned lanes_start(struct analyze_read *r, struct frame_reader *fr, uns
 			rc = -1;
 		} else if (trace_reader_open(&fr[j].tr, r->opts->traces, r->opts->n_traces, err, sizeof(err))) {
 			rc = -1;
+			stopped = *r->stop; /* a signal came: its read failed, as -j 1's would stop */
 		} else if ((rc = pthread_create(&fr[j].thread, NULL, lane_main, &fr[j]))) {
 			snprintf(err, sizeof(err), "%s", strerror(rc));
 		}
@@ -269,7 +272,9 @@ static unsigned lanes_start(struct analyze_read *r, struct frame_reader *fr, uns
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
-		pr_err("-j %u: starting reader %u: %s\n", n, j, err);
+		if (!stopped)
+			pr_err("-j %u: starting reader %u: %s\n", n, j, err);
+		*fatal = !stopped;
 		for (; j < n; j++)
 			qp_lane_end(r->trk, j);
 	}
@@ -317,14 +322,14 @@ static bool lane_read_alike(struct analyze_read *r, const struct frame_reader *f
 
 /*
  * Join the lanes' readers, their counts and flags into fr[0]'s; whether one failed (out of
- * memory). *fatal: a reader could not start, or read other traces (both said): the run fails.
+ * memory). *fatal (set by lanes_start when a reader could not start), or a reader read other
+ * traces (both said): the run fails.
  */
 static bool lanes_join(struct analyze_read *r, struct frame_reader *fr, unsigned n, unsigned started,
 		       bool *fatal)
 {
 	bool failed = false;
 
-	*fatal = started + 1 < n;
 	for (unsigned j = 1; j < n; j++) {
 		if (j <= started) {
 			pthread_join(fr[j].thread, NULL);
@@ -403,7 +408,7 @@ int analyze_read(struct analyze_read *r)
 	fr[0].plain = line_calloc((size_t)r->n_traces, 1);
 	r->plain_keys = n_lanes && !r->opts->n_qps && fr[0].plain;
 	if (n_lanes)
-		started = lanes_start(r, fr, n_lanes);
+		started = lanes_start(r, fr, n_lanes, &fatal);
 	fr[0].cpu_s = thread_cpu_s();
 	read_frames(&fr[0]);
 	r->failed = fr[0].failed;
