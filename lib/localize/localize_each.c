@@ -59,6 +59,10 @@ void loc_pair_sets(const struct ctx *c, struct candidate *best, size_t n)
 
 		if ((kind != VAR_HOST && kind != VAR_HOST_LINK) || x->n_set || !x->n_hurt_idx)
 			continue;
+		/* A turnaround is timed at the responder alone (request in, response out), and
+		 * a runner-up that scored nothing fits nothing: neither is a coin flip. */
+		if (x->signal == SIG_TURNAROUND || !(x->alt_score_ratio > 0))
+			continue;
 		partner = pair_partner(c, x);
 		other = partner ? host_var(c, kind, partner) : -1;
 		if (other < 0)

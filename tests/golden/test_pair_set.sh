@@ -4,12 +4,22 @@
 # coin flip presented as one host). Each-host captures of a +10 us step into 198.18.0.11
 # (tuning seed 1149 of slow10us-host-each): one slow connection, 198.18.0.13 <-> .11, and
 # both ends score alike; the build before the rule named 198.18.0.13 alone. A host whose
-# runner-up is another subject of its own host stays alone (seed 1148: 198.18.0.16).
+# runner-up is another subject of its own host stays alone (seed 1148: 198.18.0.16). A
+# responder's turnaround is measured at the responder alone, and a runner-up that scored
+# nothing fits nothing: a slow responder answering one host stays one host (the eval's
+# slowresp-each-read shape, seed 63: found on the sixth round's reporting seeds 61-80, where
+# the rule named "198.18.0.19 | 198.18.0.24" with the runner-up at score ratio 0).
 . "$(dirname "$0")/../lib.sh"
 SYNTH=$BIN/agentxdp-synth ANALYZE=${TEST_ANALYZE:-$BIN/agentxdp-analyze}
 if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
 	skip pair-set "bin/agentxdp-synth or bin/agentxdp-analyze not built"
-	exit 0
+	base=(--hosts 16 --leaves 4 --spines 4 --load 10% --mtu 1024 --duration 10ms --workload read
+	--vantage each-host --snaplen 128)
+if run resp 63 --host-fault 'host=198.18.0.24,kind=slow-responder,size=50us,onset=0us'; then
+	got=$(jq -r "$first_alert" "$work/resp.json")
+	expect_eq "pair-set-turnaround: a slow responder is named alone" "host 198.18.0.24 " "$got"
+fi
+exit 0
 fi
 work=$(tmpdir)
 trap 'rm -rf "$work"' EXIT
@@ -44,5 +54,11 @@ if run own 1148 --fault 'link=198.18.0.16-leaf1,dir=198.18.0.16>leaf1,kind=slow,
 	got=$(jq -r "$first_alert" "$work/own.json")
 	expect_eq "pair-set-own: a runner-up on the pick's own host keeps it alone" \
 		"host_link 198.18.0.16 " "$got"
+fi
+base=(--hosts 16 --leaves 4 --spines 4 --load 10% --mtu 1024 --duration 10ms --workload read
+	--vantage each-host --snaplen 128)
+if run resp 63 --host-fault 'host=198.18.0.24,kind=slow-responder,size=50us,onset=0us'; then
+	got=$(jq -r "$first_alert" "$work/resp.json")
+	expect_eq "pair-set-turnaround: a slow responder is named alone" "host 198.18.0.24 " "$got"
 fi
 exit 0
