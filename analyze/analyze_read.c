@@ -15,7 +15,7 @@
 #include "lib/util/util.h"
 
 /* A cache line: what one lane writes per frame shares none with what another lane reads. */
-#define LINE_BYTES 64
+#define LINE_BYTES UTIL_LINE_BYTES
 
 /*
  * One reader of the run's frames: the run's own, or with lanes (-j N on files) one per lane,
@@ -38,20 +38,6 @@ struct frame_reader {
 	double cpu_s;			/* its thread's CPU time once read (-vv says it) */
 	pthread_t thread;
 };
-
-/* n zeroed objects of size bytes on lines of their own (free() frees them). */
-static void *line_calloc(size_t n, size_t size)
-{
-	size_t bytes = (n * size + LINE_BYTES - 1) / LINE_BYTES * LINE_BYTES;
-	void *p;
-
-	if (size && n > (SIZE_MAX - LINE_BYTES) / size)
-		return NULL;
-	p = aligned_alloc(LINE_BYTES, bytes ? bytes : LINE_BYTES);
-	if (p)
-		memset(p, 0, bytes);
-	return p;
-}
 
 static double thread_cpu_s(void)
 {
@@ -255,9 +241,9 @@ static unsigned lanes_start(struct analyze_read *r, struct frame_reader *fr, uns
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (j = 1; j < n && !rc; j++, started++) {
 		fr[j] = (struct frame_reader){ .r = r, .lane = (int)j };
-		fr[j].mv = line_calloc(1, sizeof(*fr[j].mv));
-		fr[j].counts = line_calloc((size_t)r->n_traces, sizeof(*fr[j].counts));
-		fr[j].plain = line_calloc((size_t)r->n_traces, 1);
+		fr[j].mv = util_line_calloc(1, sizeof(*fr[j].mv));
+		fr[j].counts = util_line_calloc((size_t)r->n_traces, sizeof(*fr[j].counts));
+		fr[j].plain = util_line_calloc((size_t)r->n_traces, 1);
 		if (!fr[j].mv || !fr[j].counts || !fr[j].plain || mirror_vantages_init(fr[j].mv, r->n_traces)) {
 			snprintf(err, sizeof(err), "%s", strerror(ENOMEM));
 			rc = -1;
@@ -394,7 +380,7 @@ static void recount_ts_backwards(struct analyze_read *r)
 int analyze_read(struct analyze_read *r)
 {
 	unsigned n_lanes = r->lanes ? qp_shards_count(r->trk) : 0, started = 0;
-	struct frame_reader *fr = line_calloc(n_lanes ? n_lanes : 1, sizeof(*fr));
+	struct frame_reader *fr = util_line_calloc(n_lanes ? n_lanes : 1, sizeof(*fr));
 	bool fatal = false;
 
 	if (!fr) {
@@ -405,7 +391,7 @@ int analyze_read(struct analyze_read *r)
 	}
 	fr[0] = (struct frame_reader){ .r = r, .tr = r->tr, .counts = r->counts, .mv = r->mv,
 				       .lane = n_lanes ? 0 : -1, .primary = true };
-	fr[0].plain = line_calloc((size_t)r->n_traces, 1);
+	fr[0].plain = util_line_calloc((size_t)r->n_traces, 1);
 	r->plain_keys = n_lanes && !r->opts->n_qps && fr[0].plain;
 	if (n_lanes)
 		started = lanes_start(r, fr, n_lanes, &fatal);

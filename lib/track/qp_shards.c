@@ -24,7 +24,7 @@
 #define OUT_EVERY 4		/* input slots between two progress reports at most */
 #define SPIN 256		/* polls before sleeping on a ring */
 #define LANE_SAY 2048		/* lanes: packets between two progress reports */
-#define LINE_BYTES 64		/* what one lane's thread writes shares no line with another's */
+#define LINE_BYTES UTIL_LINE_BYTES /* what one lane's thread writes shares no line with another's */
 
 /*
  * Events are merged by key: a packet's events by the packet's number (from 1), the
@@ -41,20 +41,6 @@ struct ring_waiter {
 	_Atomic uint32_t sleeping;
 	_Atomic uint32_t target;
 };
-
-/* n zeroed objects of size bytes on lines of their own (free() frees them). */
-static void *line_calloc(size_t n, size_t size)
-{
-	size_t bytes = (n * size + LINE_BYTES - 1) / LINE_BYTES * LINE_BYTES;
-	void *p;
-
-	if (size && n > (SIZE_MAX - LINE_BYTES) / size)
-		return NULL;
-	p = aligned_alloc(LINE_BYTES, bytes ? bytes : LINE_BYTES);
-	if (p)
-		memset(p, 0, bytes);
-	return p;
-}
 
 struct spsc {
 	_Atomic uint32_t head;		/* slots published, by the producer */
@@ -794,7 +780,7 @@ static int shard_init(struct qp_shards *s, struct shard *sh)
 	cfg.sink = &sh->rec;
 	sh->t = qp_tracker_new(&cfg);
 	if (s->lanes)
-		sh->lane = line_calloc(1, sizeof(*sh->lane));
+		sh->lane = util_line_calloc(1, sizeof(*sh->lane));
 	else
 		sh->in = calloc(IN_DEPTH, sizeof(*sh->in));
 	sh->out = s->merge ? calloc(OUT_DEPTH, sizeof(*sh->out)) : NULL; /* no sink, no merge */
@@ -845,7 +831,7 @@ static struct qp_shards *shards_new(const struct qp_tracker_cfg *cfg, unsigned n
 		return s;
 	}
 	s->merge = cfg->sink != NULL;
-	s->sh = line_calloc(n, sizeof(*s->sh));
+	s->sh = util_line_calloc(n, sizeof(*s->sh));
 	if (!s->sh)
 		rc = -ENOMEM;
 	for (unsigned j = 0; j < n && !rc; j++)

@@ -190,3 +190,17 @@ int json_fput_string(FILE *f, const char *s)
 {
 	return json_write_string(put_file, f, s);
 }
+
+void *util_line_calloc(size_t n, size_t size)
+{
+	size_t bytes;
+	void *p;
+
+	if (size && n > (SIZE_MAX - UTIL_LINE_BYTES) / size)
+		return NULL;
+	bytes = (n * size + UTIL_LINE_BYTES - 1) / UTIL_LINE_BYTES * UTIL_LINE_BYTES;
+	p = aligned_alloc(UTIL_LINE_BYTES, bytes ? bytes : UTIL_LINE_BYTES);
+	if (p)
+		memset(p, 0, bytes);
+	return p;
+}

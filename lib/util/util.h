@@ -28,6 +28,12 @@ int util_ensure_mem(void **data, size_t *cap, size_t elem_size, size_t need);
  */
 int util_ensure_mem_max(void **data, size_t *cap, size_t elem_size, size_t need, size_t max_cap);
 
+/* A cache line: what one thread writes shares none with what another reads. */
+#define UTIL_LINE_BYTES 64
+/* n zeroed objects of size bytes on cache lines of their own (free() frees them); NULL
+ * when out of memory or n * size overflows. */
+void *util_line_calloc(size_t n, size_t size);
+
 /* A 16-byte address as text: dotted quad for IPv4-mapped (::ffff:a.b.c.d), "LID 18", else IPv6. */
 #define ADDR_STR_LEN 46 /* INET6_ADDRSTRLEN */
 const char *addr_str(const uint8_t addr[16], char *buf, size_t len);
