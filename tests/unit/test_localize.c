@@ -564,18 +564,22 @@ static void test_onset(void **state)
 	findings_free(f, n);
 }
 
-static void test_two_vantages_split_host(void **state)
+/*
+ * 12 QPs, each seen at the requester (RTT) and at the responder (turnaround); responder
+ * 198.18.0.20 takes 30 us to answer, the network is the same for all. one_pair: only QP 4
+ * goes to it, from 198.18.0.19, which asks nobody else. Returns the flows written.
+ */
+static size_t turnaround_flows(struct flow_stats flows[2 * 2 * 12], bool one_pair)
 {
-	struct flow_stats flows[2 * 2 * 12];
 	size_t nf = 0;
-	struct finding *f;
-	size_t n;
 
-	/* 12 QPs, each seen at the requester (RTT) and at the responder (turnaround).
-	 * Responder 198.18.0.20 takes 30 us to answer; the network is the same for all. */
-	memset(flows, 0, sizeof(flows));
+	memset(flows, 0, 2 * 2 * 12 * sizeof(*flows));
 	for (int q = 0; q < 12; q++) {
-		int src = q % 6, dst = 6 + q % 5 + (q >= 6 ? 0 : 0);
+		int src = q % 6, dst = 6 + q % 5;
+		if (one_pair) {
+			src = q == 4 ? 9 : q % 6;
+			dst = q == 4 ? 10 : 6 + q % 3;
+		}
 		double turn = dst == 10 ? 30 : 2, net = 8;
 		for (int v = 0; v < 2; v++) {
 			struct flow_stats *rq = &flows[nf], *rp = &flows[nf + 1];
@@ -603,6 +607,16 @@ static void test_two_vantages_split_host(void **state)
 			nf += 2;
 		}
 	}
+	return nf;
+}
+
+static void test_two_vantages_split_host(void **state)
+{
+	struct flow_stats flows[2 * 2 * 12];
+	size_t nf = turnaround_flows(flows, false);
+	struct finding *f;
+	size_t n;
+
 	assert_int_equal(localize(flows, nf, NULL, NULL, &f, &n), 0);
 	assert_true(n >= 1);
 	assert_int_equal(f[0].kind, FINDING_HOST);
@@ -614,50 +628,15 @@ static void test_two_vantages_split_host(void **state)
 static void test_turnaround_pair_not_set(void **state)
 {
 	struct flow_stats flows[2 * 2 * 12];
-	size_t nf = 0;
+	size_t nf = turnaround_flows(flows, true);
 	struct finding *f;
 	size_t n;
 
-	/* As above, but the slow responder 198.18.0.20 answers one QP only (from
-	 * 198.18.0.19, which asks nobody else): every hurt connection joins the same two
-	 * hosts, and both ends explain it. Its turnaround is
-	 * measured at the responder alone, so it is no coin flip between the two ends: the
-	 * finding names the responder, not the pair as a set (loc_pair_sets()). */
-	memset(flows, 0, sizeof(flows));
-	for (int q = 0; q < 12; q++) {
-		int src = q == 4 ? 9 : q % 6, dst = q == 4 ? 10 : 6 + q % 3;
-		double turn = dst == 10 ? 30 : 2, net = 8;
-		for (int v = 0; v < 2; v++) {
-			struct flow_stats *rq = &flows[nf], *rp = &flows[nf + 1];
-			char ip[32];
-			rq->id = nf + 1;
-			rp->id = nf + 2;
-			rq->peer_id = rp->id;
-			rp->peer_id = rq->id;
-			snprintf(ip, sizeof(ip), "198.18.0.%d", 10 + src);
-			topo_parse_addr(ip, rq->key.src_ip);
-			topo_parse_addr(ip, rp->key.dst_ip);
-			snprintf(ip, sizeof(ip), "198.18.0.%d", 10 + dst);
-			topo_parse_addr(ip, rq->key.dst_ip);
-			topo_parse_addr(ip, rp->key.src_ip);
-			rq->key.dst_qpn = 0x200 + (uint32_t)q;
-			rp->key.dst_qpn = 0x300 + (uint32_t)q;
-			rq->role = FLOW_ROLE_REQUESTER;
-			rp->role = FLOW_ROLE_RESPONDER;
-			rq->vantage = rp->vantage = (uint32_t)v;
-			rq->packets = 1000;
-			rp->packets = 500;
-			rq->ack_samples = 500;
-			rq->ack_latency_p50_us = (v == 0 ? net + turn : turn) + 0.01 * q;
-			rq->ack_latency_p99_us = rq->ack_latency_p50_us * 1.2;
-			nf += 2;
-		}
-	}
+	/* Every hurt connection joins the same two hosts, and both ends explain it. The
+	 * turnaround is timed at the responder alone, so it is no coin flip between the two
+	 * ends: the finding names the responder, not the pair as a set (loc_pair_sets()). */
 	assert_int_equal(localize(flows, nf, NULL, NULL, &f, &n), 0);
 	assert_true(n >= 1);
-	print_message("  #1 %s %s\n", f[0].subject, f[0].evidence);
-
-
 	assert_int_equal(f[0].kind, FINDING_HOST);
 	assert_int_equal(f[0].subject_kind, SUBJECT_HOST);
 	assert_string_equal(f[0].subject, "198.18.0.20");
