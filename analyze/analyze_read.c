@@ -325,6 +325,13 @@ static bool lanes_join(struct analyze_read *r, struct frame_reader *fr, unsigned
 			fr[0].plain_missed |= fr[j].plain_missed;
 			fr[0].lost |= fr[j].lost;
 			lane_counts_add(r, fr[j].counts);
+			/* Stopped by a signal, the readers stopped at different frames: the
+			 * run read as far as the farthest, whose own packets are all in. */
+			if (*r->stop) {
+				trace_reader_take_farther(r->tr, fr[j].tr);
+				if (fr[j].frames > fr[0].frames)
+					fr[0].frames = fr[j].frames;
+			}
 			pr_debug("-j %u: reader %u: %" PRIu64 " frames, %" PRIu64 " RoCE packets counted, %.3f s CPU\n",
 				 n, j, fr[j].frames, reader_roce(r, fr[j].counts), fr[j].cpu_s);
 		}

@@ -861,6 +861,25 @@ const struct trace_health *trace_reader_health(const struct trace_reader *tr, in
 	return index >= 0 && index < tr->n ? &tr->inputs[index].health : NULL;
 }
 
+void trace_reader_take_farther(struct trace_reader *dst, const struct trace_reader *src)
+{
+	for (int i = 0; dst && src && i < dst->n && i < src->n; i++) {
+		struct trace_health *d = &dst->inputs[i].health;
+		const struct trace_health *s = &src->inputs[i].health;
+
+		if (s->frames <= d->frames)
+			continue;
+		if (!d->frames)
+			d->first_ns = s->first_ns;
+		d->frames = s->frames;
+		d->bytes = s->bytes;
+		d->last_ns = s->last_ns;
+		d->ts_backwards = s->ts_backwards;
+		d->capture_dropped = s->capture_dropped;
+		d->has_drop_counters = s->has_drop_counters;
+	}
+}
+
 void trace_reader_close(struct trace_reader *tr)
 {
 	if (!tr)

@@ -52,6 +52,13 @@ const char *trace_reader_error(const struct trace_reader *tr);
 int trace_reader_count(const struct trace_reader *tr);
 const char *trace_reader_path(const struct trace_reader *tr, int index);
 const struct trace_health *trace_reader_health(const struct trace_reader *tr, int index);
+/*
+ * Readers of the same traces stopped by a signal at different frames (-j lanes): each input
+ * of dst takes the counts src read past it (frames, bytes, last time, times going back, drop
+ * counters), so the run says it read as far as its farthest reader. Why it stopped stays
+ * dst's.
+ */
+void trace_reader_take_farther(struct trace_reader *dst, const struct trace_reader *src);
 void trace_reader_close(struct trace_reader *tr);
 /* "EN10MB", "LINUX_SLL", ... for a DLT_* value; "unknown" when libpcap has no name. */
 const char *trace_linktype_name(int linktype);
