@@ -148,14 +148,17 @@ sleep 4 # set-up and a healthy stretch for the flows' own baseline
 series=""
 for _ in $(seq 40); do
 	series=$(in_a curl -sf http://127.0.0.1:9090/api/v1/query --data-urlencode 'query=agentxdp_finding_severity' |
-		jq -r '.data.result[] | [.metric.rank, .metric.kind, .metric.subject_kind, .metric.link, .metric.direction, .value[1]] | join("|")' 2>/dev/null)
+		jq -r '.data.result[] | [.metric.rank, .metric.kind, .metric.subject_kind, .metric.link, .metric.direction, .value[1]] | join("\t")' 2>/dev/null)
 	[ -n "$series" ] && break
 	sleep 0.5
 done
-top=$(sort -t'|' -k1,1n <<<"$series" | head -n 1)
+top=$(sort -t$'\t' -k1,1n <<<"$series" | head -n 1)
 if [ -z "$top" ]; then
 	fail "$N: finding after the rate limit" "no agentxdp_finding_severity series within 20 s; agent: $(grep finding "$T/agent.err" | tail -n 2 | tr '\n' ' ')"
-elif awk -F'|' -v a="$IP_A" -v b="$IP_B" '{ exit !($2 == "slow" && ($4 == a || $4 == a " -> " b || index($5, a " -> " b) == 1)) }' <<<"$top"; then
+# a's link, the pair a -> b, or (one host pair only: its two ends fit alike, issue #17 item 3)
+# the set of both hosts, on a's way out.
+elif awk -F'\t' -v a="$IP_A" -v b="$IP_B" '{ set = $3 == "set" && ($4 == a " | " b || $4 == b " | " a) && index($5, a " -> ") == 1
+	exit !($2 == "slow" && ($4 == a || $4 == a " -> " b || index($5, a " -> " b) == 1 || set)) }' <<<"$top"; then
 	pass "$N: PromQL agentxdp_finding_severity names a's link after the a->b rate limit ($top)"
 else
 	fail "$N: finding label" "top finding does not name $IP_A or $IP_A -> $IP_B: $series"
