@@ -57,3 +57,15 @@ synth_analyze() {
 	fi
 	rm -f "$err"
 }
+
+# mirror_topo_run TAG DIR SEED FAULT [SYNTH-ARGS...]: synth_analyze a mirror trace of the busy
+# oversubscribed shape of eval/matrix.txt's ecn20-fab-over (or the arguments given) with one
+# fault, analyzed with its topology and paths into DIR/out.json.
+mirror_topo_run() {
+	local tag=$1 dir=$2 seed=$3 fault=$4
+	shift 4
+	[ $# -gt 0 ] || set -- --hosts 64 --leaves 8 --spines 2 --load 40% --mtu 4096 \
+		--duration 5ms --workload write
+	synth_analyze "$tag" "$dir" "$dir/out.json" "$@" --vantage mirror --snaplen 128 \
+		--seed "$seed" --fault "$fault" -- --topology "$dir/links.csv" --paths "$dir/paths.csv"
+}

@@ -29,11 +29,7 @@ run() {
 	shift 3
 	d=$work/$name
 	link=
-	[ $# -gt 0 ] || set -- --hosts 64 --leaves 8 --spines 2 --load 40% --mtu 4096 \
-		--duration 5ms --workload write
-	synth_analyze "marks-lead-$name" "$d" "$d/out.json" "$@" --vantage mirror --snaplen 128 \
-		--seed "$seed" --fault "$fault" -- --topology "$d/links.csv" --paths "$d/paths.csv" ||
-		return 1
+	mirror_topo_run "marks-lead-$name" "$d" "$seed" "$fault" "$@" || return 1
 	link=$(jq -r '[.links[] | select(.faulty) | .link][0]' "$d/truth.json")
 }
 top() {
