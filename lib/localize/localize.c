@@ -558,6 +558,12 @@ static bool loss_tracks_marks(const struct ctx *c, const struct candidate *cand)
 	return lost > 0 && ce >= c->cfg->loss_marks_ratio * lost;
 }
 
+/* Why a switch link's kind was changed, one text for each reason (link_kind() and the
+ * lossy branch of loc_classify_level() give the same ones). */
+#define WHY_MARKS_STEADY "its marks: a steady share of its packets in every window, a marking fault"
+#define WHY_FLOOR "its floor: a standing queue on a link carrying less than its peers"
+#define WHY_MARKS_DRAIN "its marks come and go: a queue standing out of its peers', not a marking fault"
+
 /*
  * The story of a switch link alert told by the link rather than by the pick: a standing
  * queue on a link carrying less than its peers is a slow link, whatever signal saw it
@@ -572,15 +578,15 @@ static void link_kind(const struct ctx *c, struct candidate *cand)
 	if (loc_marks_steady(cand)) {
 		if (cand->kind == FINDING_SLOW && !latency_step(c, cand)) {
 			cand->kind = FINDING_CONGESTED;
-			cand->kind_why = "its marks: a steady share of its packets in every window, a marking fault";
+			cand->kind_why = WHY_MARKS_STEADY;
 		}
 	} else if (cand->kind == FINDING_CONGESTED && floor_outlier(c, cand)) {
 		cand->kind = FINDING_SLOW;
-		cand->kind_why = "its floor: a standing queue on a link carrying less than its peers";
+		cand->kind_why = WHY_FLOOR;
 	} else if (cand->kind == FINDING_CONGESTED && switch_link(c, cand) &&
 		   loc_marks_drain(cand)) {
 		cand->kind = FINDING_SLOW;
-		cand->kind_why = "its marks come and go: a queue standing out of its peers', not a marking fault";
+		cand->kind_why = WHY_MARKS_DRAIN;
 	} else if (cand->kind == FINDING_SLOW && cand->signal != SIG_ECN &&
 		   fabric_busy(cand, c->cfg) && busy_outlier(c, cand) && !floor_outlier(c, cand) &&
 		   !latency_step(c, cand) && !loc_marks_drain(cand)) {
@@ -657,17 +663,17 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 			 * link marks alone, ahead of every peer (an ECN fault's flows). */
 			if (floor_outlier(c, cand) && loc_marks_steady(cand)) {
 				cand->kind = FINDING_CONGESTED;
-				cand->kind_why = "its marks: a steady share of its packets in every window, a marking fault";
+				cand->kind_why = WHY_MARKS_STEADY;
 			} else if (floor_outlier(c, cand)) {
 				cand->kind = FINDING_SLOW;
-				cand->kind_why = "its floor: a standing queue on a link carrying less than its peers";
+				cand->kind_why = WHY_FLOOR;
 			} else if (switch_link(c, cand) && busy_outlier(c, cand) &&
 				   loc_marks_lead(cand->mark_z, cand->mark_lead)) {
 				bool drain = loc_marks_drain(cand);
 
 				cand->kind = drain ? FINDING_SLOW : FINDING_CONGESTED;
-				cand->kind_why = drain ? "its marks come and go: a queue standing out of its peers', not a marking fault" :
-							 "its marks: far above every peer link's with no standing queue";
+				cand->kind_why = drain ? WHY_MARKS_DRAIN :
+						   "its marks: far above every peer link's with no standing queue";
 			} else {
 				cand->notice_why = "drops of a queue that marks them as well, in a fabric queueing everywhere";
 			}
