@@ -14,16 +14,14 @@
 #include "lib/util/log.h"
 #include "lib/util/util.h"
 
-/* A cache line: what one lane writes per frame shares none with what another lane reads. */
-#define LINE_BYTES UTIL_LINE_BYTES
-
 /*
  * One reader of the run's frames: the run's own, or with lanes (-j N on files) one per lane,
  * each on its own thread reading every frame of every trace itself (the page cache serves
- * them all), so that no packet is copied between threads. Each on lines of its own.
+ * them all), so that no packet is copied between threads. Each on cache lines of its own:
+ * what one lane writes per frame shares none with what another lane reads.
  */
 struct frame_reader {
-	alignas(LINE_BYTES) struct analyze_read *r;
+	alignas(UTIL_LINE_BYTES) struct analyze_read *r;
 	struct trace_reader *tr;
 	struct trace_counts *counts;	/* per trace */
 	struct mirror_vantages *mv;	/* each reader numbers the vantages alike */

@@ -491,6 +491,7 @@ static int run_start_tracker(struct analyze_run *r)
 	struct qp_tracker_cfg cfg;
 	char err[512];
 	unsigned jobs;
+	bool fit;
 
 	qp_tracker_cfg_default(&cfg);
 	cfg.window_ns = r->window_ns;
@@ -521,8 +522,9 @@ static int run_start_tracker(struct analyze_run *r)
 		};
 		cfg.sink = &r->tee_ops;
 	}
-	jobs = opts->jobs ? opts->jobs : lanes_fit(opts) ? analyze_default_jobs() : 1;
-	r->lanes = jobs > 1 && lanes_fit(opts);
+	fit = lanes_fit(opts);
+	jobs = opts->jobs ? opts->jobs : fit ? analyze_default_jobs() : 1;
+	r->lanes = jobs > 1 && fit;
 	r->trk = r->lanes ? qp_shards_new_lanes(&cfg, jobs) : qp_shards_new(&cfg, jobs);
 	if (!r->trk) {
 		pr_err("starting %u trackers: %s\n", jobs, strerror(errno));

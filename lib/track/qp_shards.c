@@ -24,7 +24,6 @@
 #define OUT_EVERY 4		/* input slots between two progress reports at most */
 #define SPIN 256		/* polls before sleeping on a ring */
 #define LANE_SAY 2048		/* lanes: packets between two progress reports */
-#define LINE_BYTES UTIL_LINE_BYTES /* what one lane's thread writes shares no line with another's */
 
 /*
  * Events are merged by key: a packet's events by the packet's number (from 1), the
@@ -173,7 +172,7 @@ struct out_slot {
 };
 
 struct shard {
-	alignas(LINE_BYTES) struct qp_shards *owner;	/* each shard on lines of its own */
+	alignas(UTIL_LINE_BYTES) struct qp_shards *owner;	/* each shard on lines of its own */
 	struct qp_tracker *t;
 	struct qp_event_sink rec;	/* the tracker's sink: records into out slots */
 	pthread_t thread;
@@ -202,7 +201,7 @@ struct shard {
 
 /* A lane: a shard whose own reader thread reads every packet and keeps its shard's. */
 struct lane {
-	alignas(LINE_BYTES) struct roce_pkt pkts[QP_BATCH_MAX];	/* its packets; the next one is decoded at pkts[n] */
+	alignas(UTIL_LINE_BYTES) struct roce_pkt pkts[QP_BATCH_MAX];	/* its packets; the next one is decoded at pkts[n] */
 	uint32_t vantage[QP_BATCH_MAX];
 	uint64_t seq[QP_BATCH_MAX];
 	uint32_t n;
