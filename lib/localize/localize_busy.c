@@ -4,6 +4,7 @@
  * out of the queueing").
  */
 #include "lib/localize/localize_internal.h"
+#include "lib/util/robust_stats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -128,13 +129,6 @@ static void add_flow(const struct ctx *c, const struct conn *cn, const struct fl
 	}
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* One direction's marks floor, or -1 with too few windows to tell. */
 static double dir_floor(const double *pk, const double *ce, size_t n_win, double *v)
 {
@@ -145,8 +139,7 @@ static double dir_floor(const double *pk, const double *ce, size_t n_win, double
 			v[n++] = ce[i] / pk[i];
 	if (n < MF_MIN_WINDOWS)
 		return -1;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return v[(size_t)(MF_QUANTILE * (double)n)];
+	return rs_quantile(v, n, MF_QUANTILE);
 }
 
 void loc_marks_floor(const struct ctx *c, struct candidate *cand)

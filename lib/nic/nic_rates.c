@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "lib/nic/nic_rates.h"
+#include "lib/util/robust_stats.h"
 #include "lib/util/text_buf.h"
 #include "lib/util/util.h"
 
@@ -265,13 +266,6 @@ static struct nic_baseline *baseline_get(struct nic_detector *d, const struct ni
 	return b;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Median of the signal rate over the judged ports other than SKIP; -1 when there are none. */
 static double peer_median(const struct nic_snapshot *cur, size_t skip, enum nic_signal s,
 			  double *scratch, size_t *n_peers)
@@ -288,8 +282,7 @@ static double peer_median(const struct nic_snapshot *cur, size_t skip, enum nic_
 	*n_peers = n;
 	if (!n)
 		return -1;
-	qsort(scratch, n, sizeof(*scratch), cmp_double);
-	return n % 2 ? scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2;
+	return rs_median(scratch, n);
 }
 
 static char *finding_evidence(const struct nic_port *p, enum nic_signal s, uint64_t ts_ns,

@@ -18,6 +18,17 @@ double rs_median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+double rs_quantile(double *v, size_t n, double q)
+{
+	size_t i;
+
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	i = (size_t)(q * (double)n);
+	return v[i < n ? i : n - 1];
+}
+
 double rs_mad(const double *v, size_t n, double med, double *scratch)
 {
 	for (size_t i = 0; i < n; i++)

@@ -951,6 +951,12 @@ static void test_robust_stats(void **state)
 	assert_int_equal(cp.split, 4);
 	assert_true(fabs(cp.mean_before - 1) < 1e-9);
 	assert_int_equal(rs_change_point(series, 1, 1, &cp), -1);
+	/* The q-quantile is the sorted v[floor(q * n)]: 1 2 3 5 100. */
+	double q[] = { 5, 1, 3, 100, 2 };
+	assert_true(fabs(rs_quantile(q, 5, 0.25) - 2) < 1e-9);
+	assert_true(fabs(rs_quantile(q, 5, 0.0) - 1) < 1e-9);
+	assert_true(fabs(rs_quantile(q, 5, 0.99) - 100) < 1e-9);
+	assert_true(rs_quantile(q, 0, 0.5) == 0);
 }
 
 static void test_names(void **state)
