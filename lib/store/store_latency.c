@@ -124,33 +124,26 @@ static int batch_open(sqlite3 *db, struct row_batch *b, const char *head, int co
 	return rc;
 }
 
-static void batch_step(struct store_lat *l, struct row_batch *b, sqlite3_stmt *st)
+static void bind_ints(void *ctx, sqlite3_stmt *st, int o, int i)
 {
-	int rc = sqlite3_step(st);
+	const struct row_batch *b = ctx;
+	const int64_t *v = &b->v[i * b->cols];
 
-	if (rc != SQLITE_DONE)
-		note(l, rc, b->what);
-	sqlite3_reset(st);
+	for (int c = 0; c < b->cols; c++)
+		sqlite3_bind_int64(st, o + c + 1, v[c]);
 }
 
-/* Insert the rows waiting in the batch, in order: each full BATCH_ROWS in one step. */
+/* Insert the rows waiting in the batch, in order. */
 static void batch_flush(struct store_lat *l, struct row_batch *b)
 {
-	int r = 0;
+	int n = b->n, rc;
 
-	for (; r + BATCH_ROWS <= b->n && !l->failed; r += BATCH_ROWS) {
-		const int64_t *v = &b->v[r * b->cols];
-
-		for (int i = 0; i < BATCH_ROWS * b->cols; i++)
-			sqlite3_bind_int64(b->many, i + 1, v[i]);
-		batch_step(l, b, b->many);
-	}
-	for (; r < b->n && !l->failed; r++) {
-		for (int c = 0; c < b->cols; c++)
-			sqlite3_bind_int64(b->one, c + 1, b->v[r * b->cols + c]);
-		batch_step(l, b, b->one);
-	}
 	b->n = 0;
+	if (l->failed)
+		return;
+	rc = store_flush_rows(b->one, b->many, BATCH_ROWS, b->cols, n, bind_ints, b);
+	if (rc != SQLITE_DONE)
+		note(l, rc, b->what);
 }
 
 static int64_t *batch_row(struct store_lat *l, struct row_batch *b)

@@ -108,39 +108,31 @@ static void bind_packet(sqlite3_stmt *st, int o, const struct qp_retx_event *e)
 	bind_ns(st, o + 9, e->trigger_ns);
 }
 
-static void bind_at(struct store_retx *r, int k, sqlite3_stmt *st, int o, int i)
+static void bind_burst_at(void *ctx, sqlite3_stmt *st, int o, int i)
 {
-	if (k == R_BURST)
-		bind_burst(st, o, &r->bursts[i]);
-	else
-		bind_packet(st, o, &r->packets[i]);
+	bind_burst(st, o, &((struct store_retx *)ctx)->bursts[i]);
 }
 
-static void step(struct store_retx *r, int k, sqlite3_stmt *st)
+static void bind_packet_at(void *ctx, sqlite3_stmt *st, int o, int i)
 {
-	int rc = sqlite3_step(st);
-
-	if (rc != SQLITE_DONE)
-		note(r, rc, what[k]);
-	sqlite3_reset(st);
+	bind_packet(st, o, &((struct store_retx *)ctx)->packets[i]);
 }
 
-/* Insert the rows waiting in batch k, in order: each full BATCH_ROWS in one step. */
+/* Insert the rows waiting in batch k, in order. */
 static void flush(struct store_retx *r, int k)
 {
 	struct retx_batch *b = &r->b[k];
-	int n = b->n, i = 0;
+	int n = b->n, rc;
 
 	b->n = 0;
-	for (; i + BATCH_ROWS <= n && !r->failed; i += BATCH_ROWS) {
-		for (int j = 0; j < BATCH_ROWS; j++)
-			bind_at(r, k, b->many, j * b->cols, i + j);
-		step(r, k, b->many);
-	}
-	for (; i < n && !r->failed; i++) {
-		bind_at(r, k, b->one, 0, i);
-		step(r, k, b->one);
-	}
+	if (r->failed)
+		return;
+	if (k == R_BURST)
+		rc = store_flush_rows(b->one, b->many, BATCH_ROWS, b->cols, n, bind_burst_at, r);
+	else
+		rc = store_flush_rows(b->one, b->many, BATCH_ROWS, b->cols, n, bind_packet_at, r);
+	if (rc != SQLITE_DONE)
+		note(r, rc, what[k]);
 }
 
 static void burst_row(struct store_retx *r, const struct retx_burst *x)

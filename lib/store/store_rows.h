@@ -35,4 +35,32 @@ static inline void bind_ns(sqlite3_stmt *st, int i, uint64_t ns)
 /* HEAD ("INSERT INTO t (a, b) VALUES ") + ROWS x "(?,?)", prepared to last. */
 int store_prepare_rows(sqlite3 *db, const char *head, int cols, int rows, sqlite3_stmt **st);
 
+/* Bind waiting row i to st's parameters o + 1 .. o + cols. */
+typedef void store_bind_row_fn(void *ctx, sqlite3_stmt *st, int o, int i);
+
+/*
+ * Insert waiting rows 0..n in order: each full BATCH of them in one step of MANY (BATCH
+ * rows of COLS parameters, store_prepare_rows), the rest row by row with ONE. Stops at the
+ * first step that fails: SQLITE_DONE, or that step's code (the database's message set).
+ * Inline, so that each writer's bind function is inlined into its own copy of the loops.
+ */
+static inline int store_flush_rows(sqlite3_stmt *one, sqlite3_stmt *many, int batch, int cols, int n,
+				   store_bind_row_fn *bind, void *ctx)
+{
+	int r = 0, rc = SQLITE_DONE;
+
+	for (; r + batch <= n && rc == SQLITE_DONE; r += batch) {
+		for (int i = 0; i < batch; i++)
+			bind(ctx, many, i * cols, r + i);
+		rc = sqlite3_step(many);
+		sqlite3_reset(many);
+	}
+	for (; r < n && rc == SQLITE_DONE; r++) {
+		bind(ctx, one, 0, r);
+		rc = sqlite3_step(one);
+		sqlite3_reset(one);
+	}
+	return rc;
+}
+
 #endif

@@ -419,21 +419,19 @@ static void bind_window(sqlite3_stmt *st, int o, const struct window_row *r)
 	}
 }
 
-static void bind_row(sqlite3_stmt *st, int o, enum stmt_id id, const union ev_row *r)
+static void bind_nak_at(void *ctx, sqlite3_stmt *st, int o, int i)
 {
-	switch (id) {
-	case ST_NAK:
-		bind_nak(st, o, &r->nak);
-		break;
-	case ST_CNP:
-		bind_cnp(st, o, &r->cnp);
-		break;
-	case ST_WINDOW:
-		bind_window(st, o, &r->window);
-		break;
-	default:
-		break;
-	}
+	bind_nak(st, o, &((const union ev_row *)ctx)[i].nak);
+}
+
+static void bind_cnp_at(void *ctx, sqlite3_stmt *st, int o, int i)
+{
+	bind_cnp(st, o, &((const union ev_row *)ctx)[i].cnp);
+}
+
+static void bind_window_at(void *ctx, sqlite3_stmt *st, int o, int i)
+{
+	bind_window(st, o, &((const union ev_row *)ctx)[i].window);
 }
 
 static const char *const stmt_what[ST_N] = {
@@ -442,21 +440,25 @@ static const char *const stmt_what[ST_N] = {
 	[ST_WINDOW] = "time windows",
 };
 
-/* Insert the rows waiting for statement id, in order: each full batch in one step. */
+/* Insert the rows waiting for statement id, in order. */
 static void flush_rows(struct store *s, enum stmt_id id)
 {
-	int n = s->n_pend[id], r = 0;
+	int n = s->n_pend[id], rc = SQLITE_DONE;
+	sqlite3_stmt *one = s->st[id], *many = s->many[id];
+	union ev_row *rows = s->pend[id];
 
 	s->n_pend[id] = 0;
-	for (; r + EV_BATCH <= n && !s->failed; r += EV_BATCH) {
-		for (int i = 0; i < EV_BATCH; i++)
-			bind_row(s->many[id], i * stmt_cols[id], id, &s->pend[id][r + i]);
-		step(s, s->many[id], stmt_what[id]);
-	}
-	for (; r < n && !s->failed; r++) {
-		bind_row(s->st[id], 0, id, &s->pend[id][r]);
-		step(s, s->st[id], stmt_what[id]);
-	}
+	if (s->failed)
+		return;
+	/* one call per statement: each inlines its own bind function */
+	if (id == ST_NAK)
+		rc = store_flush_rows(one, many, EV_BATCH, stmt_cols[id], n, bind_nak_at, rows);
+	else if (id == ST_CNP)
+		rc = store_flush_rows(one, many, EV_BATCH, stmt_cols[id], n, bind_cnp_at, rows);
+	else if (id == ST_WINDOW)
+		rc = store_flush_rows(one, many, EV_BATCH, stmt_cols[id], n, bind_window_at, rows);
+	if (rc != SQLITE_DONE)
+		note_error(s, rc, stmt_what[id]);
 }
 
 /* The next free row for statement id (the waiting rows are inserted first when full). */
