@@ -68,8 +68,9 @@ static const char schema_tail_sql[] =
 	"CREATE TABLE latency_window (qp_id INTEGER NOT NULL, kind INTEGER NOT NULL,"
 	" start_ns INTEGER NOT NULL, samples INTEGER, sum_ns INTEGER, min_ns INTEGER, p50_ns INTEGER,"
 	" p99_ns INTEGER, max_ns INTEGER);\n"
+	/* Keyed by its one lookup path, with no index to build: the rows come in key order. */
 	"CREATE TABLE latency_hist (qp_id INTEGER NOT NULL, kind INTEGER NOT NULL, lo_ns INTEGER NOT NULL,"
-	" hi_ns INTEGER NOT NULL, count INTEGER NOT NULL);\n"
+	" hi_ns INTEGER NOT NULL, count INTEGER NOT NULL, PRIMARY KEY (qp_id, kind, lo_ns)) WITHOUT ROWID;\n"
 	"CREATE VIEW latency_sample_v AS SELECT s.qp_id, k.name AS kind, s.ts_ns, s.psn,"
 	" s.latency_ns, s.latency_ns / 1000.0 AS latency_us FROM latency_sample s"
 	" JOIN sample_kind k ON k.id = s.kind;\n";
@@ -79,7 +80,6 @@ static const char index_sql[] =
 	"CREATE INDEX qp_key ON qp (src_ip, dst_ip, dst_qpn);\n"
 	"CREATE INDEX latency_sample_qp ON latency_sample (qp_id, kind, latency_ns);\n"
 	"CREATE INDEX latency_window_qp ON latency_window (qp_id, kind, start_ns);\n"
-	"CREATE INDEX latency_hist_qp ON latency_hist (qp_id, kind, lo_ns);\n"
 	"CREATE INDEX retransmission_qp ON retransmission (qp_id, ts_ns);\n"
 	"CREATE INDEX retransmission_burst_qp ON retransmission_burst (qp_id, ts_first_ns);\n"
 	"CREATE INDEX nak_qp ON nak (qp_id, ts_ns);\n"
@@ -577,7 +577,7 @@ static const struct {
 	{ "table", "retransmission" }, { "table", "retransmission_burst" }, { "table", "nak" },	      { "table", "cnp" },
 	{ "table", "qp_window" },     { "table", "malformed" },       { "table", "finding" },
 	{ "table", "latency_window" }, { "table", "latency_hist" },
-	{ "index", "latency_window_qp" }, { "index", "latency_hist_qp" },
+	{ "index", "latency_window_qp" }, { "index", "latency_hist_qp" }, /* version 2 */
 	{ "view", "latency_sample_v" }, { "index", "qp_key" },	      { "index", "latency_sample_qp" },
 	{ "index", "retransmission_qp" }, { "index", "retransmission_burst_qp" }, { "index", "nak_qp" },      { "index", "cnp_qp" },
 	{ "index", "qp_window_qp" }, { "table", "link" },	      { "table", "flow_link" },

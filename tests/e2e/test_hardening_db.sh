@@ -72,4 +72,13 @@ win=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execut
 rc=$?
 [ $rc -eq 0 ] && [ -s "$T/empty.db" ] && pass db-ownership-empty-file-used ||
 	fail db-ownership-empty-file-used "exit $rc: $(head -n 1 "$T/err")"
+# A version-2 database (latency_hist with rowids and the index latency_hist_qp) is ours too.
+v2=$(with_sql v2.db 'DROP TABLE latency_hist; CREATE TABLE latency_hist (qp_id INTEGER NOT NULL,
+	kind INTEGER NOT NULL, lo_ns INTEGER NOT NULL, hi_ns INTEGER NOT NULL, count INTEGER NOT NULL);
+	CREATE INDEX latency_hist_qp ON latency_hist (qp_id, kind, lo_ns); PRAGMA user_version = 2;')
+"$AN" -q "$TRACE" -o "$v2" 2>"$T/err"
+rc=$?
+ver=$(python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); print(db.execute("pragma user_version").fetchone()[0], db.execute("select count(*) from sqlite_master where name = \"latency_hist_qp\"").fetchone()[0])' "$v2" 2>/dev/null)
+[ $rc -eq 0 ] && [ "$ver" = "3 0" ] && pass db-ownership-version-2-database-replaced ||
+	fail db-ownership-version-2-database-replaced "exit $rc, version and old index '$ver': $(head -n 1 "$T/err")"
 exit "$T_FAILED"
