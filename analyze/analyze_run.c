@@ -293,9 +293,19 @@ struct analyze_run {
 	struct finding *findings;
 	size_t n_findings;
 	double t_start;
+	double t_phase;			/* when the last phase ended (-vv) */
 	int interrupted;		/* the signal that stopped reading, 0 none */
 	int status;			/* the exit status: 1 once anything failed */
 };
+
+/* -vv: the run's timeline, each phase's end since the start and its own length. */
+static void run_phase(struct analyze_run *r, const char *name)
+{
+	double t = now_s();
+
+	pr_debug("phase %s: ends at %.3f s (%.3f s)\n", name, t - r->t_start, t - r->t_phase);
+	r->t_phase = t;
+}
 
 /* Open the traces and the per-trace counters. */
 static int run_open(struct analyze_run *r)
@@ -582,8 +592,10 @@ static int run_read_frames(struct analyze_run *r)
 		.stop = &stop_signal,
 	};
 
+	run_phase(r, "start");
 	if (analyze_read(&ar))
 		return -1;
+	run_phase(r, "read");
 	if (ar.status)
 		r->status = 1;
 	if (opts->filter || opts->n_qps)
@@ -595,7 +607,9 @@ static int run_read_frames(struct analyze_run *r)
 		pr_err("interrupted by %s after %" PRIu64 " RoCE packets: finishing the analysis of what was read"
 		       " (again to abort)\n", stop_signal_name(r->interrupted), qp_shards_packets(r->trk));
 	run_track_finish(r, ar.failed);
+	run_phase(r, "track finish");
 	r->n_flows = qp_shards_snapshot(r->trk, &r->flows);
+	run_phase(r, "snapshot");
 	if (r->n_flows < 0) {
 		pr_err("%s\n", strerror(ENOMEM));
 		return -1;
@@ -775,6 +789,7 @@ static void run_store(struct analyze_run *r)
 	store_findings(r->st, r->findings, r->n_findings);
 	if (r->have_topo)
 		store_links(r->st, &r->topo, r->flows, (size_t)r->n_flows);
+	run_phase(r, "store rows");
 	rc = store_commit(r->st, err, sizeof(err));
 	r->st = NULL;
 	set_abort_paths(r->tmp_db, NULL); /* the database is in place: a signal keeps it */
@@ -938,7 +953,8 @@ static void run_cleanup(struct analyze_run *r)
  */
 int analyze_traces(const struct analyze_opts *opts)
 {
-	struct analyze_run r = { .opts = opts, .t_start = now_s() };
+	double t0 = now_s();
+	struct analyze_run r = { .opts = opts, .t_start = t0, .t_phase = t0 };
 	int rc = 0;
 
 	if ((rc = load_topology(opts, &r.topo, &r.have_topo))) {
@@ -959,18 +975,23 @@ int analyze_traces(const struct analyze_opts *opts)
 	if (r.window_note[0] && r.n_flows > 0)
 		pr_info("%s\n", r.window_note);
 	run_capture_health(&r);
+	run_phase(&r, "capture health");
 	if (run_localize(r.flows, (size_t)r.n_flows, r.have_topo ? &r.topo : NULL, &r.findings,
 			 &r.n_findings)) {
 		r.status = 1;
 		r.n_findings = 0;
 		r.findings = NULL;
 	}
+	run_phase(&r, "localize");
 	run_store(&r);
+	run_phase(&r, "store");
 	run_file_outputs(&r);
 	run_summary(&r);
+	run_phase(&r, "outputs");
 cleanup:
 	set_abort_paths(NULL, NULL);
 	run_cleanup(&r);
+	run_phase(&r, "cleanup");
 	if (stop_signal && (r.interrupted || !r.tr))
 		r.status = 128 + stop_signal; /* as a shell reports a process a signal ended */
 	return r.status;
