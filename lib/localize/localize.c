@@ -630,7 +630,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		 * alert in every run), unless the link stands out of it. */
 		else if ((cand->signal == SIG_ECN ? fabric_busy(cand, cfg)
 						  : latency_is_queueing(cand, cfg)) &&
-			 !busy_outlier(c, cand) && !floor_outlier(c, cand) && !latency_step(c, cand))
+			 !(busy_outlier(c, cand) && !loc_queue_drains(cand)) &&
+			 !floor_outlier(c, cand) && !latency_step(c, cand))
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		else if (quiet_queueing(c, cand))
 			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";

@@ -230,3 +230,24 @@ bool loc_marks_drain(const struct candidate *cand)
 {
 	return cand->marks_floor_known && cand->marks_floor < MF_MIN_FLOOR;
 }
+
+/*
+ * A queue that drains: marks that come and go (loc_marks_drain()) on a link whose round
+ * trips' floor did not rise over its peer links' by DRAIN_FLOOR_US and DRAIN_FLOOR_Z robust
+ * sigmas. A hot healthy link marks while its queue stands and empties between bursts, so
+ * its quickest round trips stay where its peers' are; a slowed serializer cannot carry
+ * its share and keeps a standing queue, so its floor rises with its marks; an ECN fault
+ * marks a steady share (its marks floor is not under MF_MIN_FLOOR). Marks standing out of
+ * the peers' (busy_outlier()) on such a link are the hottest queue of a busy fabric, not
+ * a fault. Tuning seeds 1221-1260: the healthy alerts of this shape stood at most 0.49 us
+ * and 0.65 sigmas above their peers, the rate-halved links alerting by their marks 1.83
+ * us and 1.85 sigmas and up (docs/evaluation.md, "Eighth round: busy fabrics").
+ */
+#define DRAIN_FLOOR_US 1.0
+#define DRAIN_FLOOR_Z 1.0
+
+bool loc_queue_drains(const struct candidate *cand)
+{
+	return loc_marks_drain(cand) && cand->floor_known &&
+	       (cand->floor_excess_us < DRAIN_FLOOR_US || cand->floor_z < DRAIN_FLOOR_Z);
+}

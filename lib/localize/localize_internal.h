@@ -205,6 +205,7 @@ bool loc_marks_lead(double z, double lead);
 void loc_marks_floor(const struct ctx *c, struct candidate *cand);
 bool loc_marks_steady(const struct candidate *cand);
 bool loc_marks_drain(const struct candidate *cand);
+bool loc_queue_drains(const struct candidate *cand);
 
 /* localize_each.c: a host finding on one host pair's connections names both hosts. */
 void loc_pair_sets(const struct ctx *c, struct candidate *best, size_t n);
