@@ -3,9 +3,11 @@
  * both of them: one host pair's round trips cross both hosts alike, so picking one end is
  * a coin flip (docs/localization.md, "What it cannot tell apart").
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/localize/localize_internal.h"
+#include "lib/util/util.h"
 
 /*
  * Tuning seeds 1121-1160, each-host and two-host cells without a topology: 13 host alerts
@@ -48,6 +50,23 @@ static long host_var(const struct ctx *c, enum var_kind kind, const uint8_t *a)
 	return -1;
 }
 
+/*
+ * The way the hurt data go between the two hosts: a pick "H -> fabric" (data leaving H) or
+ * "fabric -> H" (entering H) fits the other end's link the other way round, so the set's
+ * direction is the pair's, "H -> P" or "P -> H", never one end's. No direction stays none.
+ */
+static void pair_direction(const struct ctx *c, struct candidate *x, const uint8_t *partner)
+{
+	char h[64], p[64];
+
+	if (!x->direction[0] || c->vars[x->var].kind != VAR_HOST_LINK)
+		return;
+	addr_str(c->vars[x->var].a, h, sizeof(h));
+	addr_str(partner, p, sizeof(p));
+	snprintf(x->direction, sizeof(x->direction), "%.60s -> %.60s", x->variant == 1 ? h : p,
+		 x->variant == 1 ? p : h);
+}
+
 void loc_pair_sets(const struct ctx *c, struct candidate *best, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -76,5 +95,6 @@ void loc_pair_sets(const struct ctx *c, struct candidate *best, size_t n)
 		x->n_set = 2;
 		x->set_confidence = x->confidence;
 		x->confidence /= 2;
+		pair_direction(c, x, partner);
 	}
 }
