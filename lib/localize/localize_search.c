@@ -809,11 +809,12 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 			char subj[128];
 			loc_var_subject(c, &c->vars[cand.var], subj, sizeof(subj));
 			pr_debug("localize: %s pick %u: %s variant %d effect %.4g z %.3g baseline %.4g "
-				 "sigma %.3g n_eff %.3g hurt %u spec %.2f rate %.3g/%.3g -> %s\n",
+				 "sigma %.3g n_eff %.3g hurt %u spec %.2f rate %.3g/%.3g floor %.3g us %.3g sd "
+				 "set %u -> %s\n",
 				 loc_signal_name(s), iter, subj, cand.variant, cand.effect, cand.z,
 				 cand.baseline_us, cand.sigma_us, cand.n_eff, cand.flows_hurt,
-				 cand.specificity, cand.in_rate, cand.out_rate,
-				 report ? "reported" : "rejected");
+				 cand.specificity, cand.in_rate, cand.out_rate, cand.step_floor_us,
+				 cand.step_floor_z, (unsigned)cand.n_set, report ? "reported" : "rejected");
 		}
 		if (report) {
 			cand.resid = malloc(c->n_conns * sizeof(*cand.resid));
