@@ -876,8 +876,10 @@ static void sender_timer(const struct ctx *c, struct candidate *cand)
 		naks += cn->naks;
 		timeouts += cn->timeouts;
 	}
-	if (naks == 0 && timeouts >= c->cfg->timer_min_timeouts)
+	if (naks == 0 && timeouts >= c->cfg->timer_min_timeouts) {
 		cand->kind = FINDING_HOST;
+		loc_sender_subject(c, cand, c->conns[cand->hurt_idx[0]].src);
+	}
 }
 
 /*

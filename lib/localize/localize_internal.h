@@ -174,6 +174,7 @@ void loc_var_subject(const struct ctx *c, const struct var *v, char *buf, size_t
 enum finding_subject_kind loc_var_subject_kind(const struct var *v);
 long loc_add_var(struct ctx *c, enum var_kind kind, uint32_t link, const uint8_t *a,
 		 const uint8_t *b);
+void loc_sender_subject(const struct ctx *c, struct candidate *cand, const uint8_t *src);
 int loc_build_conns(struct ctx *c);
 int loc_build_incidence(struct ctx *c);
 

@@ -54,6 +54,39 @@ enum finding_subject_kind loc_var_subject_kind(const struct var *v)
 	}
 }
 
+/* Is var src's own link: its access link (no topology) or a links.csv link ending at it? */
+static bool var_is_host_link(const struct ctx *c, uint32_t var, const uint8_t *src)
+{
+	const struct var *v = &c->vars[var];
+	const struct topo_link *l;
+
+	if (v->kind == VAR_HOST_LINK)
+		return !memcmp(v->a, src, 16);
+	if (v->kind != VAR_LINK || !c->topo)
+		return false;
+	l = &c->topo->links[v->link];
+	return (c->topo->nodes[l->a].is_host && !memcmp(c->topo->nodes[l->a].addr, src, 16)) ||
+	       (c->topo->nodes[l->b].is_host && !memcmp(c->topo->nodes[l->b].addr, src, 16));
+}
+
+/*
+ * A loss pick that only the sender's timer saw (localize.c's sender_timer()) and that
+ * ties links: RC's responder NAKs every gap in the PSNs it receives, so timeouts with no
+ * NAK say no request went missing on any wire of the set; what restarts is the sender.
+ * The set becomes the sender's own link when it holds it (nicretx-long, topology, seed
+ * 1227: "198.18.0.10-leaf0 | leaf3-spine0", every QP of the host over one spine).
+ */
+void loc_sender_subject(const struct ctx *c, struct candidate *cand, const uint8_t *src)
+{
+	for (size_t i = 0; i < cand->n_set; i++) {
+		if (!var_is_host_link(c, cand->set[i], src))
+			continue;
+		cand->var = cand->set[i];
+		cand->n_set = 0;
+		return;
+	}
+}
+
 static uint64_t var_hash(enum var_kind kind, uint32_t link, const uint8_t *a, const uint8_t *b)
 {
 	static const uint8_t zero[16];
