@@ -316,6 +316,7 @@ def run(job):
             head = "cell=%s seed=%d mode=%s target=%s" % (cell["name"], seed, mode, cell["target"])
             keep = os.environ.get("EVAL_JSON_DIR")
             if keep:
+                os.makedirs(keep, exist_ok=True)
                 keep = os.path.join(keep, "%s-%d-%s.json" % (cell["name"], seed, mode))
             findings = analyze(work, cell, mode == "topo", keep) if ok else None
             if findings is None:
