@@ -32,6 +32,18 @@ need_root() { [ "$(id -u)" -eq 0 ]; }
 tmpdir() { mktemp -d /tmp/agentxdp-test.XXXXXX; }
 # tshark with the traps of ../shared/captures/README.md disabled.
 tshark_roce() { tshark --disable-protocol rpcordma --disable-protocol nvme-rdma "$@" 2>/dev/null; }
+# synth_test_start NAME: a test over agentxdp-synth traces. Sets SYNTH and ANALYZE
+# (TEST_ANALYZE runs another build against the same traces) and $work, removed at exit;
+# where either tool is not built, skips NAME and exits 0.
+synth_test_start() {
+	SYNTH=$BIN/agentxdp-synth ANALYZE=${TEST_ANALYZE:-$BIN/agentxdp-analyze}
+	if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
+		skip "$1" "bin/agentxdp-synth or bin/agentxdp-analyze not built"
+		exit 0
+	fi
+	work=$(tmpdir)
+	trap 'rm -rf "$work"' EXIT
+}
 # synth_analyze TAG DIR JSON [SYNTH-ARGS...] -- [ANALYZE-ARGS...]: run
 #   "$SYNTH" -q -o DIR SYNTH-ARGS, then "$ANALYZE" -q DIR/trace.pcapng --json ANALYZE-ARGS > JSON.
 # On either error, fail TAG with the tool's first stderr line and return 1. The caller sets

@@ -13,13 +13,7 @@
 # faulty link comes from truth.json. TEST_ANALYZE runs another build against the same
 # traces (the build before these rules lists all three as notices).
 . "$(dirname "$0")/../lib.sh"
-SYNTH=$BIN/agentxdp-synth ANALYZE=${TEST_ANALYZE:-$BIN/agentxdp-analyze}
-if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
-	skip busy-link-faults "bin/agentxdp-synth or bin/agentxdp-analyze not built"
-	exit 0
-fi
-work=$(tmpdir)
-trap 'rm -rf "$work"' EXIT
+synth_test_start busy-link-faults
 
 # run NAME SYNTH-ARGS...: synthesize, analyze with the topology; sets $d and $link.
 run() {

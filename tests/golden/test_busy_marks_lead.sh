@@ -14,13 +14,7 @@
 # on tuning seeds 1081-1100; the faulty link comes from truth.json. TEST_ANALYZE runs another build
 # against the same traces (the build before this rule lists both as notices).
 . "$(dirname "$0")/../lib.sh"
-SYNTH=$BIN/agentxdp-synth ANALYZE=${TEST_ANALYZE:-$BIN/agentxdp-analyze}
-if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
-	skip busy-marks-lead "bin/agentxdp-synth or bin/agentxdp-analyze not built"
-	exit 0
-fi
-work=$(tmpdir)
-trap 'rm -rf "$work"' EXIT
+synth_test_start busy-marks-lead
 
 # run NAME SEED FAULT [SYNTH-ARGS...]: synthesize the ecn20-fab-over shape (or the
 # arguments given), analyze with the topology; sets $d and $link (the first faulty link).

@@ -9,13 +9,7 @@
 # and seeds are the cell slow20us-fab-coll of eval/matrix.txt on the tuning seeds
 # (1041-1060); the faulty link comes from truth.json. TEST_ANALYZE runs another build.
 . "$(dirname "$0")/../lib.sh"
-SYNTH=$BIN/agentxdp-synth ANALYZE=${TEST_ANALYZE:-$BIN/agentxdp-analyze}
-if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
-	skip collective-step "bin/agentxdp-synth or bin/agentxdp-analyze not built"
-	exit 0
-fi
-work=$(tmpdir)
-trap 'rm -rf "$work"' EXIT
+synth_test_start collective-step
 
 for case in 1041:leaf2-spine3:3000us 1049:leaf1-spine2:3000us; do
 	IFS=: read -r seed fault onset <<<"$case"

@@ -11,13 +11,7 @@
 # TEST_ANALYZE runs another build against the same traces (the build before this rule
 # calls both `congested`).
 . "$(dirname "$0")/../lib.sh"
-SYNTH=$BIN/agentxdp-synth ANALYZE=${TEST_ANALYZE:-$BIN/agentxdp-analyze}
-if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
-	skip marks-drain "bin/agentxdp-synth or bin/agentxdp-analyze not built"
-	exit 0
-fi
-work=$(tmpdir)
-trap 'rm -rf "$work"' EXIT
+synth_test_start marks-drain
 
 # run NAME SEED LINK ONSET: the rate2x-fab-over60 shape, LINK at half rate from ONSET.
 run() {

@@ -11,13 +11,7 @@
 # the rule named "198.18.0.19 | 198.18.0.24" with the runner-up at score ratio 0). The set's
 # direction is the way the hurt data go between the two hosts (round 8).
 . "$(dirname "$0")/../lib.sh"
-SYNTH=$BIN/agentxdp-synth ANALYZE=${TEST_ANALYZE:-$BIN/agentxdp-analyze}
-if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
-	skip pair-set "bin/agentxdp-synth or bin/agentxdp-analyze not built"
-	exit 0
-fi
-work=$(tmpdir)
-trap 'rm -rf "$work"' EXIT
+synth_test_start pair-set
 base=(--hosts 8 --leaves 2 --spines 2 --load 20% --mtu 4096 --duration 20ms --workload mixed
 	--vantage each-host --snaplen 128)
 

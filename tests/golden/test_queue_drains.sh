@@ -13,13 +13,7 @@
 # Shapes and seeds are the cells of eval/matrix.txt, tuning seeds 1221-1260. TEST_ANALYZE
 # runs another build against the same traces.
 . "$(dirname "$0")/../lib.sh"
-SYNTH=$BIN/agentxdp-synth ANALYZE=${TEST_ANALYZE:-$BIN/agentxdp-analyze}
-if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
-	skip queue-drains "bin/agentxdp-synth or bin/agentxdp-analyze not built"
-	exit 0
-fi
-work=$(tmpdir)
-trap 'rm -rf "$work"' EXIT
+synth_test_start queue-drains
 
 # healthy SEED LINK: the healthy-over-mixed shape; LINK marks ahead of its peers with its
 # marks floor 0 and its floor unmoved, and no finding is an alert.

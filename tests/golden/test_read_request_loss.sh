@@ -10,13 +10,7 @@
 # leaves every cross-leaf path crosses both), lossy, and no alert names another spine.
 # The faulty link comes from truth.json. TEST_ANALYZE runs another build.
 . "$(dirname "$0")/../lib.sh"
-SYNTH=$BIN/agentxdp-synth ANALYZE=${TEST_ANALYZE:-$BIN/agentxdp-analyze}
-if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
-	skip read-request-loss "bin/agentxdp-synth or bin/agentxdp-analyze not built"
-	exit 0
-fi
-work=$(tmpdir)
-trap 'rm -rf "$work"' EXIT
+synth_test_start read-request-loss
 
 for case in 1121:leaf1-spine7:spine7\>leaf1:3000us 1129:leaf1-spine2:leaf1\>spine2:3000us; do
 	IFS=: read -r seed fault dir onset <<<"$case"

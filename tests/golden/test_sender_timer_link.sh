@@ -8,13 +8,7 @@
 # its own link. Shape and seed: the cell nicretx-long of eval/matrix.txt on tuning seed
 # 1227. TEST_ANALYZE runs another build.
 . "$(dirname "$0")/../lib.sh"
-SYNTH=$BIN/agentxdp-synth ANALYZE=${TEST_ANALYZE:-$BIN/agentxdp-analyze}
-if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
-	skip sender-timer-link "bin/agentxdp-synth or bin/agentxdp-analyze not built"
-	exit 0
-fi
-work=$(tmpdir)
-trap 'rm -rf "$work"' EXIT
+synth_test_start sender-timer-link
 
 d=$work/1227
 host=198.18.0.10

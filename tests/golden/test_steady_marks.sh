@@ -11,13 +11,7 @@
 # seeds 1121-1160; the faulty link comes from truth.json. TEST_ANALYZE runs another build
 # against the same traces (the build before this rule calls both `slow` by their floor).
 . "$(dirname "$0")/../lib.sh"
-SYNTH=$BIN/agentxdp-synth ANALYZE=${TEST_ANALYZE:-$BIN/agentxdp-analyze}
-if [ ! -x "$SYNTH" ] || [ ! -x "$ANALYZE" ]; then
-	skip steady-marks "bin/agentxdp-synth or bin/agentxdp-analyze not built"
-	exit 0
-fi
-work=$(tmpdir)
-trap 'rm -rf "$work"' EXIT
+synth_test_start steady-marks
 
 # run NAME SEED FAULT [SYNTH-ARGS...]: synthesize the ecn20-fab-over shape (or the
 # arguments given), analyze with the topology; sets $d and $link (the first faulty link).
