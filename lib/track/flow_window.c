@@ -21,15 +21,19 @@ void flow_window_close(struct qp_tracker *t, struct qp_flow *f)
 	if (f->n_wins < t->cfg.max_windows) {
 		if (f->n_wins == f->cap_wins) {
 			/*
-			 * Not util_ensure_mem(): it starts at 16 windows (1.3 KB), and most flows
-			 * live in one window; doubling from 1 keeps the 6 KB per QP bound.
+			 * From the tracker's 2 MB pages, not malloc's 4 KB ones: every flow gets a
+			 * window each window_ns, and on this guest a first touch of a 4 KB page
+			 * costs ~20 us. Most flows live in one window, so it starts at one; each
+			 * step doubles the bytes and fills the size class (1, 3, 6, 12, ... windows).
 			 */
-			size_t ncap = f->cap_wins ? f->cap_wins * 2 : 1;
+			size_t bytes = f->cap_wins ? 2 * flow_wins_bytes(f->cap_wins) : sizeof(*f->wins);
+			size_t ncap = (size_t)1 << (64 - __builtin_clzll(bytes - 1)); /* its class */
 			struct flow_window *nw;
 
+			ncap /= sizeof(*nw);
 			if (ncap > t->cfg.max_windows)
 				ncap = t->cfg.max_windows;
-			nw = realloc(f->wins, ncap * sizeof(*nw));
+			nw = track_mem_realloc(&t->mem, f->wins, flow_wins_bytes(f->cap_wins), flow_wins_bytes(ncap));
 			if (nw) {
 				f->wins = nw;
 				f->cap_wins = ncap;

@@ -1082,7 +1082,7 @@ void qp_tracker_free(struct qp_tracker *t)
 
 			psn_ring_free(t, f);
 			track_mem_free(&t->mem, f->win_samples, f->win_cap * sizeof(*f->win_samples));
-			free(f->wins);
+			track_mem_free(&t->mem, f->wins, flow_wins_bytes(f->cap_wins));
 			for (int k = 0; f->lat && f->lat != t->no_samples && k < QP_SAMPLE_KINDS; k++)
 				latency_set_free(&f->lat[k]);
 			if (f->lat != t->no_samples)

@@ -203,6 +203,11 @@ struct qp_flow *flow_table_prefetch_flow(const struct qp_tracker *t, uint64_t h)
 int flow_table_assign_id(struct qp_tracker *t, struct qp_flow *f, uint32_t idx);
 
 /* flow_window.c: per-flow time windows */
+/* Bytes of a flow's array of cap closed windows, as track_mem was asked for them. */
+static inline size_t flow_wins_bytes(size_t cap)
+{
+	return cap * sizeof(struct flow_window);
+}
 void flow_window_close(struct qp_tracker *t, struct qp_flow *f);
 struct flow_window *flow_window_at(struct qp_tracker *t, struct qp_flow *f, uint64_t ts);
 void flow_window_sample(struct qp_tracker *t, struct qp_flow *f, uint64_t ts, uint64_t ns);
