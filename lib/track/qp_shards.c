@@ -591,11 +591,6 @@ static inline uint64_t addr_fold(const uint8_t *a)
 	return x ^ (y * 0x9e3779b97f4a7c15ull);
 }
 
-unsigned qp_shard_of(const struct roce_pkt *pkt, unsigned n)
-{
-	return qp_shard_of_addrs(pkt->src_ip, pkt->dst_ip, n);
-}
-
 static inline unsigned shard_of_folds(uint64_t a, uint64_t b, unsigned n)
 {
 	/* Unordered: both directions of a host pair give the same h. */
@@ -604,13 +599,8 @@ static inline unsigned shard_of_folds(uint64_t a, uint64_t b, unsigned n)
 	return n > 1 ? (unsigned)(((unsigned __int128)h * n) >> 64) : 0;
 }
 
-unsigned qp_shard_of_addrs(const uint8_t src[16], const uint8_t dst[16], unsigned n)
+unsigned qp_shard_of_folded(const uint8_t src[16], const uint8_t dst[16], unsigned n)
 {
-	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
-
-	/* IPv4 as a lane keys it from the frame: qp_shard_of_v4() on the last 4 bytes. */
-	if (!memcmp(src, v4mapped, 12) && !memcmp(dst, v4mapped, 12))
-		return qp_shard_of_v4(src + 12, dst + 12, n);
 	return shard_of_folds(addr_fold(src), addr_fold(dst), n);
 }
 
