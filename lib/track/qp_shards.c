@@ -930,7 +930,7 @@ long qp_shards_snapshot(struct qp_shards *s, const struct flow_stats **out)
 		return qp_tracker_snapshot(s->one, out);
 	if (!s->finished)
 		return -EINVAL;
-	if (util_ensure_mem((void **)&s->snap, &s->snap_cap, sizeof(*s->snap), n_ids ? n_ids : 1))
+	if (track_mem_ensure_big((void **)&s->snap, &s->snap_cap, sizeof(*s->snap), n_ids ? n_ids : 1))
 		return -ENOMEM;
 	for (unsigned j = 0; j < s->n; j++)
 		taken[j] = s->sh[j].fin_snap || s->sh[j].fin_n < 0;

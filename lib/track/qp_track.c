@@ -995,7 +995,7 @@ long qp_tracker_snapshot(struct qp_tracker *t, const struct flow_stats **out)
 	size_t n = (size_t)t->n_ids;
 	uint64_t paired = 0, unattributed = 0;
 
-	if (util_ensure_mem((void **)&t->snap, &t->snap_cap, sizeof(*t->snap), n ? n : 1))
+	if (track_mem_ensure_big((void **)&t->snap, &t->snap_cap, sizeof(*t->snap), n ? n : 1))
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		struct qp_flow *f = flow_at(t, t->id_to_index[i]);

@@ -8,6 +8,7 @@
  * the system only with the tracker. Under AddressSanitizer it is plain malloc, so the tests
  * still see every overflow, unless the allocator asks for the pool (its own unit test).
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,35 @@ void *track_mem_realloc(struct track_mem *m, void *p, size_t old_n, size_t new_n
 		memcpy(q, p, old_n < new_n ? old_n : new_n);
 	track_mem_free(m, p, old_n);
 	return q;
+}
+
+/*
+ * A snapshot writes every flow's statistics once into a fresh array: on 4 KB pages that was a
+ * page fault per 9 flows (~20 us each on this guest, a quarter of a -j 2 run's faults).
+ */
+int track_mem_ensure_big(void **p, size_t *cap, size_t elem, size_t need)
+{
+	size_t bytes;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	if (!elem || need > (SIZE_MAX - BLOCK_BYTES) / elem)
+		return -ENOMEM;
+	bytes = need * elem;
+	if (bytes < BLOCK_BYTES / 2)
+		return util_ensure_mem(p, cap, elem, need);
+	bytes = (bytes + BLOCK_BYTES - 1) & ~(size_t)(BLOCK_BYTES - 1);
+	q = aligned_alloc(BLOCK_BYTES, bytes);
+	if (!q)
+		return -ENOMEM;
+	madvise(q, bytes, MADV_HUGEPAGE);
+	if (*p)
+		memcpy(q, *p, *cap * elem);
+	free(*p);
+	*p = q;
+	*cap = bytes / elem;
+	return 0;
 }
 
 void track_mem_release(struct track_mem *m)

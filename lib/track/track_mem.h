@@ -30,6 +30,11 @@ void track_mem_free(struct track_mem *m, void *p, size_t n);
 /* A block of new_n bytes holding the first min(old_n, new_n) of p; p is freed. NULL on ENOMEM
  * (p is kept). */
 void *track_mem_realloc(struct track_mem *m, void *p, size_t old_n, size_t new_n);
+/*
+ * util_ensure_mem() for one big array (a snapshot of every flow): from 1 MB on, on 2 MB pages
+ * of its own (a hint; free() frees it), its capacity rounded up to them. 0, or -ENOMEM.
+ */
+int track_mem_ensure_big(void **p, size_t *cap, size_t elem, size_t need);
 /* Every block back to the system; max_blocks and pool_under_asan stay. */
 void track_mem_release(struct track_mem *m);
 

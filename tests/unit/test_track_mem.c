@@ -2,7 +2,7 @@
  * test_track_mem.c: the tracker's block allocator itself (under ASan it asks for the pool, not
  * malloc): 64-byte alignment, no two live pieces overlap over random alloc/free cycles, freed
  * pieces come back, 0 bytes, 2 MB and beyond, a refused block gives NULL, release frees every
- * block, a failing madvise is harmless.
+ * block, a failing madvise is harmless; big arrays on 2 MB pages (track_mem_ensure_big).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -345,6 +345,39 @@ static void test_plain_under_asan(void **state)
 	track_mem_release(&m);
 }
 
+/*
+ * track_mem_ensure_big(): small arrays grow as util_ensure_mem's; from 1 MB on, on 2 MB
+ * pages of their own (aligned, capacity a whole number of them), contents kept across growth,
+ * an impossible size refused with the array untouched.
+ */
+static void test_ensure_big(void **state)
+{
+	uint64_t *v = NULL;
+	size_t cap = 0, need;
+	unsigned calls = madvise_calls;
+
+	(void)state;
+	assert_int_equal(track_mem_ensure_big((void **)&v, &cap, sizeof(*v), 1000), 0);
+	assert_true(cap >= 1000);
+	assert_int_equal(madvise_calls, calls); /* 8 KB: malloc's */
+	for (size_t i = 0; i < 1000; i++)
+		v[i] = i * 7;
+	assert_int_equal(track_mem_ensure_big((void **)&v, &cap, sizeof(*v), 10), 0);
+	assert_true(cap >= 1000); /* never shrinks */
+	need = BLOCK / sizeof(*v) + 1; /* just past one 2 MB page */
+	assert_int_equal(track_mem_ensure_big((void **)&v, &cap, sizeof(*v), need), 0);
+	assert_int_equal(cap, 2 * BLOCK / sizeof(*v));
+	assert_int_equal((uintptr_t)v % BLOCK, 0);
+	assert_int_equal(madvise_calls, calls + 1);
+	for (size_t i = 0; i < 1000; i++)
+		assert_int_equal(v[i], i * 7);
+	v[cap - 1] = 1; /* the whole capacity is there (ASan would see an overflow) */
+	assert_int_equal(track_mem_ensure_big((void **)&v, &cap, sizeof(*v), SIZE_MAX / 4), -ENOMEM);
+	assert_int_equal(cap, 2 * BLOCK / sizeof(*v));
+	assert_int_equal(v[999], 999 * 7);
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -357,6 +390,7 @@ int main(void)
 		cmocka_unit_test(test_block_failure),
 		cmocka_unit_test(test_release_no_leak),
 		cmocka_unit_test(test_plain_under_asan),
+		cmocka_unit_test(test_ensure_big),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
