@@ -607,6 +607,8 @@ static int run_read_frames(struct analyze_run *r)
 		pr_err("interrupted by %s after %" PRIu64 " RoCE packets: finishing the analysis of what was read"
 		       " (again to abort)\n", stop_signal_name(r->interrupted), qp_shards_packets(r->trk));
 	run_track_finish(r, ar.failed);
+	if (r->st)
+		store_reading_done(r->st); /* its last rows and indexes, beside what follows */
 	run_phase(r, "track finish");
 	r->n_flows = qp_shards_snapshot(r->trk, &r->flows);
 	run_phase(r, "snapshot");

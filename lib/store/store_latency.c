@@ -44,6 +44,7 @@ struct store_lat {
 	sqlite3 *db;
 	int failed;		/* the first SQLite error code (store_failed() reads it per frame) */
 	int n_pend;
+	bool closed;		/* store_lat_close() done */
 	struct store_opts opts;
 	uint64_t window_ns;
 	struct lat_flow *flows;	/* by flow id - 1 */
@@ -407,8 +408,11 @@ static void replay_spill(struct store_lat *l)
 		note_errno(l, -rc, "reading the latency sample spill file");
 }
 
-int store_lat_finish(struct store_lat *l)
+int store_lat_close(struct store_lat *l)
 {
+	if (l->closed)
+		return l->failed ? -1 : 0;
+	l->closed = true;
 	drain_samples(l);
 	for (size_t i = 0; i < l->n_flows && !l->failed; i++) {
 		struct lat_flow *f = &l->flows[i];
@@ -419,6 +423,14 @@ int store_lat_finish(struct store_lat *l)
 			note_errno(l, ENOMEM, "latency histograms");
 		lat_flow_hist_free(&f->h);
 	}
+	for (int i = 0; i < B_N; i++)
+		batch_flush(l, &l->b[i]);
+	return l->failed ? -1 : 0;
+}
+
+int store_lat_finish(struct store_lat *l)
+{
+	store_lat_close(l);
 	if (l->opts.samples == STORE_SAMPLES_FINDINGS && !l->failed)
 		replay_spill(l);
 	for (int i = 0; i < B_N; i++)

@@ -23,7 +23,10 @@ int store_lat_open(struct store_lat **out, sqlite3 *db, const char *db_path, con
 		   const struct store_opts *opts, char *err, size_t errlen);
 void store_lat_set_window(struct store_lat *l, uint64_t window_ns);
 void store_lat_sample(struct store_lat *l, const struct qp_latency_sample *x);
-/* After the qp and finding rows: close the windows, write the buckets, pick the raw rows. */
+/* After the last sample: close the windows and write the buckets, which need no finding
+ * (once; store_lat_finish() does it when not done). */
+int store_lat_close(struct store_lat *l);
+/* After the qp and finding rows: pick the raw rows and write them. */
 int store_lat_finish(struct store_lat *l);
 /* The first SQLite error code (0 none); its message in *msg. */
 int store_lat_failed(const struct store_lat *l, const char **msg);

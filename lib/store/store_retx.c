@@ -42,6 +42,7 @@ struct store_retx {
 	sqlite3 *db;
 	int failed;		/* the first SQLite error code (store_failed() reads it per frame) */
 	uint8_t samples;	/* enum store_samples */
+	bool closed;		/* store_retx_close() done */
 	uint32_t *open_of;	/* by flow id: index + 1 in open[], 0 none */
 	size_t n_open_of;
 	struct retx_burst *open; /* each retransmitting flow's current run */
@@ -335,8 +336,11 @@ static void replay_spill(struct store_retx *r, const uint8_t *keep, size_t n_kee
 		note_errno(r, -rc, "reading the retransmission spill file");
 }
 
-int store_retx_finish(struct store_retx *r, const uint8_t *keep, size_t n_keep)
+int store_retx_close(struct store_retx *r)
 {
+	if (r->closed)
+		return r->failed ? -1 : 0;
+	r->closed = true;
 	drain_events(r);
 	/* The runs still open, in flow id order. */
 	for (size_t id = 0; id < r->n_open_of && !r->failed; id++) {
@@ -348,6 +352,13 @@ int store_retx_finish(struct store_retx *r, const uint8_t *keep, size_t n_keep)
 		}
 	}
 	flush(r, R_BURST);
+	flush(r, R_PACKET);
+	return r->failed ? -1 : 0;
+}
+
+int store_retx_finish(struct store_retx *r, const uint8_t *keep, size_t n_keep)
+{
+	store_retx_close(r);
 	if (r->samples == STORE_SAMPLES_FINDINGS && !r->failed)
 		replay_spill(r, keep, keep ? n_keep : 0);
 	flush(r, R_PACKET);

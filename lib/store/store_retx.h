@@ -24,6 +24,9 @@ int store_retx_open(struct store_retx **out, sqlite3 *db, const char *db_path, c
 void store_retx_event(struct store_retx *r, const struct qp_retx_event *e);
 /* The open runs' rows, then the kept flows' packet rows (keep[id] != 0, ids below n_keep). */
 int store_retx_finish(struct store_retx *r, const uint8_t *keep, size_t n_keep);
+/* After the last event: the runs still open, as rows (once; store_retx_finish() does it when
+ * not done). */
+int store_retx_close(struct store_retx *r);
 /* The first SQLite error code (0 none); its message in *msg. */
 int store_retx_failed(const struct store_retx *r, const char **msg);
 void store_retx_free(struct store_retx *r);

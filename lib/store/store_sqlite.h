@@ -78,6 +78,12 @@ int store_open(struct store **out, const char *path, const struct store_opts *op
 void store_set_window(struct store *s, uint64_t window_ns);
 /* The event sink writing the latency, retransmission, nak, cnp and qp_window rows. */
 const struct qp_event_sink *store_sink(struct store *s);
+/*
+ * After the sink's last event: the tables nothing adds to later get their last rows and
+ * their indexes on a thread of their own, beside the caller's snapshot and localization.
+ * Every other store call waits for it.
+ */
+void store_reading_done(struct store *s);
 /* Non-zero once any write failed (the sink cannot return errors): stop early. */
 int store_failed(const struct store *s);
 
