@@ -547,6 +547,15 @@ static void close_tables(struct store *s)
 	if (!s->failed)
 		exec(s, closed_index_sql, "indexes");
 	s->closed = true;
+	if (!s->failed) {
+		/* Most of the file is written now: the disk starts on it, the final fsync waits less. */
+		int fd = open(s->tmp_path, O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+			close(fd);
+		}
+	}
 }
 
 static double thread_cpu_s(void);
