@@ -30,6 +30,7 @@ static const struct qp_pair CD = { 3, 4, 0x300, 0x400 };
 struct run {
 	struct qp_tracker *t;
 	struct store *s;
+	bool close_early;	/* store_reading_done() after the tracker's finish, as analyze does */
 	char dir[64], path[128];
 };
 
@@ -92,6 +93,7 @@ static void start(struct run *r, uint8_t samples)
 	struct qp_tracker_cfg cfg;
 	char err[512];
 
+	r->close_early = false;
 	snprintf(r->dir, sizeof(r->dir), "/tmp/agentxdp-test-retx.XXXXXX");
 	assert_non_null(mkdtemp(r->dir));
 	snprintf(r->path, sizeof(r->path), "%s/a.db", r->dir);
@@ -110,6 +112,8 @@ static void finish(struct run *r)
 	long n;
 
 	qp_tracker_finish(r->t);
+	if (r->close_early)
+		store_reading_done(r->s);
 	n = qp_tracker_snapshot(r->t, &flows);
 	assert_true(n > 0);
 	assert_int_equal(store_flows(r->s, flows, (size_t)n), 0);
@@ -374,6 +378,46 @@ static void test_samples_findings_keeps_lossy_flow(void **state)
 	cleanup(&r);
 }
 
+/*
+ * The same run with the event tables closed on the store's thread once the tracking ends:
+ * the same rows, every index built, and the indexes built before the kept rows and the qp
+ * rows arrived agree with them.
+ */
+static void test_closed_early_same_rows(void **state)
+{
+	struct run r;
+
+	(void)state;
+	start(&r, STORE_SAMPLES_FINDINGS);
+	r.close_early = true;
+	for (uint32_t i = 0; i < 10; i++) {
+		req(&r, &AB, 1000 + i * 100, i);
+		req(&r, &CD, 1050 + i * 100, 500 + i);
+	}
+	ack(&r, &CD, 2000, SYN_ACK, 509);
+	ack(&r, &AB, 3000, SYN_NAK_SEQ, 5);
+	for (uint32_t i = 5; i < 10; i++)
+		req(&r, &AB, 3500 + i * 100, i);
+	ack(&r, &AB, 6000, SYN_ACK, 9);
+	finish(&r);
+	assert_int_equal(query_int(&r, "SELECT group_concat(psn) = '5,6,7,8,9' FROM (SELECT psn FROM retransmission"
+				      " ORDER BY rowid)"),
+			 1);
+	assert_int_equal(query_int(&r, "SELECT count(*) FROM retransmission_burst"), 1);
+	assert_int_equal(query_int(&r, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
+				      " AND name NOT LIKE 'sqlite_autoindex%'"),
+			 9);
+	assert_int_equal(query_int(&r, "SELECT count(*) FROM retransmission INDEXED BY retransmission_qp"
+				      " WHERE qp_id = 1"),
+			 5);
+	assert_int_equal(query_int(&r, "SELECT count(*) FROM qp INDEXED BY qp_key WHERE src_ip > ''"),
+			 query_int(&r, "SELECT count(*) FROM qp"));
+	assert_int_equal(query_int(&r, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check <> 'ok'"),
+			 0);
+	assert_counts_match_packets(&r);
+	cleanup(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,6 +427,7 @@ int main(void)
 		cmocka_unit_test(test_runs_of_one_flow),
 		cmocka_unit_test(test_samples_none_keeps_bursts),
 		cmocka_unit_test(test_samples_findings_keeps_lossy_flow),
+		cmocka_unit_test(test_closed_early_same_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
