@@ -256,6 +256,18 @@ static bool flow_latency(const struct localize_config *cfg, const struct flow_st
 	return false;
 }
 
+/* A copy's latency of one kind for the vantage split, p50 in us (-1: none of that kind). */
+static double copy_latency(const struct localize_config *cfg, const struct flow_stats *f,
+			   enum lat_kind kind)
+{
+	double p50 = kind == LAT_ACK ? f->ack_latency_p50_us :
+		     kind == LAT_READ ? f->read_latency_p50_us : f->completion_p50_us;
+	uint64_t n = kind == LAT_ACK ? f->ack_samples :
+		     kind == LAT_READ ? f->read_samples : f->completion_samples;
+
+	return n >= cfg->min_latency_samples && p50 > 0 ? p50 : -1;
+}
+
 /* Packets without the duplicate copies a mirror delivers twice: rates per packet must not
  * halve because a switch mirrored both ports a packet crossed. */
 static double flow_packets_once(const struct flow_stats *f)
@@ -337,19 +349,27 @@ int loc_build_conns(struct ctx *c)
 	/*
 	 * The same key seen from several vantages: the copy with the longest ACK latency saw
 	 * the whole round trip (requester side); the shortest saw only the responder's
-	 * turnaround (request in, ACK out). Their difference is the network's share.
+	 * turnaround (request in, ACK out). Their difference is the network's share. Both
+	 * of one kind: the requester's round trip of a PSN less the responder's completion
+	 * of its message (first packet in to last ACK out) took the data's arrival spread,
+	 * the whole delay of a slow serializer on the data's way, out of the round trip.
 	 */
 	for (i = 0; i < n;) {
 		size_t j = i, best = order[i];
 		double lo = INFINITY, hi = -1;
 		int with_lat = 0;
-		enum lat_kind kind;
+		enum lat_kind kind = LAT_COMPLETION, k_kind;
 		double p50, p99;
 		while (j < n && !cmp_key(&flows[order[i]], &flows[order[j]]))
 			j++;
+		for (size_t k = i; k < j; k++)
+			if (flow_latency(c->cfg, &flows[order[k]], &k_kind, &p50, &p99) &&
+			    k_kind < kind)
+				kind = k_kind;
 		for (size_t k = i; k < j; k++) {
 			const struct flow_stats *f = &flows[order[k]];
-			if (flow_latency(c->cfg, f, &kind, &p50, &p99)) {
+			p50 = copy_latency(c->cfg, f, kind);
+			if (p50 >= 0) {
 				with_lat++;
 				if (p50 > hi) {
 					hi = p50;
