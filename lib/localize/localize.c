@@ -873,7 +873,7 @@ static void sender_timer(const struct ctx *c, struct candidate *cand)
 
 		if (memcmp(cn->src, c->conns[cand->hurt_idx[0]].src, 16))
 			return;
-		naks += cn->naks;
+		naks += cn->naks + cn->read_gaps; /* a re-read: a later response showed one lost */
 		timeouts += cn->timeouts;
 	}
 	if (naks == 0 && timeouts >= c->cfg->timer_min_timeouts) {

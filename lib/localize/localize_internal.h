@@ -75,6 +75,7 @@ struct conn {
 	size_t inc_start, inc_len;
 	double late_share;		/* share of its data packets in the later half of the trace */
 	bool loss_req_way;		/* READ: the responder NAKed its loss: requests were lost */
+	double read_gaps;		/* READ: responses lost (re-read after a later one showed it) */
 };
 
 struct ctx {

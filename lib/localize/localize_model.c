@@ -278,7 +278,7 @@ static double flow_packets_once(const struct flow_stats *f)
 static void fill_conn_counts(struct conn *k)
 {
 	const struct flow_stats *q = k->req, *r = k->resp;
-	double naks = 0, timeouts = 0, retx = 0, ce = 0, cnps = 0, rnr = 0;
+	double naks = 0, timeouts = 0, retx = 0, ce = 0, cnps = 0, rnr = 0, gaps = 0;
 
 	/* The analyzer may count a NAK on the flow that carries it or on the one it answers:
 	 * take the larger side rather than the sum so nothing is counted twice. */
@@ -289,6 +289,7 @@ static void fill_conn_counts(struct conn *k)
 		ce = (double)q->ecn_ce;
 		cnps = (double)q->cnps;
 		rnr = (double)q->rnr_naks;
+		gaps = (double)q->read_gaps;
 	}
 	if (r) {
 		naks = max2(naks, (double)r->naks_psn_seq);
@@ -297,12 +298,16 @@ static void fill_conn_counts(struct conn *k)
 		ce += (double)r->ecn_ce;
 		cnps = max2(cnps, (double)r->cnps);
 		rnr = max2(rnr, (double)r->rnr_naks);
+		gaps = max2(gaps, (double)r->read_gaps);
 	}
 	/* Each RNR NAK makes the requester resend, and the packets it had in flight arrive
 	 * out of sequence (one PSN sequence NAK per RNR NAK on rnr-rpc): a responder not
 	 * ready, not a lossy link. */
 	naks = max2(naks - rnr, 0);
-	k->loss_events = naks + timeouts > 0 ? naks + timeouts : rnr > 0 ? 0 : retx;
+	/* A READ response lost is re-read without a NAK, once per gap a later response shows
+	 * (resends beyond that are the rest of the READ): one loss event each. */
+	k->loss_events = naks + timeouts + gaps > 0 ? naks + timeouts + gaps : rnr > 0 ? 0 : retx;
+	k->read_gaps = gaps;
 	k->naks = naks;
 	k->timeouts = timeouts;
 	/* A sender-side capture sees no CE marks, only the CNPs that answer them. */
@@ -315,9 +320,9 @@ static void fill_conn_counts(struct conn *k)
 	if (k->data_rev)
 		k->packets = flow_packets_once(r);
 	/* A READ's responder NAKs a gap in the requests it received; a lost response is
-	 * re-read without a NAK. NAKs that outnumber the timeouts put the loss on the
+	 * re-read without a NAK. NAKs that outnumber the timeouts and re-reads put the loss on the
 	 * requests' way (a one-way fault on it drops read requests, not responses). */
-	k->loss_req_way = k->data_rev && naks > timeouts;
+	k->loss_req_way = k->data_rev && naks > timeouts + gaps;
 	/* Marks are laid on the data's way: marks on the other direction (ACKs crossing a
 	 * marking link on their way back) would blame the links the data crossed, e.g. the
 	 * sibling spine link of the same leaf. */

@@ -100,6 +100,10 @@ struct flow_stats {
 	/* Time windows, ordered by start_ns; owned by the producer. */
 	const struct flow_window *windows;
 	size_t n_windows;
+
+	/* READ/atomic re-issues after a later response showed one missing: one per gap the
+	 * requester saw, i.e. responses lost on their way (a lost request is NAKed instead). */
+	uint64_t read_gaps;
 };
 
 #endif
