@@ -1065,6 +1065,7 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	loc_turnaround_start(&c, best, n_best, mark);
 	demote_explained(&c, best, n_best, mark);
 	demote_small_followers(best, n_best);
 	if (n_best)

@@ -1,12 +1,14 @@
 /*
  * localize_each.c: a host finding whose hurt connections all join the same two hosts names
  * both of them: one host pair's round trips cross both hosts alike, so picking one end is
- * a coin flip (docs/localization.md, "What it cannot tell apart").
+ * a coin flip (docs/localization.md, "What it cannot tell apart"). And a responder whose
+ * turnaround grew after its first response is busy, not slow.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "lib/localize/localize_internal.h"
+#include "lib/util/robust_stats.h"
 #include "lib/util/util.h"
 
 /*
@@ -96,5 +98,66 @@ void loc_pair_sets(const struct ctx *c, struct candidate *best, size_t n)
 		x->set_confidence = x->confidence;
 		x->confidence /= 2;
 		pair_direction(c, x, partner);
+	}
+}
+
+/*
+ * A responder's turnaround at its own host (request in, last response out) holds the
+ * time before its first response and the response message's length on its link. A slow
+ * responder waits before it answers; a busy one answers at once and shares its link among
+ * the responses of all its reads, so each message lasts longer. Tuning seeds 1261-1280
+ * (healthy-each-read, slowresp-each-read): the 2 healthy turnaround alerts (2.0-2.1x, on
+ * the responders serving the most reads, 12 and 14) held 0.5-0.6% of their excess before
+ * the first response, the 18 slow responders 100%. A turnaround alert with under half its
+ * excess there is the busy responder's link, a notice. Only READs time a first response;
+ * the rule needs it on at least half of the connections on either side.
+ */
+#define TURN_START_MIN_SHARE 0.5
+
+/* The medians of the turnaround and of its first-response part over the connections whose
+ * hurt flag is want; false when fewer than half of them time a first response. */
+static bool turn_medians(const struct ctx *c, const bool *hurt, bool want, double *turn, double *first)
+{
+	size_t m = 0, all = 0;
+
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+
+		if (hurt[k] != want || cn->turnaround_us < 0)
+			continue;
+		all++;
+		if (cn->turnaround_first_us < 0)
+			continue;
+		c->scratch[m] = cn->turnaround_us;
+		c->scratch2[m++] = cn->turnaround_first_us;
+	}
+	if (!m || 2 * m < all)
+		return false;
+	*turn = rs_median(c->scratch, m);
+	*first = rs_median(c->scratch2, m);
+	return true;
+}
+
+void loc_turnaround_start(const struct ctx *c, struct candidate *best, size_t n, bool *mark)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct candidate *x = &best[i];
+		double turn, first, peer_turn, peer_first;
+		bool ok;
+
+		if (x->level != FINDING_ALERT || x->kind != FINDING_HOST || x->signal != SIG_TURNAROUND ||
+		    !x->n_hurt_idx)
+			continue;
+		for (size_t k = 0; k < x->n_hurt_idx; k++)
+			mark[x->hurt_idx[k]] = true;
+		ok = turn_medians(c, mark, true, &turn, &first) &&
+		     turn_medians(c, mark, false, &peer_turn, &peer_first);
+		for (size_t k = 0; k < x->n_hurt_idx; k++)
+			mark[x->hurt_idx[k]] = false;
+		if (!ok || turn <= peer_turn ||
+		    first - peer_first >= TURN_START_MIN_SHARE * (turn - peer_turn))
+			continue;
+		x->level = FINDING_NOTICE;
+		x->notice_why = "its responses start on time and last longer: a responder's link shared by many reads";
 	}
 }

@@ -76,6 +76,7 @@ struct conn {
 	double late_share;		/* share of its data packets in the later half of the trace */
 	bool loss_req_way;		/* READ: the responder NAKed its loss: requests were lost */
 	double read_gaps;		/* READ: responses lost (re-read after a later one showed it) */
+	double turnaround_first_us;	/* READ: the turnaround to the first response, or -1 */
 };
 
 struct ctx {
@@ -211,6 +212,8 @@ bool loc_queue_drains(const struct candidate *cand);
 
 /* localize_each.c: a host finding on one host pair's connections names both hosts. */
 void loc_pair_sets(const struct ctx *c, struct candidate *best, size_t n);
+/* ... and a turnaround alert whose responses start on time is a busy responder's link. */
+void loc_turnaround_start(const struct ctx *c, struct candidate *best, size_t n, bool *mark);
 
 /* localize_evidence.c: a candidate as a finding, its text and its evidence JSON. */
 const char *loc_signal_name(enum signal s);

@@ -337,18 +337,19 @@ int loc_build_conns(struct ctx *c)
 	const struct flow_stats *flows = c->flows;
 	size_t n = c->n_flows, *order = NULL, i = 0;
 	bool *primary = NULL;
-	double *turnaround = NULL;
+	double *turnaround = NULL, *first = NULL;
 	int err = -ENOMEM;
 
 	order = malloc((n ? n : 1) * sizeof(*order));
 	primary = calloc(n ? n : 1, sizeof(*primary));
 	turnaround = malloc((n ? n : 1) * sizeof(*turnaround));
+	first = malloc((n ? n : 1) * sizeof(*first));
 	c->conns = calloc(n ? n : 1, sizeof(*c->conns));
-	if (!order || !primary || !turnaround || !c->conns)
+	if (!order || !primary || !turnaround || !first || !c->conns)
 		goto cleanup;
 	for (i = 0; i < n; i++) {
 		order[i] = i;
-		turnaround[i] = -1;
+		turnaround[i] = first[i] = -1;
 	}
 	qsort_r(order, n, sizeof(*order), cmp_flow_idx, (void *)flows);
 	/*
@@ -361,7 +362,7 @@ int loc_build_conns(struct ctx *c)
 	 */
 	for (i = 0; i < n;) {
 		size_t j = i, best = order[i];
-		double lo = INFINITY, hi = -1;
+		double lo = INFINITY, hi = -1, lo_first = -1;
 		int with_lat = 0;
 		enum lat_kind kind = LAT_COMPLETION, k_kind;
 		double p50, p99;
@@ -380,15 +381,21 @@ int loc_build_conns(struct ctx *c)
 					hi = p50;
 					best = order[k];
 				}
-				if (p50 < lo)
+				if (p50 < lo) {
 					lo = p50;
+					/* READ: to the first response, the rest is the message's length */
+					lo_first = kind == LAT_READ && f->read_first_samples >= c->cfg->min_latency_samples ?
+						   f->read_first_p50_us : -1;
+				}
 			} else if (with_lat == 0 && f->packets > flows[best].packets) {
 				best = order[k];
 			}
 		}
 		primary[best] = true;
-		if (with_lat >= 2 && lo < hi)
+		if (with_lat >= 2 && lo < hi) {
 			turnaround[best] = lo;
+			first[best] = lo_first;
+		}
 		i = j;
 	}
 	for (i = 0; i < n; i++) {
@@ -402,6 +409,7 @@ int loc_build_conns(struct ctx *c)
 		k = &c->conns[c->n_conns++];
 		memset(k, 0, sizeof(*k));
 		k->turnaround_us = turnaround[i];
+		k->turnaround_first_us = first[i];
 		if (f->role == FLOW_ROLE_RESPONDER) {
 			k->resp = f;
 			memcpy(k->src, f->key.dst_ip, 16);
@@ -442,6 +450,7 @@ cleanup:
 	free(order);
 	free(primary);
 	free(turnaround);
+	free(first);
 	return err;
 }
 
