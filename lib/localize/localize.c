@@ -661,7 +661,10 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		if (cand->signal == SIG_LOSS && fabric_busy(cand, cfg) && loss_tracks_marks(c, cand)) {
 			/* ... unless the queue stands on a link that carries less than its
 			 * peers: its overflow is the link's own (a slowed serializer), or the
-			 * link marks alone, ahead of every peer (an ECN fault's flows). */
+			 * link marks alone, ahead of every peer (an ECN fault's flows), with
+			 * marks that hold or a floor that rose: marks that come and go over
+			 * an unmoved floor are a queue draining between bursts, its drops
+			 * too (loc_queue_drains(), as for its marks above). */
 			if (floor_outlier(c, cand) && loc_marks_steady(cand)) {
 				cand->kind = FINDING_CONGESTED;
 				cand->kind_why = WHY_MARKS_STEADY;
@@ -669,7 +672,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 				cand->kind = FINDING_SLOW;
 				cand->kind_why = WHY_FLOOR;
 			} else if (switch_link(c, cand) && busy_outlier(c, cand) &&
-				   loc_marks_lead(cand->mark_z, cand->mark_lead)) {
+				   loc_marks_lead(cand->mark_z, cand->mark_lead) &&
+				   !loc_queue_drains(cand)) {
 				bool drain = loc_marks_drain(cand);
 
 				cand->kind = drain ? FINDING_SLOW : FINDING_CONGESTED;
