@@ -524,12 +524,15 @@ static int prepare_events(struct store *s)
 	return 0;
 }
 
-/* A part's first error (lat, retx) as the store's. */
-static void part_failed(struct store *s, int failed, const char *msg)
+/*
+ * A part's first error (lat, retx) as the store's. Its message by address: the arguments'
+ * order is unspecified, so a `msg` read beside the call that sets it may not be set yet.
+ */
+static void part_failed(struct store *s, int failed, const char *const *msg)
 {
 	if (failed && !s->failed) {
 		s->failed = SQLITE_ERROR;
-		snprintf(s->errmsg, sizeof(s->errmsg), "%s", msg);
+		snprintf(s->errmsg, sizeof(s->errmsg), "%s", *msg);
 	}
 }
 
@@ -539,9 +542,9 @@ static void close_tables(struct store *s)
 	const char *msg;
 
 	if (!s->failed && store_lat_close(s->lat))
-		part_failed(s, store_lat_failed(s->lat, &msg), msg);
+		part_failed(s, store_lat_failed(s->lat, &msg), &msg);
 	if (!s->failed && store_retx_close(s->retx))
-		part_failed(s, store_retx_failed(s->retx, &msg), msg);
+		part_failed(s, store_retx_failed(s->retx, &msg), &msg);
 	for (int i = 0; i < ST_N; i++)
 		flush_rows(s, (enum stmt_id)i);
 	if (!s->failed)
@@ -994,13 +997,13 @@ int store_commit(struct store *s, char *err, size_t errlen)
 	if (!s->closed)
 		close_tables(s);
 	if (!s->failed && (store_lat_finish(s->lat) || store_lat_failed(s->lat, &msg)))
-		part_failed(s, store_lat_failed(s->lat, &msg), msg);
+		part_failed(s, store_lat_failed(s->lat, &msg), &msg);
 	if (!s->failed) {
 		size_t n_keep;
 		const uint8_t *keep = store_lat_kept(s->lat, &n_keep);
 
 		if (store_retx_finish(s->retx, keep, n_keep) || store_retx_failed(s->retx, &msg))
-			part_failed(s, store_retx_failed(s->retx, &msg), msg);
+			part_failed(s, store_retx_failed(s->retx, &msg), &msg);
 	}
 	/* their statements, before the database closes */
 	store_lat_free(s->lat);
