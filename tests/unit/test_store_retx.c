@@ -347,6 +347,21 @@ static void test_samples_none_keeps_bursts(void **state)
 	cleanup(&r);
 }
 
+/* Two flows; AB loses PSN 5 (a NAK) and sends 5-9 again, CD loses nothing. */
+static void two_flows_one_lossy(struct run *r)
+{
+	for (uint32_t i = 0; i < 10; i++) {
+		req(r, &AB, 1000 + i * 100, i);
+		req(r, &CD, 1050 + i * 100, 500 + i);
+	}
+	ack(r, &CD, 2000, SYN_ACK, 509);
+	ack(r, &AB, 3000, SYN_NAK_SEQ, 5);
+	for (uint32_t i = 5; i < 10; i++)
+		req(r, &AB, 3500 + i * 100, i);
+	ack(r, &AB, 6000, SYN_ACK, 9);
+	finish(r);
+}
+
 /*
  * --samples findings: the resend rows wait in the spill file; the flow with the most loss
  * events is kept, so its rows come back, in order, as all writes them.
@@ -358,16 +373,7 @@ static void test_samples_findings_keeps_lossy_flow(void **state)
 
 	(void)state;
 	start(&r, STORE_SAMPLES_FINDINGS);
-	for (uint32_t i = 0; i < 10; i++) {
-		req(&r, &AB, 1000 + i * 100, i);
-		req(&r, &CD, 1050 + i * 100, 500 + i);
-	}
-	ack(&r, &CD, 2000, SYN_ACK, 509);
-	ack(&r, &AB, 3000, SYN_NAK_SEQ, 5);
-	for (uint32_t i = 5; i < 10; i++)
-		req(&r, &AB, 3500 + i * 100, i);
-	ack(&r, &AB, 6000, SYN_ACK, 9);
-	finish(&r);
+	two_flows_one_lossy(&r);
 	assert_int_equal(bursts(&r, b, 4), 1);
 	assert_int_equal(b[0].packets, 5);
 	assert_int_equal(query_int(&r, "SELECT count(*) FROM retransmission WHERE qp_id = 1"), 5);
@@ -390,16 +396,7 @@ static void test_closed_early_same_rows(void **state)
 	(void)state;
 	start(&r, STORE_SAMPLES_FINDINGS);
 	r.close_early = true;
-	for (uint32_t i = 0; i < 10; i++) {
-		req(&r, &AB, 1000 + i * 100, i);
-		req(&r, &CD, 1050 + i * 100, 500 + i);
-	}
-	ack(&r, &CD, 2000, SYN_ACK, 509);
-	ack(&r, &AB, 3000, SYN_NAK_SEQ, 5);
-	for (uint32_t i = 5; i < 10; i++)
-		req(&r, &AB, 3500 + i * 100, i);
-	ack(&r, &AB, 6000, SYN_ACK, 9);
-	finish(&r);
+	two_flows_one_lossy(&r);
 	assert_int_equal(query_int(&r, "SELECT group_concat(psn) = '5,6,7,8,9' FROM (SELECT psn FROM retransmission"
 				      " ORDER BY rowid)"),
 			 1);
