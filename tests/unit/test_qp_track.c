@@ -370,6 +370,9 @@ static void test_read_gap_once(void **state)
 	assert_int_equal(ev.retx[0].cause, QP_RETX_READ_GAP);
 	assert_int_equal(ev.retx[1].cause, QP_RETX_TIMEOUT);
 	assert_int_equal(r->timeouts, 1);
+	/* One loss event per gap: the next READ's responses showing it again add none, and
+	 * the timer's resend is a timeout, not a second re-read (localize's loss count). */
+	assert_int_equal(r->read_gaps, 1);
 	qp_tracker_free(t);
 }
 
