@@ -231,27 +231,34 @@ static const struct flow_stats *flow_by_id(const struct ctx *c, uint64_t id)
 	return NULL;
 }
 
+/* A flow's latency of one kind, p50 and p99 in us; false when it has too few samples of
+ * that kind (or only zeros). */
+static bool kind_latency(const struct localize_config *cfg, const struct flow_stats *f,
+			 enum lat_kind kind, double *p50, double *p99)
+{
+	uint64_t n = kind == LAT_ACK ? f->ack_samples :
+		     kind == LAT_READ ? f->read_samples : f->completion_samples;
+
+	*p50 = kind == LAT_ACK ? f->ack_latency_p50_us :
+	       kind == LAT_READ ? f->read_latency_p50_us : f->completion_p50_us;
+	*p99 = kind == LAT_ACK ? f->ack_latency_p99_us :
+	       kind == LAT_READ ? f->read_latency_p99_us : f->completion_p99_us;
+	return n >= cfg->min_latency_samples && *p50 > 0;
+}
+
 /* The latency a flow offers: ACK, else READ, else completion; p50 and p99 in us. */
 static bool flow_latency(const struct localize_config *cfg, const struct flow_stats *f,
 			 enum lat_kind *kind, double *p50, double *p99)
 {
-	if (f->ack_samples >= cfg->min_latency_samples && f->ack_latency_p50_us > 0) {
-		*kind = LAT_ACK;
-		*p50 = f->ack_latency_p50_us;
-		*p99 = f->ack_latency_p99_us;
-		return true;
-	}
-	if (f->read_samples >= cfg->min_latency_samples && f->read_latency_p50_us > 0) {
-		*kind = LAT_READ;
-		*p50 = f->read_latency_p50_us;
-		*p99 = f->read_latency_p99_us;
-		return true;
-	}
-	if (f->completion_samples >= cfg->min_latency_samples && f->completion_p50_us > 0) {
-		*kind = LAT_COMPLETION;
-		*p50 = f->completion_p50_us;
-		*p99 = f->completion_p99_us;
-		return true;
+	double k50, k99;
+
+	for (enum lat_kind k = LAT_ACK; k <= LAT_COMPLETION; k++) {
+		if (kind_latency(cfg, f, k, &k50, &k99)) {
+			*kind = k;
+			*p50 = k50;
+			*p99 = k99;
+			return true;
+		}
 	}
 	return false;
 }
@@ -260,12 +267,9 @@ static bool flow_latency(const struct localize_config *cfg, const struct flow_st
 static double copy_latency(const struct localize_config *cfg, const struct flow_stats *f,
 			   enum lat_kind kind)
 {
-	double p50 = kind == LAT_ACK ? f->ack_latency_p50_us :
-		     kind == LAT_READ ? f->read_latency_p50_us : f->completion_p50_us;
-	uint64_t n = kind == LAT_ACK ? f->ack_samples :
-		     kind == LAT_READ ? f->read_samples : f->completion_samples;
+	double p50, p99;
 
-	return n >= cfg->min_latency_samples && p50 > 0 ? p50 : -1;
+	return kind_latency(cfg, f, kind, &p50, &p99) ? p50 : -1;
 }
 
 /* Packets without the duplicate copies a mirror delivers twice: rates per packet must not
