@@ -81,3 +81,11 @@ mirror_topo_run() {
 	synth_analyze "$tag" "$dir" "$dir/out.json" "$@" --vantage mirror --snaplen 128 \
 		--seed "$seed" --fault "$fault" -- --topology "$dir/links.csv" --paths "$dir/paths.csv"
 }
+
+# The alerts of an analyze --json output FILE (notices left out), as the golden tests read them:
+#   alert_count FILE   how many
+#   first_alert FILE   "KIND SUBJECT" of the first ("null null" when there is none)
+#   alert_list FILE    [["KIND","SUBJECT"],...] on one line
+alert_count() { jq '[.findings[] | select(.level == "alert")] | length' "$1"; }
+first_alert() { jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject)"' "$1"; }
+alert_list() { jq -c '[.findings[] | select(.level == "alert") | [.kind, .subject]]' "$1"; }

@@ -74,7 +74,7 @@ if run ecn --hosts 64 --leaves 8 --spines 2 --load 40% --mtu 4096 --duration 5ms
 	[ "$got" = "alert congested $link" ] &&
 		pass "busy-ecn: congested alert on $link (its marks)" ||
 		fail "busy-ecn: congested alert on $link" "$(findings)"
-	n=$(jq '[.findings[] | select(.level == "alert")] | length' "$d/out.json")
+	n=$(alert_count "$d/out.json")
 	expect_eq "busy-ecn: one alert" 1 "$n"
 fi
 exit 0

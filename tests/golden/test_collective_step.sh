@@ -30,7 +30,7 @@ for case in 1041:leaf2-spine3:3000us 1049:leaf1-spine2:3000us; do
 		pass "coll-step-$seed: evidence step_floor_z $z" ||
 		fail "coll-step-$seed: evidence step_floor_z >= 4" "got $z"
 	# The collective's hot spots stay notices: no second alert.
-	n=$(jq '[.findings[] | select(.level == "alert")] | length' "$d/out.json")
+	n=$(alert_count "$d/out.json")
 	expect_eq "coll-step-$seed: one alert" 1 "$n"
 done
 exit 0

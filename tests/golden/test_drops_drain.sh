@@ -24,8 +24,7 @@ if synth_analyze drops-drain-healthy "$d" "$d/out.json" --hosts 32 --leaves 4 --
 		.marks_floor < 0.007 and .floor_excess_us < 1' "$d/out.json")
 	expect_eq "drops-drain-healthy: leaf3-spine1 drops over marks that come and go" true \
 		"$shape"
-	alerts=$(jq -c '[.findings[] | select(.level == "alert") | [.kind, .subject]]' \
-		"$d/out.json")
+	alerts=$(alert_list "$d/out.json")
 	expect_eq "drops-drain-healthy: no alert" '[]' "$alerts"
 fi
 

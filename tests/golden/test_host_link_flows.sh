@@ -35,8 +35,7 @@ if run slowx2 1081 --hosts 16 --leaves 4 --spines 2 --load 10% --mtu 1024 --dura
 	--workload write --vantage mirror \
 	--fault link=198.18.0.21-leaf2,kind=slow,size=2x,onset=4000us \
 	--fault link=198.18.0.21-leaf2,kind=slow,size=1us,onset=4000us; then
-	got=$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject)"' \
-		"$work/slowx2.json")
+	got=$(first_alert "$work/slowx2.json")
 	expect_eq "host-link-flows-slowx2: the slowed host link is the first alert" \
 		"slow 198.18.0.21-leaf2" "$got"
 fi

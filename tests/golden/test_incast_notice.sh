@@ -32,7 +32,7 @@ for mode in topology hosts; do
 		fail "incast-$mode" "analyze: $(head -n 1 "$work/err")"
 		continue
 	fi
-	alerts=$(jq '[.findings[] | select(.level == "alert")] | length' "$d/$mode.json")
+	alerts=$(alert_count "$d/$mode.json")
 	expect_eq "incast-$mode: no alert" 0 "$alerts"
 	# The notice names the incast host (its link, or the host without a topology).
 	got=$(jq -r --arg v "$victim" '[.findings[] | select(.level == "notice") |

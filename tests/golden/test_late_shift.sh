@@ -28,16 +28,14 @@ if run healthy 1108; then
 	expect_eq "late-shift-healthy: a healthy fabric, no alert" "" "$got"
 fi
 if run step 1108 --fault link=198.18.0.13-leaf0,kind=slow,size=5us,onset=60ms; then
-	got=$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject)"' \
-		"$work/step.json")
+	got=$(first_alert "$work/step.json")
 	expect_eq "late-shift-step: a +5 us step from 60 ms is the first alert" \
 		"slow 198.18.0.13" "$got"
 fi
 # A step far bigger than a burst (10x) that starts 8 ms before the end (4 windows of 2 ms)
 # is a fault that began just before the capture ended, not queueing: the first alert.
 if run late10x 1108 --fault link=198.18.0.13-leaf0,kind=slow,size=10x,onset=192ms; then
-	got=$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject)"' \
-		"$work/late10x.json")
+	got=$(first_alert "$work/late10x.json")
 	expect_eq "late-shift-late10x: a 10x step in the last 4 windows is the first alert" \
 		"slow 198.18.0.13" "$got"
 fi

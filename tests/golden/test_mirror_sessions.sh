@@ -53,7 +53,7 @@ sessions() {
 	norm "$hosts" >"$hosts/norm.json"
 	n_flows=$(jq '.flows | length' "$hosts/norm.json" 2>/dev/null)
 	n_hosts=$(jq '.vantages | length' "$hosts/truth.json")
-	n_alerts=$(jq '[.findings[] | select(.level == "alert")] | length' "$hosts/out.json")
+	n_alerts=$(alert_count "$hosts/out.json")
 	# The comparison means something only when the per-host run finds the incident.
 	if [ "$n_hosts" -ge 2 ] && [ "$n_alerts" -gt 0 ] && [ "${n_flows:-0}" -gt 0 ]; then
 		pass "mirror-sessions-$name-per-host-has-alerts"
@@ -132,7 +132,7 @@ else
 	else
 		norm "$ib" >"$ib/norm.json"
 		norm "$erf" >"$erf/norm.json"
-		n_alerts=$(jq '[.findings[] | select(.level == "alert")] | length' "$ib/out.json")
+		n_alerts=$(alert_count "$ib/out.json")
 		expect_eq erf-ports-per-host-has-alerts "2 yes" "${#files[@]} $([ "$n_alerts" -gt 0 ] && echo yes)"
 		expect_eq erf-ports-vantages "ERF port A,ERF port B" \
 			"$(jq -r '[.captures[].path | sub(".*ports.pcap: "; "")] | sort | join(",")' "$erf/out.json")"

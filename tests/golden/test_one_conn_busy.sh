@@ -23,8 +23,7 @@ if synth_analyze one-conn-busy "$d" "$d/out.json" --hosts 64 --leaves 8 --spines
 		[.level, .flows_hurt, .evidence.peer_ce_rate >= 0.001]]' "$d/out.json")
 	expect_eq "one-conn-busy: the one-connection host link is a notice" \
 		'[["notice",1,true]]' "$one"
-	alerts=$(jq -c '[.findings[] | select(.level == "alert") | [.kind, .subject]]' \
-		"$d/out.json")
+	alerts=$(alert_list "$d/out.json")
 	expect_eq "one-conn-busy: the marking link is the one alert" \
 		'[["congested","leaf4-spine0"]]' "$alerts"
 fi

@@ -32,7 +32,6 @@ analyze() {
 	"$ANALYZE" -q $(ls "$d"/trace*.pcapng) --json "${args[@]}" 2>"$work/err" ||
 		{ fail "$1" "analyze: $(head -n 1 "$work/err")"; return 1; }
 }
-alerts() { jq -c '[.findings[] | select(.level == "alert") | [.kind, .subject]]' "$1"; }
 
 # rnr: rnr-rpc, seed 1046. Without the rule: `host 198.18.0.25` and a second alert, `slow`
 # on 198.18.0.25-leaf3 (80x healthy peers' completion time).
@@ -40,7 +39,7 @@ if synth rnr --hosts 16 --leaves 4 --spines 2 --load 10% --workload rpc --seed 1
 	--host-fault host=198.18.0.25,kind=rnr,size=100us,onset=0us &&
 	analyze rnr topo >"$work/rnr.json"; then
 	h=$(jq -r '.host_faults[0].host' "$work/rnr/truth.json")
-	expect_eq "rnr: one alert, the RNR host" "[[\"host\",\"$h\"]]" "$(alerts "$work/rnr.json")"
+	expect_eq "rnr: one alert, the RNR host" "[[\"host\",\"$h\"]]" "$(alert_list "$work/rnr.json")"
 	also=$(jq -r '[.findings[0].evidence.also[].signal] | join(",")' "$work/rnr.json")
 	case ",$also," in
 	*,rnr,*completion,* | *completion,*rnr,*) pass "rnr: its completion time is in evidence.also" ;;
@@ -54,7 +53,7 @@ if synth queue --hosts 16 --leaves 4 --spines 4 --load 20% --workload write --se
 	--fault link=leaf2-spine3,dir=spine3\>leaf2,kind=slow,size=4us,onset=1000us &&
 	analyze queue topo >"$work/queue.json"; then
 	l=$(jq -r '.faults[0].link' "$work/queue/truth.json")
-	expect_eq "queue: one alert, slow on the 5x link" "[[\"slow\",\"$l\"]]" "$(alerts "$work/queue.json")"
+	expect_eq "queue: one alert, slow on the 5x link" "[[\"slow\",\"$l\"]]" "$(alert_list "$work/queue.json")"
 	expect_eq "queue: its marks are in evidence.also" true \
 		"$(jq '[.findings[0].evidence.also[].signal] | index("ecn") != null' "$work/queue.json")"
 	expect_eq "queue: the marks' direction is kept" "spine3 -> leaf2" \
@@ -68,7 +67,7 @@ if synth crossing --hosts 16 --leaves 2 --spines 8 --load 20% --mtu 4096 --workl
 	--seed 1042 --fault link=leaf0-spine4,dir=leaf0\>spine4,kind=flap,size=100us,period=1ms,onset=2000us &&
 	analyze crossing topo >"$work/crossing.json"; then
 	expect_eq "crossing: one alert, lossy on the flapping link's set" \
-		'[["lossy","leaf0-spine4 | leaf1-spine4"]]' "$(alerts "$work/crossing.json")"
+		'[["lossy","leaf0-spine4 | leaf1-spine4"]]' "$(alert_list "$work/crossing.json")"
 	# Since NAKed READ loss lies on the requests' way (round 7) that connection's loss
 	# joins the alert; a one-connection lossy notice, if any, says why it is one.
 	why=$(jq -r '[.findings[] | select(.level == "notice" and .kind == "lossy" and
@@ -86,7 +85,7 @@ if synth follower --hosts 16 --leaves 4 --spines 4 --load 10% --workload read \
 	--vantage each-host --seed 1047 --fault link=198.18.0.25-leaf3,kind=loss,size=1%,onset=3000us &&
 	analyze follower >"$work/follower.json"; then
 	expect_eq "follower: one alert, the lossy host" '[["lossy","198.18.0.25"]]' \
-		"$(alerts "$work/follower.json")"
+		"$(alert_list "$work/follower.json")"
 	got=$(jq -r '[.findings[] | select(.subject_kind == "fabric")][0] |
 		"\(.level) \(.severity < 1.5)"' "$work/follower.json")
 	expect_eq "follower: the 1.3x fabric finding is a notice" "notice true" "$got"

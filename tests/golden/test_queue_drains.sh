@@ -27,8 +27,7 @@ healthy() {
 		.peer_ce_rate >= 0.001 and .mark_outlier_ratio >= 2 and .load_ratio < 0.9 and
 		.marks_floor < 0.007 and .floor_excess_us < 1' "$d/out.json")
 	expect_eq "queue-drains-healthy-$seed: $link marks ahead, floor unmoved" true "$shape"
-	alerts=$(jq -c '[.findings[] | select(.level == "alert") | [.kind, .subject]]' \
-		"$d/out.json")
+	alerts=$(alert_list "$d/out.json")
 	expect_eq "queue-drains-healthy-$seed: no alert" '[]' "$alerts"
 }
 

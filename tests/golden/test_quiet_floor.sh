@@ -30,8 +30,7 @@ run() {
 # round trips' floor stands 3.4 us above the other host links'.
 if run slowx2 1099 --load 10% --fault link=198.18.0.18-leaf2,kind=slow,size=2x,onset=3000us \
 	--fault link=198.18.0.18-leaf2,kind=slow,size=1us,onset=3000us; then
-	got=$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject)"' \
-		"$work/slowx2.json")
+	got=$(first_alert "$work/slowx2.json")
 	expect_eq "quiet-floor-slowx2: the slowed host link is the first alert" "slow 198.18.0.18" "$got"
 	got=$(jq -r '[.findings[] | select(.subject == "198.18.0.18")][0].evidence |
 		(.floor_excess_us >= 1 and .hurt_ce_rate >= 3 * .peer_ce_rate)' "$work/slowx2.json")
@@ -52,7 +51,7 @@ fi
 # A healthy fabric at 20% load with half the cross-leaf flows on spine0 (healthy-ecmp-skew,
 # seed 1094): a host link at 2.2x its peers' completion time, marked 7x, floor +0.2 us.
 if run ecmp 1094 --load 20% --ecmp-skew 0.5; then
-	alerts=$(jq '[.findings[] | select(.level == "alert")] | length' "$work/ecmp.json")
+	alerts=$(alert_count "$work/ecmp.json")
 	expect_eq "quiet-floor-ecmp: a healthy fabric, no alert" 0 "$alerts"
 	got=$(jq -r '[.findings[] | select(.subject == "198.18.0.11")][0] |
 		"\(.level) \(.evidence.notice_why // "" | test("a queue, not a fault")) \(.evidence.floor_excess_us < 1)"' \

@@ -33,7 +33,7 @@ for c in "ecmp 1041 --ecmp-skew 0.5" "ecmp2 1042 --ecmp-skew 0.5" \
 	name=$1 seed=$2
 	shift 2
 	run "$name" "$seed" --spines 2 --load 20% "$@" || continue
-	alerts=$(jq '[.findings[] | select(.level == "alert")] | length' "$work/$name.json")
+	alerts=$(alert_count "$work/$name.json")
 	expect_eq "quiet-$name: a healthy fabric, no alert" 0 "$alerts"
 	# The notice says why, with marks between 3x and 10x the peers' in a quiet fabric.
 	got=$(jq -r '[.findings[] | select(.evidence.notice_why // "" | test("a queue, not a fault")) |
@@ -74,8 +74,7 @@ done
 # marked 8x their peers', but it runs over 2x its peers' completion time: an alert.
 if run slowx2 1048 --spines 2 --load 10% --fault link=198.18.0.22-leaf3,kind=slow,size=2x,onset=0us \
 	--fault link=198.18.0.22-leaf3,kind=slow,size=1us,onset=0us; then
-	got=$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject)"' \
-		"$work/slowx2.json")
+	got=$(first_alert "$work/slowx2.json")
 	expect_eq "quiet-slowx2: the slowed host link is the first alert" "slow 198.18.0.22" "$got"
 fi
 # A 5x serializer on a spine cable, one direction, from 3 ms (slowx5-fab-1dir, seed

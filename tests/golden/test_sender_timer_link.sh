@@ -22,6 +22,6 @@ check "sender-timer-1227: the sender's timer, no set" \
 	jq -e '.findings[0] | (.severity_text | test("retransmit timer")) and
 		(.evidence.subjects == null)' "$d/out.json"
 # The tie was real: the spine cable stays the runner-up in the evidence, not a finding.
-n=$(jq '[.findings[] | select(.level == "alert")] | length' "$d/out.json")
+n=$(alert_count "$d/out.json")
 expect_eq "sender-timer-1227: one alert" 1 "$n"
 exit 0

@@ -25,7 +25,7 @@ for w in default 25ms; do
 		fail "shift-few-windows-$w" "analyze: $(head -n 1 "$work/err")"
 		continue
 	fi
-	got=$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject)"' "$work/$w.json")
+	got=$(first_alert "$work/$w.json")
 	expect_eq "shift-few-windows-$w: a +5 us step from 120 ms of 200 ms, window $w" \
 		"slow 198.18.0.13" "$got"
 done

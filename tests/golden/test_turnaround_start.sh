@@ -28,14 +28,14 @@ run() {
 }
 
 if run busy --load 20%; then
-	n=$(jq '[.findings[] | select(.level == "alert")] | length' "$work/busy.json")
+	n=$(alert_count "$work/busy.json")
 	expect_eq "turnaround-start-busy: a busy responder raises no alert" 0 "$n"
 	got=$(jq -r '[.findings[] | select(.subject == "198.18.0.13" and .kind == "host")][0].level' \
 		"$work/busy.json")
 	expect_eq "turnaround-start-busy: the busy responder is a notice" notice "$got"
 fi
 if run slow --load 10% --host-fault 'host=198.18.0.18,kind=slow-responder,size=50us,onset=1000us'; then
-	got=$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject)"' "$work/slow.json")
+	got=$(first_alert "$work/slow.json")
 	expect_eq "turnaround-start-slow: the slow responder is the first alert" "host 198.18.0.18" "$got"
 fi
 exit 0
