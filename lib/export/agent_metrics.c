@@ -56,7 +56,7 @@ int agent_latency_observe(struct agent_latency *al, uint64_t flow_id, uint64_t l
 /* Per host pair aggregate. */
 struct pair_agg {
 	char src[64], dst[64];
-	uint64_t packets, bytes, retx, naks_psn, naks_rnr, naks_other, timeouts, cnps, ecn_ce;
+	uint64_t packets, bytes, retx, naks_psn, naks_rnr, naks_other, timeouts, rereads, cnps, ecn_ce;
 	uint64_t samples;
 	uint64_t buckets[AGENT_LATENCY_BUCKETS + 1];
 	double sum_s;
@@ -89,6 +89,7 @@ static void pair_add(struct pair_agg *to, const struct pair_agg *from)
 	to->naks_rnr += from->naks_rnr;
 	to->naks_other += from->naks_other;
 	to->timeouts += from->timeouts;
+	to->rereads += from->rereads;
 	to->cnps += from->cnps;
 	to->ecn_ce += from->ecn_ce;
 	to->samples += from->samples;
@@ -117,6 +118,7 @@ static struct pair_agg *aggregate_pairs(const struct agent_metrics_input *in, si
 		r->naks_rnr = f->rnr_naks;
 		r->naks_other = f->naks_other;
 		r->timeouts = f->timeouts;
+		r->rereads = f->read_gaps;
 		r->cnps = f->cnps;
 		r->ecn_ce = f->ecn_ce;
 		if (in->latency && f->id < in->latency->cap) {
@@ -280,6 +282,8 @@ int agent_metrics_build(struct metric_set *set, const struct agent_metrics_input
 		     "Retransmitted request packets, attributed to the requester's host pair.", retx);
 	PAIR_COUNTER("agentxdp_timeouts_total", "Retransmission timeouts (go-back-N episodes without a NAK).",
 		     timeouts);
+	PAIR_COUNTER("agentxdp_read_rereads_total",
+		     "READ responses re-read after a loss (a lost response draws no NAK).", rereads);
 	PAIR_COUNTER("agentxdp_cnps_total", "CNPs received by the requester of this host pair (it is being slowed).",
 		     cnps);
 	PAIR_COUNTER("agentxdp_ecn_ce_packets_total", "Packets of this host pair that arrived ECN CE-marked.",

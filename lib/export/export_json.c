@@ -38,10 +38,11 @@ static void json_flow(FILE *out, const struct flow_stats *f)
 		",\"packets\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"first_ns\":%" PRIu64 ",\"last_ns\":%" PRIu64
 		",\"first_transmissions\":%" PRIu64 ",\"retransmitted_packets\":%" PRIu64
 		",\"naks_psn_seq\":%" PRIu64 ",\"naks_other\":%" PRIu64 ",\"rnr_naks\":%" PRIu64
-		",\"timeouts\":%" PRIu64 ",\"cnps\":%" PRIu64 ",\"ecn_ce\":%" PRIu64 ",\"ack_samples\":%" PRIu64,
+		",\"timeouts\":%" PRIu64 ",\"read_rereads\":%" PRIu64 ",\"cnps\":%" PRIu64 ",\"ecn_ce\":%" PRIu64
+		",\"ack_samples\":%" PRIu64,
 		f->packets, f->bytes, f->first_ns, f->last_ns, f->first_transmissions,
-		f->retransmitted_packets, f->naks_psn_seq, f->naks_other, f->rnr_naks, f->timeouts, f->cnps,
-		f->ecn_ce, f->ack_samples);
+		f->retransmitted_packets, f->naks_psn_seq, f->naks_other, f->rnr_naks, f->timeouts, f->read_gaps,
+		f->cnps, f->ecn_ce, f->ack_samples);
 	json_num_or_null(out, "ack_latency_p50_us", f->ack_samples, f->ack_latency_p50_us);
 	json_num_or_null(out, "ack_latency_p99_us", f->ack_samples, f->ack_latency_p99_us);
 	json_num_or_null(out, "ack_latency_max_us", f->ack_samples, f->ack_latency_max_us);
@@ -57,10 +58,11 @@ static void json_flow(FILE *out, const struct flow_stats *f)
 int export_json(FILE *out, const struct analysis_summary *sum)
 {
 	const struct qp_tracker_totals *tot = sum->totals;
-	uint64_t naks_seq = 0, naks_other = 0, rnr = 0, retx = 0, timeouts = 0, cnps = 0, ce = 0;
+	uint64_t naks_seq = 0, naks_other = 0, rnr = 0, retx = 0, timeouts = 0, rereads = 0, cnps = 0, ce = 0;
 
 	for (size_t i = 0; i < sum->n_flows; i++) {
 		naks_seq += sum->flows[i].naks_psn_seq;
+		rereads += sum->flows[i].read_gaps;
 		naks_other += sum->flows[i].naks_other;
 		rnr += sum->flows[i].rnr_naks;
 		retx += sum->flows[i].retransmitted_packets;
@@ -108,11 +110,11 @@ int export_json(FILE *out, const struct analysis_summary *sum)
 		"],\"totals\":{\"flows\":%zu,\"paired_flows\":%" PRIu64 ",\"packets\":%" PRIu64
 		",\"bytes\":%" PRIu64 ",\"first_ns\":%" PRIu64 ",\"last_ns\":%" PRIu64
 		",\"retransmitted_packets\":%" PRIu64 ",\"naks_psn_seq\":%" PRIu64 ",\"naks_other\":%" PRIu64
-		",\"rnr_naks\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"cnps\":%" PRIu64
+		",\"rnr_naks\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"read_rereads\":%" PRIu64 ",\"cnps\":%" PRIu64
 		",\"cnps_unattributed\":%" PRIu64 ",\"ecn_ce\":%" PRIu64 ",\"duplicates\":%" PRIu64
 		",\"ts_backwards\":%" PRIu64,
 		sum->n_flows, tot->paired_flows, tot->packets, tot->bytes, tot->first_ns, tot->last_ns, retx,
-		naks_seq, naks_other, rnr, timeouts, cnps, tot->cnps_unattributed, ce, tot->duplicates,
+		naks_seq, naks_other, rnr, timeouts, rereads, cnps, tot->cnps_unattributed, ce, tot->duplicates,
 		tot->ts_backwards);
 	/* Only when it happened: some statistics are incomplete. */
 	if (tot->alloc_failures)
@@ -205,7 +207,8 @@ static void print_findings(FILE *out, const struct analysis_summary *sum, enum f
 int export_text(FILE *out, const struct analysis_summary *sum, size_t top_n)
 {
 	const struct qp_tracker_totals *tot = sum->totals;
-	uint64_t retx = 0, naks = 0, naks_other = 0, rnr = 0, timeouts = 0, cnps = 0, ce = 0, with_samples = 0;
+	uint64_t retx = 0, naks = 0, naks_other = 0, rnr = 0, timeouts = 0, rereads = 0, cnps = 0, ce = 0;
+	uint64_t with_samples = 0;
 	const struct flow_stats **by_p99;
 	char t0[64], t1[64], src[64], dst[64], path[SANITIZE_BUF_LEN(PATH_MAX)];
 	size_t n_top = 0;
@@ -218,6 +221,7 @@ int export_text(FILE *out, const struct analysis_summary *sum, size_t top_n)
 		naks_other += f->naks_other;
 		rnr += f->rnr_naks;
 		timeouts += f->timeouts;
+		rereads += f->read_gaps;
 		cnps += f->cnps;
 		ce += f->ecn_ce;
 		with_samples += f->ack_samples > 0;
@@ -233,6 +237,9 @@ int export_text(FILE *out, const struct analysis_summary *sum, size_t top_n)
 		"retransmitted %" PRIu64 ", NAK seq %" PRIu64 ", NAK other %" PRIu64 ", RNR NAK %" PRIu64
 		", timeouts %" PRIu64 ", CNPs %" PRIu64 ", ECN-CE %" PRIu64 "\n",
 		retx, naks, naks_other, rnr, timeouts, cnps, ce);
+	/* A lost READ response draws no NAK: the requester re-reads it (IBA 9.7.5.1). */
+	if (rereads)
+		fprintf(out, "READ responses re-read after a loss %" PRIu64 "\n", rereads);
 	if (tot->alloc_failures)
 		fprintf(out, "warning: out of memory %" PRIu64 " times: some latency samples, windows or PSNs"
 			     " were not kept, statistics are incomplete\n",

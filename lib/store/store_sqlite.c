@@ -276,6 +276,7 @@ static const struct qp_column qp_columns[] = {
 	QP_ID("last_ce_ns", last_ce_ns),
 	QP_ID("first_cnp_ns", first_cnp_ns),
 	QP_ID("last_cnp_ns", last_cnp_ns),
+	QP_INT("read_rereads", "INTEGER", read_gaps),
 };
 
 /* "CREATE TABLE qp (id INTEGER PRIMARY KEY, ...)" or "INSERT INTO qp (id, ...) VALUES (?, ...)". */

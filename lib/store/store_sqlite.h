@@ -20,7 +20,7 @@
 #include "lib/track/qp_track.h"
 #include "lib/trace/trace_reader.h"
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 struct store;
 

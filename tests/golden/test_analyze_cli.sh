@@ -89,7 +89,7 @@ mode=$(stat -c %a "$dir/out.db" 2>/dev/null)
 left=$(ls "$dir" | grep -c 'out.db.tmp' || true)
 ver=$(sqlite3 "$dir/out.db" "PRAGMA user_version" 2>/dev/null)
 flows=$(sqlite3 "$dir/out.db" "SELECT count(*) FROM qp" 2>/dev/null)
-if [ $rc -eq 0 ] && [ "$mode" = 640 ] && [ "$left" = 0 ] && [ "$ver" = 3 ] && [ "${flows:-0}" -gt 0 ]; then
+if [ $rc -eq 0 ] && [ "$mode" = 640 ] && [ "$left" = 0 ] && [ "$ver" = 4 ] && [ "${flows:-0}" -gt 0 ]; then
 	pass "analyze-cli database (mode $mode, schema $ver, $flows flows)"
 else
 	fail "analyze-cli database" "rc=$rc mode=$mode leftovers=$left version=$ver flows=$flows: $(head -n 1 "$dir/err")"

@@ -32,4 +32,20 @@ for mode in hosts topo; do
 		length' "$work/$mode.json")
 	expect_eq "read-gaps-$mode: no alert elsewhere" 0 "$n"
 done
+# The re-reads are stored: the database's qp.read_rereads, the JSON's flows and totals, and the
+# text summary agree, and there are some (responses were lost; no NAK names them).
+if "$ANALYZE" -q "$d"/trace-*.pcapng -o "$work/out.db" 2>"$work/err" &&
+	"$ANALYZE" "$d"/trace-*.pcapng >"$work/out.txt" 2>"$work/err"; then
+	db=$(sqlite3 "$work/out.db" "SELECT sum(read_rereads) FROM qp WHERE role = 'requester'")
+	flows=$(jq '[.flows[].read_rereads] | add' "$work/hosts.json")
+	total=$(jq '.totals.read_rereads' "$work/hosts.json")
+	text=$(sed -n 's/^READ responses re-read after a loss \([0-9]*\)$/\1/p' "$work/out.txt")
+	if [ "${db:-0}" -gt 0 ] && [ "$db" = "$flows" ] && [ "$db" = "$total" ] && [ "$db" = "$text" ]; then
+		pass "read-gaps: $db re-reads in the database, the JSON and the summary"
+	else
+		fail "read-gaps: stored re-reads" "database ${db:-none}, JSON flows $flows, totals $total, text ${text:-none}"
+	fi
+else
+	fail "read-gaps: database" "analyze: $(head -n 1 "$work/err")"
+fi
 exit 0

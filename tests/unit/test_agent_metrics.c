@@ -44,6 +44,7 @@ static void test_pairs_bounded_and_totals_kept(void **state)
 		flows[i].key.dst_qpn = 0x100 + (uint32_t)i;
 		flows[i].packets = 100 + (uint64_t)i;
 		flows[i].retransmitted_packets = (uint64_t)i;
+		flows[i].read_gaps = 2 * (uint64_t)i;
 		flows[i].ack_samples = 10;
 		flows[i].ack_latency_p99_us = 5.0 * (i + 1);
 		for (int k = 0; k < 10; k++)
@@ -64,6 +65,7 @@ static void test_pairs_bounded_and_totals_kept(void **state)
 	assert_int_equal(pk->n_samples, 3); /* two pairs + "other" */
 	assert_int_equal(sum_int(pk), 100 + 101 + 102 + 103 + 104 + 105);
 	assert_int_equal(sum_int(find(&set, "agentxdp_retransmitted_packets_total")), 0 + 1 + 2 + 3 + 4 + 5);
+	assert_int_equal(sum_int(find(&set, "agentxdp_read_rereads_total")), 2 * (0 + 1 + 2 + 3 + 4 + 5));
 
 	const struct metric_family *h = find(&set, "agentxdp_ack_latency_seconds");
 	assert_non_null(h);
