@@ -123,7 +123,7 @@ static bool turn_medians(const struct ctx *c, const bool *hurt, bool want, doubl
 	for (size_t k = 0; k < c->n_conns; k++) {
 		const struct conn *cn = &c->conns[k];
 
-		if (hurt[k] != want || cn->turnaround_us < 0)
+		if (hurt[k] != want || !cn->valid[SIG_TURNAROUND] || cn->turnaround_kind != LAT_READ)
 			continue;
 		all++;
 		if (cn->turnaround_first_us < 0)

@@ -77,6 +77,8 @@ struct conn {
 	bool loss_req_way;		/* READ: the responder NAKed its loss: requests were lost */
 	double read_gaps;		/* READ: responses lost (re-read after a later one showed it) */
 	double turnaround_first_us;	/* READ: the turnaround to the first response, or -1 */
+	enum lat_kind turnaround_kind;	/* the kind of latency turnaround_us is */
+	double turnaround_peer_us;	/* the turnaround measured, 0 included, or -1 */
 };
 
 struct ctx {
@@ -178,6 +180,10 @@ long loc_add_var(struct ctx *c, enum var_kind kind, uint32_t link, const uint8_t
 		 const uint8_t *b);
 void loc_sender_subject(const struct ctx *c, struct candidate *cand, const uint8_t *src);
 int loc_build_conns(struct ctx *c);
+/* The median turnaround of each latency kind (-1: too few connections time one). */
+void loc_turnaround_medians(const struct ctx *c, double med[LAT_COMPLETION + 1]);
+/* What a turnaround's excess is weighed against (its severity's base), in us. */
+double loc_turnaround_base(const struct conn *cn);
 int loc_build_incidence(struct ctx *c);
 
 /* localize.c: alert or notice; do two candidates name the same subject (or set)? */

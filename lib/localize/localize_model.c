@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lib/localize/hop_groups.h"
+#include "lib/util/robust_stats.h"
 #include "lib/util/util.h"
 
 /* ------------------------------------------------------------------ helpers */
@@ -336,70 +337,112 @@ static void fill_conn_counts(struct conn *k)
 	}
 }
 
+/* A copy's measured latency of one kind, zero included (-1: too few samples of it). */
+static double copy_measured(const struct localize_config *cfg, const struct flow_stats *f,
+			    enum lat_kind kind)
+{
+	double p50, p99;
+
+	kind_latency(cfg, f, kind, &p50, &p99);
+	return (kind == LAT_ACK ? f->ack_samples :
+		kind == LAT_READ ? f->read_samples : f->completion_samples) >= cfg->min_latency_samples ?
+		       p50 : -1;
+}
+
+/* The split of one key's copies order[i..j): the primary copy's index, its turnaround
+ * and first-response part (-1: none), their kind, and the turnaround a peer measures. */
+struct key_split {
+	size_t best;
+	double turn, first, peer;
+	enum lat_kind kind;
+};
+
+/*
+ * The same key seen from several vantages: the copy with the longest ACK latency saw
+ * the whole round trip (requester side); the shortest saw only the responder's
+ * turnaround (request in, ACK out). Their difference is the network's share. Both
+ * of one kind: the requester's round trip of a PSN less the responder's completion
+ * of its message (first packet in to last ACK out) took the data's arrival spread,
+ * the whole delay of a slow serializer on the data's way, out of the round trip.
+ */
+static void split_key(const struct ctx *c, const size_t *order, size_t i, size_t j,
+		      struct key_split *out)
+{
+	const struct flow_stats *flows = c->flows;
+	double lo = INFINITY, hi = -1, lo_first = -1, lo0 = INFINITY;
+	int with_lat = 0, measured = 0;
+	enum lat_kind kind = LAT_COMPLETION, k_kind;
+	double p50, p99;
+
+	out->best = order[i];
+	for (size_t k = i; k < j; k++)
+		if (flow_latency(c->cfg, &flows[order[k]], &k_kind, &p50, &p99) && k_kind < kind)
+			kind = k_kind;
+	for (size_t k = i; k < j; k++) {
+		const struct flow_stats *f = &flows[order[k]];
+		double m = copy_measured(c->cfg, f, kind);
+
+		if (m >= 0) {
+			measured++;
+			lo0 = m < lo0 ? m : lo0;
+		}
+		p50 = copy_latency(c->cfg, f, kind);
+		if (p50 >= 0) {
+			with_lat++;
+			if (p50 > hi) {
+				hi = p50;
+				out->best = order[k];
+			}
+			if (p50 < lo) {
+				lo = p50;
+				/* READ: to the first response, the rest is the message's length */
+				lo_first = kind == LAT_READ && f->read_first_samples >= c->cfg->min_latency_samples ?
+					   f->read_first_p50_us : -1;
+			}
+		} else if (with_lat == 0 && f->packets > flows[out->best].packets) {
+			out->best = order[k];
+		}
+	}
+	out->kind = kind;
+	out->turn = out->first = out->peer = -1;
+	if (with_lat >= 2 && lo < hi) {
+		out->turn = lo;
+		out->first = lo_first;
+	}
+	/* A responder that answers as the last packet lands measures a turnaround of 0:
+	 * a peer's value for the median of its kind (a NIC acknowledges in about 1 us). */
+	if (with_lat >= 1 && measured >= 2 && lo0 < hi)
+		out->peer = lo0;
+}
+
 int loc_build_conns(struct ctx *c)
 {
 	const struct flow_stats *flows = c->flows;
 	size_t n = c->n_flows, *order = NULL, i = 0;
 	bool *primary = NULL;
-	double *turnaround = NULL, *first = NULL;
+	struct key_split *split = NULL;
 	int err = -ENOMEM;
 
 	order = malloc((n ? n : 1) * sizeof(*order));
 	primary = calloc(n ? n : 1, sizeof(*primary));
-	turnaround = malloc((n ? n : 1) * sizeof(*turnaround));
-	first = malloc((n ? n : 1) * sizeof(*first));
+	split = calloc(n ? n : 1, sizeof(*split));
 	c->conns = calloc(n ? n : 1, sizeof(*c->conns));
-	if (!order || !primary || !turnaround || !first || !c->conns)
+	if (!order || !primary || !split || !c->conns)
 		goto cleanup;
 	for (i = 0; i < n; i++) {
 		order[i] = i;
-		turnaround[i] = first[i] = -1;
+		split[i].turn = split[i].first = split[i].peer = -1;
 	}
 	qsort_r(order, n, sizeof(*order), cmp_flow_idx, (void *)flows);
-	/*
-	 * The same key seen from several vantages: the copy with the longest ACK latency saw
-	 * the whole round trip (requester side); the shortest saw only the responder's
-	 * turnaround (request in, ACK out). Their difference is the network's share. Both
-	 * of one kind: the requester's round trip of a PSN less the responder's completion
-	 * of its message (first packet in to last ACK out) took the data's arrival spread,
-	 * the whole delay of a slow serializer on the data's way, out of the round trip.
-	 */
 	for (i = 0; i < n;) {
-		size_t j = i, best = order[i];
-		double lo = INFINITY, hi = -1, lo_first = -1;
-		int with_lat = 0;
-		enum lat_kind kind = LAT_COMPLETION, k_kind;
-		double p50, p99;
+		size_t j = i;
+		struct key_split ks;
+
 		while (j < n && !cmp_key(&flows[order[i]], &flows[order[j]]))
 			j++;
-		for (size_t k = i; k < j; k++)
-			if (flow_latency(c->cfg, &flows[order[k]], &k_kind, &p50, &p99) &&
-			    k_kind < kind)
-				kind = k_kind;
-		for (size_t k = i; k < j; k++) {
-			const struct flow_stats *f = &flows[order[k]];
-			p50 = copy_latency(c->cfg, f, kind);
-			if (p50 >= 0) {
-				with_lat++;
-				if (p50 > hi) {
-					hi = p50;
-					best = order[k];
-				}
-				if (p50 < lo) {
-					lo = p50;
-					/* READ: to the first response, the rest is the message's length */
-					lo_first = kind == LAT_READ && f->read_first_samples >= c->cfg->min_latency_samples ?
-						   f->read_first_p50_us : -1;
-				}
-			} else if (with_lat == 0 && f->packets > flows[best].packets) {
-				best = order[k];
-			}
-		}
-		primary[best] = true;
-		if (with_lat >= 2 && lo < hi) {
-			turnaround[best] = lo;
-			first[best] = lo_first;
-		}
+		split_key(c, order, i, j, &ks);
+		primary[ks.best] = true;
+		split[ks.best] = ks;
 		i = j;
 	}
 	for (i = 0; i < n; i++) {
@@ -412,8 +455,10 @@ int loc_build_conns(struct ctx *c)
 			continue; /* joins its requester's connection */
 		k = &c->conns[c->n_conns++];
 		memset(k, 0, sizeof(*k));
-		k->turnaround_us = turnaround[i];
-		k->turnaround_first_us = first[i];
+		k->turnaround_us = split[i].turn;
+		k->turnaround_first_us = split[i].first;
+		k->turnaround_kind = split[i].kind;
+		k->turnaround_peer_us = split[i].peer;
 		if (f->role == FLOW_ROLE_RESPONDER) {
 			k->resp = f;
 			memcpy(k->src, f->key.dst_ip, 16);
@@ -453,9 +498,48 @@ int loc_build_conns(struct ctx *c)
 cleanup:
 	free(order);
 	free(primary);
-	free(turnaround);
-	free(first);
+	free(split);
 	return err;
+}
+
+/*
+ * RC answers every READ request with its own responses, and a READ turnaround holds its
+ * response message's length; an ACK is cumulative and holds no message: the two kinds
+ * time unlike things. One median over both compared a WRITE's ACK turnaround (0-0.3 us)
+ * with READ ones (5.5-5.9 us) and hid a slow responder (a mixed each-host fabric, tuning
+ * seed 1358: its READ turnarounds 55.6 us, its WRITE ones 0.06-0.16 us, read as 5.6 us
+ * under its peers). So each kind has its own median, over every connection that measures
+ * one, a responder that ACKs as the last packet lands (0 us) included.
+ */
+void loc_turnaround_medians(const struct ctx *c, double med[LAT_COMPLETION + 1])
+{
+	for (int kind = LAT_ACK; kind <= LAT_COMPLETION; kind++) {
+		size_t m = 0;
+
+		for (size_t k = 0; k < c->n_conns; k++) {
+			const struct conn *cn = &c->conns[k];
+
+			if (cn->turnaround_peer_us >= 0 && cn->inc_len && (int)cn->turnaround_kind == kind)
+				c->scratch[m++] = cn->turnaround_peer_us;
+		}
+		med[kind] = m >= c->cfg->min_class_flows ? rs_median(c->scratch, m) : -1;
+	}
+}
+
+/*
+ * A READ turnaround holds its response message's length, a time of its own: its excess is
+ * weighed against its kind's median (a busy responder's 2x, docs/evaluation.md). An ACK
+ * turnaround holds only the NIC's processing, 0 us in the synthesizer and about 1 us in
+ * hardware, no base to scale by (45 us over 0 or over 1 us): its excess is weighed
+ * against the round trip it lengthens, the median turnaround and the network's share.
+ */
+double loc_turnaround_base(const struct conn *cn)
+{
+	double base = cn->turnaround_us - cn->y[SIG_TURNAROUND];
+
+	if (cn->turnaround_kind != LAT_READ && cn->has_lat)
+		base += cn->lat_p50_us;
+	return base;
 }
 
 /* ------------------------------------------------------------------ incidence */

@@ -426,7 +426,7 @@ static bool judge_latency(struct ctx *c, struct candidate *cand, const bool *hur
 		if (!hurt[k])
 			continue;
 		cand->own_past |= s == SIG_LATENCY && cn->lat_own_past;
-		base_sum += s == SIG_TURNAROUND ? cn->turnaround_us - cn->y[s] :
+		base_sum += s == SIG_TURNAROUND ? loc_turnaround_base(cn) :
 			    s == SIG_SHIFT	 ? cn->shift_before_us :
 			    s == SIG_COMPLETION ? cn->comp_baseline_us :
 						   cn->baseline_us;

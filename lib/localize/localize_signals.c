@@ -164,24 +164,17 @@ static void signal_shift(struct ctx *c)
 
 static void signal_turnaround(struct ctx *c)
 {
-	size_t n = c->n_conns;
-	double *v = c->scratch;
+	double med[LAT_COMPLETION + 1];
 
-	/* Turnaround seen from a second vantage: excess over all responders' median. */
-	size_t m = 0;
-	for (size_t k = 0; k < n; k++)
-		if (c->conns[k].turnaround_us >= 0 && c->conns[k].inc_len)
-			v[m++] = c->conns[k].turnaround_us;
-	if (m >= c->cfg->min_class_flows) {
-		double med = rs_median(v, m);
-		for (size_t k = 0; k < n; k++) {
-			struct conn *cn = &c->conns[k];
-			if (cn->turnaround_us < 0 || !cn->inc_len)
-				continue;
-			cn->y[SIG_TURNAROUND] = cn->turnaround_us - med;
-			cn->w[SIG_TURNAROUND] = 1;
-			cn->valid[SIG_TURNAROUND] = true;
-		}
+	/* Turnaround seen from a second vantage: excess over its kind's median. */
+	loc_turnaround_medians(c, med);
+	for (size_t k = 0; k < c->n_conns; k++) {
+		struct conn *cn = &c->conns[k];
+		if (cn->turnaround_us < 0 || !cn->inc_len || med[cn->turnaround_kind] < 0)
+			continue;
+		cn->y[SIG_TURNAROUND] = cn->turnaround_us - med[cn->turnaround_kind];
+		cn->w[SIG_TURNAROUND] = 1;
+		cn->valid[SIG_TURNAROUND] = true;
 	}
 }
 
