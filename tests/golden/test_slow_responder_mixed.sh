@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# test_slow_responder_mixed.sh: a responder's turnaround (timed at its own host) is compared
+# with its peers' of the same kind (issue #17, round 10). A READ turnaround holds its
+# response message's length (5.5-5.9 us here); a WRITE's ACK turnaround holds only the NIC's
+# processing (0 us in the synthesizer, about 1 us in hardware). One median over both kinds
+# hid a slow responder on a small mixed each-host fabric (the eval's slowresp-each-mixed
+# shape): seed 1358, 198.18.0.13 answers READs 50 us late and was a notice under a wrong
+# `slow` alert. Seed 1353: 198.18.0.12 serves only WRITEs and ACKs them 45 us late; READ
+# turnarounds alone (a first try) lost it, the ACK ones keep it. And with every other
+# responder answering in 1 us, a NIC's time, the build before raised a `host` alert on a
+# healthy fabric (seed 1346): a 1 us median is no base to scale an ACK turnaround by, the
+# round trip it lengthens is. The build before fails the reads and nic1us checks.
+. "$(dirname "$0")/../lib.sh"
+synth_test_start slow-responder-mixed
+base=(--hosts 8 --leaves 2 --spines 2 --load 10% --mtu 1024 --duration 5ms --workload mixed
+	--vantage each-host --snaplen 128)
+
+# name synth-args...: synthesize, analyze every host's trace without a topology.
+run() {
+	local name=$1
+	shift
+	if ! "$SYNTH" -q -o "$work/$name" "${base[@]}" "$@" 2>"$work/err"; then
+		fail "slow-responder-mixed-$name" "synth: $(head -n 1 "$work/err")"
+		return 1
+	fi
+	if ! "$ANALYZE" -q "$work/$name"/trace-*.pcapng --json >"$work/$name.json" 2>"$work/err"; then
+		fail "slow-responder-mixed-$name" "analyze: $(head -n 1 "$work/err")"
+		return 1
+	fi
+}
+
+first_alert() {
+	jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject)"' "$work/$1.json"
+}
+
+if run writes --seed 1353 --host-fault 'host=198.18.0.12,kind=slow-responder,size=50us,onset=0us'; then
+	expect_eq "slow-responder-mixed-writes: the slow responder is the first alert" \
+		"host 198.18.0.12" "$(first_alert writes)"
+fi
+if run reads --seed 1358 --host-fault 'host=198.18.0.13,kind=slow-responder,size=50us,onset=1000us'; then
+	expect_eq "slow-responder-mixed-reads: the slow responder is the first alert" \
+		"host 198.18.0.13" "$(first_alert reads)"
+fi
+nic=()
+for i in $(seq 10 17); do
+	nic+=(--host-fault "host=198.18.0.$i,kind=slow-responder,size=1us,onset=0us")
+done
+if run nic1us --seed 1346 "${nic[@]}"; then
+	n=$(jq '[.findings[] | select(.level == "alert")] | length' "$work/nic1us.json")
+	expect_eq "slow-responder-mixed-nic1us: responders answering in 1 us raise no alert" 0 "$n"
+fi
+exit 0
