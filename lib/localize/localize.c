@@ -1077,6 +1077,7 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 		goto cleanup;
 	}
 	loc_turnaround_start(&c, best, n_best, mark);
+	loc_responder_waits(&c, best, n_best, mark);
 	demote_explained(&c, best, n_best, mark);
 	demote_small_followers(best, n_best);
 	if (n_best)

@@ -4,10 +4,12 @@
  * a coin flip (docs/localization.md, "What it cannot tell apart"). And a responder whose
  * turnaround grew after its first response is busy, not slow.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "lib/localize/localize_internal.h"
+#include "lib/util/log.h"
 #include "lib/util/robust_stats.h"
 #include "lib/util/util.h"
 
@@ -159,5 +161,122 @@ void loc_turnaround_start(const struct ctx *c, struct candidate *best, size_t n,
 			continue;
 		x->level = FINDING_NOTICE;
 		x->notice_why = "its responses start on time and last longer: a responder's link shared by many reads";
+	}
+}
+
+/*
+ * A slow pick on a host's link (or a host pair holding it) whose hurt connections all
+ * answer at that host: each-host captures stamp a packet at the host's own port, so the
+ * responder's copy of a connection times request in to ACK out with no wire in it. A slow
+ * link into the host delays the data before that stamp and the responder ACKs at once; a
+ * slow responder holds the ACK after it. RC ACKs are cumulative: a responder that waits
+ * coalesces the PSNs that arrive meanwhile, and the ACK names the last, which arrived just
+ * before it left: the wait shows in its copy's p99 (the message ends), not its p50.
+ * Tuning seeds 1341-1360: the slow responders of slowresp-each-mixed that serve only
+ * WRITEs, own-copy ACK p99 45.6-50.1 us against peers' 0.0-0.3 us, for round trips
+ * 40-50 us over their peers' p99; slow10us-host-each (a slow host link), own-copy p99
+ * 0.32-0.65 us. When the responder's own p99 excess is at least half the round trips',
+ * the wait is the responder's: the finding names the host.
+ */
+#define OWN_WAIT_MIN_SHARE 0.5
+
+/* The host at one end of var: a host link's or a host's address (NULL: none). */
+static const uint8_t *var_host(const struct ctx *c, uint32_t var)
+{
+	const struct var *v = &c->vars[var];
+	const struct topo_link *l;
+
+	if (v->kind == VAR_HOST_LINK || v->kind == VAR_HOST)
+		return v->a;
+	if (v->kind != VAR_LINK || !c->topo)
+		return NULL;
+	l = &c->topo->links[v->link];
+	if (c->topo->nodes[l->a].is_host)
+		return c->topo->nodes[l->a].addr;
+	return c->topo->nodes[l->b].is_host ? c->topo->nodes[l->b].addr : NULL;
+}
+
+/* Does cand name host h (its subject or a member of its set)? */
+static bool names_host(const struct ctx *c, const struct candidate *cand, const uint8_t *h)
+{
+	const uint8_t *x = var_host(c, cand->var);
+
+	if (x && !memcmp(x, h, 16))
+		return true;
+	for (size_t i = 0; i < cand->n_set; i++) {
+		x = var_host(c, cand->set[i]);
+		if (x && !memcmp(x, h, 16))
+			return true;
+	}
+	return false;
+}
+
+/* The median own-copy p99 of the connections whose hurt flag is want (-1: none). */
+static double own_p99(const struct ctx *c, const bool *hurt, bool want)
+{
+	size_t m = 0;
+
+	for (size_t k = 0; k < c->n_conns; k++)
+		if (hurt[k] == want && c->conns[k].turnaround_p99_us >= 0 &&
+		    c->conns[k].turnaround_kind == LAT_ACK)
+			c->scratch[m++] = c->conns[k].turnaround_p99_us;
+	return m ? rs_median(c->scratch, m) : -1;
+}
+
+/* The responder every hurt connection of x answers at, when each times its own copy. */
+static const uint8_t *hurt_responder(const struct ctx *c, const struct candidate *x)
+{
+	const uint8_t *h = NULL;
+
+	for (size_t k = 0; k < x->n_hurt_idx; k++) {
+		const struct conn *cn = &c->conns[x->hurt_idx[k]];
+
+		if (cn->turnaround_p99_us < 0 || cn->turnaround_kind != LAT_ACK ||
+		    (h && memcmp(h, cn->dst, 16)))
+			return NULL;
+		h = cn->dst;
+	}
+	return h;
+}
+
+void loc_responder_waits(const struct ctx *c, struct candidate *best, size_t n, bool *mark)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct candidate *x = &best[i];
+		const uint8_t *h;
+		double own, peer, rt;
+		long hv;
+		bool taken = false;
+
+		if (x->kind != FINDING_SLOW || !x->n_hurt_idx || !(x->hurt_p99_us > x->peer_p99_us))
+			continue;
+		h = hurt_responder(c, x);
+		if (!h || !names_host(c, x, h))
+			continue;
+		hv = host_var(c, VAR_HOST, h);
+		for (size_t j = 0; j < n && hv >= 0; j++)
+			taken |= j != i && best[j].var == (uint32_t)hv;
+		if (hv < 0 || taken)
+			continue;
+		for (size_t k = 0; k < x->n_hurt_idx; k++)
+			mark[x->hurt_idx[k]] = true;
+		own = own_p99(c, mark, true);
+		peer = own_p99(c, mark, false);
+		for (size_t k = 0; k < x->n_hurt_idx; k++)
+			mark[x->hurt_idx[k]] = false;
+		rt = x->hurt_p99_us - x->peer_p99_us;
+		pr_debug("localize: responder wait: own p99 %.3g us, peers' %.3g, round trips +%.3g: share %.3g\n",
+			 own, peer, rt, (own - peer) / rt);
+		if (own < 0 || peer < 0 || own - peer < OWN_WAIT_MIN_SHARE * rt)
+			continue;
+		x->var = (uint32_t)hv;
+		/* A set shared its confidence among members: the wait is at one of them. */
+		if (x->n_set && x->set_confidence > x->confidence)
+			x->confidence = x->set_confidence;
+		x->n_set = 0;
+		x->variant = 0;
+		x->kind = FINDING_HOST;
+		x->direction[0] = 0;
+		x->kind_why = "its responder's own capture times the wait: ACKs held after the data arrived";
 	}
 }

@@ -79,6 +79,7 @@ struct conn {
 	double turnaround_first_us;	/* READ: the turnaround to the first response, or -1 */
 	enum lat_kind turnaround_kind;	/* the kind of latency turnaround_us is */
 	double turnaround_peer_us;	/* the turnaround measured, 0 included, or -1 */
+	double turnaround_p99_us;	/* ... its p99, or -1 */
 };
 
 struct ctx {
@@ -220,6 +221,9 @@ bool loc_queue_drains(const struct candidate *cand);
 void loc_pair_sets(const struct ctx *c, struct candidate *best, size_t n);
 /* ... and a turnaround alert whose responses start on time is a busy responder's link. */
 void loc_turnaround_start(const struct ctx *c, struct candidate *best, size_t n, bool *mark);
+/* ... and a slow pick on a responder's link whose wait the responder's own copy times is
+ * the responder. */
+void loc_responder_waits(const struct ctx *c, struct candidate *best, size_t n, bool *mark);
 
 /* localize_evidence.c: a candidate as a finding, its text and its evidence JSON. */
 const char *loc_signal_name(enum signal s);

@@ -353,7 +353,7 @@ static double copy_measured(const struct localize_config *cfg, const struct flow
  * and first-response part (-1: none), their kind, and the turnaround a peer measures. */
 struct key_split {
 	size_t best;
-	double turn, first, peer;
+	double turn, first, peer, peer_p99;
 	enum lat_kind kind;
 };
 
@@ -369,7 +369,7 @@ static void split_key(const struct ctx *c, const size_t *order, size_t i, size_t
 		      struct key_split *out)
 {
 	const struct flow_stats *flows = c->flows;
-	double lo = INFINITY, hi = -1, lo_first = -1, lo0 = INFINITY;
+	double lo = INFINITY, hi = -1, lo_first = -1, lo0 = INFINITY, lo0_p99 = -1;
 	int with_lat = 0, measured = 0;
 	enum lat_kind kind = LAT_COMPLETION, k_kind;
 	double p50, p99;
@@ -384,7 +384,12 @@ static void split_key(const struct ctx *c, const size_t *order, size_t i, size_t
 
 		if (m >= 0) {
 			measured++;
-			lo0 = m < lo0 ? m : lo0;
+			if (m < lo0) {
+				double m50;
+
+				lo0 = m;
+				kind_latency(c->cfg, f, kind, &m50, &lo0_p99);
+			}
 		}
 		p50 = copy_latency(c->cfg, f, kind);
 		if (p50 >= 0) {
@@ -404,15 +409,17 @@ static void split_key(const struct ctx *c, const size_t *order, size_t i, size_t
 		}
 	}
 	out->kind = kind;
-	out->turn = out->first = out->peer = -1;
+	out->turn = out->first = out->peer = out->peer_p99 = -1;
 	if (with_lat >= 2 && lo < hi) {
 		out->turn = lo;
 		out->first = lo_first;
 	}
 	/* A responder that answers as the last packet lands measures a turnaround of 0:
 	 * a peer's value for the median of its kind (a NIC acknowledges in about 1 us). */
-	if (with_lat >= 1 && measured >= 2 && lo0 < hi)
+	if (with_lat >= 1 && measured >= 2 && lo0 < hi) {
 		out->peer = lo0;
+		out->peer_p99 = lo0_p99;
+	}
 }
 
 int loc_build_conns(struct ctx *c)
@@ -431,7 +438,7 @@ int loc_build_conns(struct ctx *c)
 		goto cleanup;
 	for (i = 0; i < n; i++) {
 		order[i] = i;
-		split[i].turn = split[i].first = split[i].peer = -1;
+		split[i].turn = split[i].first = split[i].peer = split[i].peer_p99 = -1;
 	}
 	qsort_r(order, n, sizeof(*order), cmp_flow_idx, (void *)flows);
 	for (i = 0; i < n;) {
@@ -459,6 +466,7 @@ int loc_build_conns(struct ctx *c)
 		k->turnaround_first_us = split[i].first;
 		k->turnaround_kind = split[i].kind;
 		k->turnaround_peer_us = split[i].peer;
+		k->turnaround_p99_us = split[i].peer_p99;
 		if (f->role == FLOW_ROLE_RESPONDER) {
 			k->resp = f;
 			memcpy(k->src, f->key.dst_ip, 16);
