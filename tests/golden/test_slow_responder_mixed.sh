@@ -9,7 +9,10 @@
 # turnarounds alone (a first try) lost it, the ACK ones keep it. And with every other
 # responder answering in 1 us, a NIC's time, the build before raised a `host` alert on a
 # healthy fabric (seed 1346): a 1 us median is no base to scale an ACK turnaround by, the
-# round trip it lengthens is. The build before fails the reads and nic1us checks.
+# round trip it lengthens is. Seed 1341: 198.18.0.12 serves only WRITEs and its coalesced
+# ACKs keep a turnaround p50 of 0 (the wait shows in its own copy's p99, 45 us); a latency
+# shift named its host link `slow`: its own copy times the wait, so it is the host. The
+# build before fails the reads, coalesced and nic1us checks.
 . "$(dirname "$0")/../lib.sh"
 synth_test_start slow-responder-mixed
 base=(--hosts 8 --leaves 2 --spines 2 --load 10% --mtu 1024 --duration 5ms --workload mixed
@@ -40,6 +43,10 @@ fi
 if run reads --seed 1358 --host-fault 'host=198.18.0.13,kind=slow-responder,size=50us,onset=1000us'; then
 	expect_eq "slow-responder-mixed-reads: the slow responder is the first alert" \
 		"host 198.18.0.13" "$(first_alert reads)"
+fi
+if run coalesced --seed 1341 --host-fault 'host=198.18.0.12,kind=slow-responder,size=50us,onset=1500us'; then
+	expect_eq "slow-responder-mixed-coalesced: the slow responder is the first alert" \
+		"host 198.18.0.12" "$(first_alert coalesced)"
 fi
 nic=()
 for i in $(seq 10 17); do
