@@ -111,11 +111,6 @@ static void add_windows(struct win_point **pts, size_t *n, size_t *cap,
 			p.num = w->ack_latency_p50_ns / 1000.0;
 			p.den = 1;
 			break;
-		case SIG_LOSS:
-			p.num = w->naks + w->timeouts ? (double)(w->naks + w->timeouts) :
-							(double)w->retransmitted_packets;
-			p.den = (double)w->packets;
-			break;
 		case SIG_ECN:
 			p.num = max2((double)w->ecn_ce, (double)w->cnps);
 			p.den = (double)w->packets;
@@ -126,6 +121,41 @@ static void add_windows(struct win_point **pts, size_t *n, size_t *cap,
 		if (util_ensure_mem((void **)pts, cap, sizeof(**pts), *n + 1))
 			return;
 		(*pts)[(*n)++] = p;
+	}
+}
+
+/*
+ * One connection's loss per window, counted as fill_conn_counts() counts the connection:
+ * NAKs, timeouts and a READ's re-reads, each the larger of the two directions' counts
+ * (both may count one event), else the resends. A READ's re-read is one loss; its resent
+ * responses (the READ and the READs after it) are not, or the windows of READs would
+ * weigh each loss 2-19 times while a WRITE's weigh it once.
+ */
+static void add_loss_windows(struct win_point **pts, size_t *n, size_t *cap,
+			     const struct flow_stats *q, const struct flow_stats *r)
+{
+	size_t nq = q ? q->n_windows : 0, nr = r ? r->n_windows : 0;
+
+	for (size_t i = 0, j = 0; i < nq || j < nr;) {
+		static const struct flow_window none;
+		const struct flow_window *a = &none, *b = &none;
+		uint64_t start, ev, retx;
+
+		if (j >= nr || (i < nq && q->windows[i].start_ns <= r->windows[j].start_ns))
+			a = &q->windows[i];
+		if (i >= nq || (j < nr && r->windows[j].start_ns <= q->windows[i].start_ns))
+			b = &r->windows[j];
+		start = a != &none ? a->start_ns : b->start_ns;
+		i += a != &none;
+		j += b != &none;
+		ev = (uint64_t)(a->naks > b->naks ? a->naks : b->naks) +
+		     (a->timeouts > b->timeouts ? a->timeouts : b->timeouts) +
+		     (a->read_gaps > b->read_gaps ? a->read_gaps : b->read_gaps);
+		retx = (uint64_t)a->retransmitted_packets + b->retransmitted_packets;
+		if (util_ensure_mem((void **)pts, cap, sizeof(**pts), *n + 1))
+			return;
+		(*pts)[(*n)++] = (struct win_point){ .start_ns = start, .num = (double)(ev ? ev : retx),
+						     .den = (double)(a->packets + b->packets) };
 	}
 }
 
@@ -141,8 +171,12 @@ static void find_onset(struct ctx *c, struct candidate *cand, const bool *hurt)
 	for (size_t k = 0; k < c->n_conns; k++) {
 		if (!hurt[k])
 			continue;
+		if (cand->signal == SIG_LOSS) {
+			add_loss_windows(&pts, &n, &cap, c->conns[k].req, c->conns[k].resp);
+			continue;
+		}
 		add_windows(&pts, &n, &cap, c->conns[k].req, cand->signal);
-		if (cand->signal == SIG_LOSS || cand->signal == SIG_ECN)
+		if (cand->signal == SIG_ECN)
 			add_windows(&pts, &n, &cap, c->conns[k].resp, cand->signal);
 	}
 	if (!n)

@@ -42,6 +42,7 @@ struct flow_window {
 	uint32_t ack_latency_p50_ns;
 	uint32_t ack_latency_p99_ns;
 	uint32_t ack_latency_max_ns;
+	uint32_t read_gaps;		/* READ responses re-read after a later one showed a gap */
 };
 
 struct flow_stats {

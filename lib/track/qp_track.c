@@ -216,6 +216,7 @@ static void retransmission(struct qp_tracker *t, struct qp_flow *f, const struct
 		f->read_gap_resent = 1;
 		f->read_gap_resent_psn = psn;
 		f->st.read_gaps++;
+		w->read_gaps++;
 	} else if (f->in_episode && (psn == f->episode_next_psn ||
 				      (psn_diff(psn, f->episode_next_psn) > 0 && psn_diff(psn, f->snd_una) <= 0))) {
 		/* go-back-N continues (past PSNs an ACK covered meanwhile) */
