@@ -31,6 +31,7 @@ LIB_CORE_SRCS := \
 	lib/localize/localize.c lib/localize/localize_model.c lib/localize/localize_signals.c \
 	lib/localize/localize_search.c lib/localize/localize_evidence.c \
 	lib/localize/localize_quiet.c \
+	lib/localize/localize_timer.c \
 	lib/localize/localize_busy.c \
 	lib/localize/localize_each.c \
 	lib/localize/topology_graph.c lib/localize/finding.c lib/localize/hop_groups.c \

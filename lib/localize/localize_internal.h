@@ -225,6 +225,9 @@ void loc_turnaround_start(const struct ctx *c, struct candidate *best, size_t n,
  * the responder. */
 void loc_responder_waits(const struct ctx *c, struct candidate *best, size_t n, bool *mark);
 
+/* localize_timer.c: a slow pick on the flows of a sender's timer is a notice. */
+void loc_timer_explains(const struct ctx *c, struct candidate *best, size_t n, bool *mark);
+
 /* localize_evidence.c: a candidate as a finding, its text and its evidence JSON. */
 const char *loc_signal_name(enum signal s);
 int loc_make_finding(struct ctx *c, const struct candidate *cand,
