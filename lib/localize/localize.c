@@ -1078,7 +1078,6 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 	}
 	loc_turnaround_start(&c, best, n_best, mark);
 	loc_responder_waits(&c, best, n_best, mark);
-
 	loc_timer_explains(&c, best, n_best, mark);
 	demote_explained(&c, best, n_best, mark);
 	demote_small_followers(best, n_best);
