@@ -66,6 +66,12 @@ struct roce_pkt *qp_lane_slot(struct qp_shards *s, unsigned lane);
 int qp_lane_push(struct qp_shards *s, unsigned lane, uint32_t vantage, uint64_t seq);
 /* Frame seq is not this lane's to track: a RoCE packet at *ts_ns, or (NULL) no RoCE packet. */
 void qp_lane_pass(struct qp_shards *s, unsigned lane, uint64_t seq, const uint64_t *ts_ns);
+/*
+ * Lane's thread is about to wait for frames past seq (the last it was given): it says how far
+ * it is now, for the merge must not wait on it while it waits on a reader that waits on the
+ * merge (lanes fed by one reader, trace_feed.h).
+ */
+void qp_lane_idle(struct qp_shards *s, unsigned lane, uint64_t seq);
 void qp_lane_end(struct qp_shards *s, unsigned lane);
 /* Lanes: the run's count of timestamps going back, when lane 0's could be wrong. */
 void qp_shards_set_ts_backwards(struct qp_shards *s, uint64_t n);
