@@ -17,8 +17,9 @@
 
 /*
  * One reader of the run's frames: the run's own, or with lanes (-j N on files) one per lane,
- * each on its own thread reading every frame of every trace itself (the page cache serves
- * them all), so that no packet is copied between threads. Each on cache lines of its own:
+ * each on its own thread seeing every frame of every trace: fed by the main thread's reader
+ * (read_fed(): frames read once, handed over by reference, never copied), or with --qp and
+ * -c reading them itself (the page cache serves them all). Each on cache lines of its own:
  * what one lane writes per frame shares none with what another lane reads.
  */
 struct frame_reader {

@@ -25,7 +25,8 @@
  * n == 1 runs one tracker on the caller's thread (in batches, no thread, no copy): today's path.
  *
  * Lanes (qp_shards_new_lanes()): no reader thread and no copy. The caller runs one thread per
- * shard ("lane"), each reading every frame of the run itself, in the same order, and numbering
+ * shard ("lane"), each given every frame of the run (read by it, or by one reader that feeds
+ * them all: then qp_lane_idle() before waiting for frames), in the same order, and numbering
  * them alike (seq, from 1, increasing). A decoded RoCE packet goes to qp_lane_push(), which
  * keeps it when it is its shard's and tracks its own in batches; a frame the lane knows to be
  * another shard's without decoding it (qp_shard_of_addrs() on its addresses), or no RoCE
