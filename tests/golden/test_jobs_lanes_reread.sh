@@ -129,7 +129,7 @@ expect_read_once gone 2 "$work/none.pcap"
 
 # expect_refused NAME J ALT WHAT: with --qp and -c (each lane reads the trace itself): exit 1,
 # one line matching WHAT, no database, no JSON.
-qp=$(sqlite3 "$work/one.db" 'SELECT dest_qp FROM qp LIMIT 1' 2>/dev/null)
+qp=$(sqlite3 "$work/one.db" 'SELECT dst_qpn FROM qp ORDER BY packets DESC LIMIT 1' 2>/dev/null)
 expect_refused() {
 	local name=$1 j=$2 alt=$3 what=$4 rc lines
 	run "$name" "$j" "$alt" --qp "${qp:-1}" -c 100000000
