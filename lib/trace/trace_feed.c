@@ -80,9 +80,11 @@ static uint64_t min_tail(struct trace_feed *f)
 /* What a slot's last batch held, let go: its chunks and frames. */
 static void batch_clear(struct trace_feed_batch *b)
 {
-	for (unsigned i = 0; i < b->n_chunks; i++)
-		trace_chunk_release(b->chunks[i]);
-	b->n_chunks = 0;
+	for (size_t i = 0; i < b->n_held; i++) {
+		b->by_trace[b->held[i].trace] = NULL;
+		trace_chunk_release(b->held[i].chunk);
+	}
+	b->n_held = 0;
 	b->n = 0;
 	b->last = false;
 	b->copy_len = 0;
@@ -122,16 +124,26 @@ static void feed_publish(struct trace_feed *f)
 	}
 }
 
-/* The batch holds chunk c (once per batch): 0, or -1 when it holds as many as it can. */
-static int batch_hold(struct trace_feed_batch *b, struct trace_chunk *c)
+/*
+ * The batch holds the frame's chunk (once per batch): 0, or -ENOMEM. An input reads into one
+ * chunk after another and never back, so its last one held is the only one to look at.
+ */
+static int batch_hold(struct trace_feed_batch *b, const struct trace_frame *fr)
 {
-	for (unsigned i = b->n_chunks; i-- > 0;)
-		if (b->chunks[i] == c)
-			return 0;
-	if (b->n_chunks == TRACE_FEED_CHUNKS)
-		return -1;
-	trace_chunk_hold(c);
-	b->chunks[b->n_chunks++] = c;
+	size_t t = (size_t)fr->trace_index, had = b->by_trace_cap;
+
+	if (t >= had) {
+		if (util_ensure_mem((void **)&b->by_trace, &b->by_trace_cap, sizeof(*b->by_trace), t + 1))
+			return -ENOMEM;
+		memset(b->by_trace + had, 0, (b->by_trace_cap - had) * sizeof(*b->by_trace));
+	}
+	if (b->by_trace[t] == fr->chunk)
+		return 0;
+	if (util_ensure_mem((void **)&b->held, &b->held_cap, sizeof(*b->held), b->n_held + 1))
+		return -ENOMEM;
+	trace_chunk_hold(fr->chunk);
+	b->held[b->n_held++] = (struct trace_feed_held){ .chunk = fr->chunk, .trace = fr->trace_index };
+	b->by_trace[t] = fr->chunk;
 	return 0;
 }
 
@@ -166,10 +178,12 @@ int trace_feed_add(struct trace_feed *f, const struct trace_frame *fr, int key)
 
 		if (!b)
 			return 1;
-		if (fr->chunk ? batch_hold(b, fr->chunk) : !(data = batch_copy(b, fr, &err))) {
+		if (fr->chunk && (err = batch_hold(b, fr)) != 0)
+			return err;
+		if (!fr->chunk && !(data = batch_copy(b, fr, &err))) {
 			if (err)
 				return err;
-			feed_publish(f); /* full of chunks or copies: the frame goes in the next one */
+			feed_publish(f); /* its copies fill it: the frame goes in the next one */
 			continue;
 		}
 		x = &b->fr[b->n++];
@@ -239,6 +253,8 @@ void trace_feed_free(struct trace_feed *f)
 	for (unsigned i = 0; i < TRACE_FEED_DEPTH; i++) {
 		batch_clear(&f->slots[i]);
 		free(f->slots[i].copy);
+		free(f->slots[i].held);
+		free(f->slots[i].by_trace);
 	}
 	pthread_cond_destroy(&f->avail);
 	pthread_cond_destroy(&f->room);

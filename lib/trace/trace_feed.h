@@ -3,7 +3,8 @@
  * once. The reader adds each frame with a key it computed (the lanes: the frame's shard, or
  * -1); frames go out in batches that every consumer sees, in order, through a ring of a few
  * batches: one hand-off per batch, no frame copied when its data is in a shared chunk
- * (trace_reader_share_chunks(): the batch holds the chunks), else copied into the batch. A
+ * (trace_reader_share_chunks(): the batch holds the chunks, each input's in turn, however many
+ * inputs are merged), else copied into the batch. A
  * full ring stops the reader, an empty one a consumer: memory stays bounded whatever the
  * trace's length. A consumer that stops early leaves (trace_feed_leave()); once all left, the
  * reader is told to stop.
@@ -18,7 +19,6 @@
 
 #define TRACE_FEED_BATCH 1024	/* frames per batch */
 #define TRACE_FEED_DEPTH 8	/* batches in the ring */
-#define TRACE_FEED_CHUNKS 8	/* chunks one batch holds at most */
 
 struct trace_feed_frame {
 	struct trace_frame f;	/* data valid while the batch is held */
@@ -29,9 +29,15 @@ struct trace_feed_batch {
 	uint32_t n;
 	bool last;		/* the end: no batch after this one */
 	struct trace_feed_frame fr[TRACE_FEED_BATCH];
-	/* the reader's */
-	struct trace_chunk *chunks[TRACE_FEED_CHUNKS];
-	unsigned n_chunks;
+	/* the reader's: the chunks held, and for each input the one it holds last (an input's
+	 * chunks follow each other, so one look per frame) */
+	struct trace_feed_held {
+		struct trace_chunk *chunk;
+		int trace;
+	} *held;
+	size_t n_held, held_cap;
+	struct trace_chunk **by_trace;	/* by trace_index, NULL: none yet */
+	size_t by_trace_cap;
 	uint8_t *copy;		/* frames not in a chunk */
 	size_t copy_len, copy_cap;
 };
