@@ -265,9 +265,13 @@ static void *lane_main(void *arg)
 
 	pthread_setname_np(pthread_self(), "analyze-lane");
 	read_frames(fr);
-	qp_lane_end(fr->r->trk, (unsigned)fr->lane);
+	/*
+	 * -c, or out of memory: leave the feed before ending the lane. Its end may wait on the
+	 * merge, the merge on a lane that waits for frames, and the reader for this lane.
+	 */
 	if (fr->feed && !fr->fed_all)
-		trace_feed_leave(fr->feed, (unsigned)fr->lane); /* -c, or out of memory */
+		trace_feed_leave(fr->feed, (unsigned)fr->lane);
+	qp_lane_end(fr->r->trk, (unsigned)fr->lane);
 	fr->cpu_s = thread_cpu_s();
 	return NULL;
 }
