@@ -737,8 +737,8 @@ static bool explains_kind(const struct ctx *c, const struct candidate *by, const
 }
 
 /* The host a subject is about: a host, its access link, or a links.csv link with a host at
- * one end; NULL for switch links, host pairs and fabric findings. */
-static const uint8_t *subject_host(const struct ctx *c, uint32_t var)
+ * one end; NULL for switch links, host pairs and fabric findings. Also localize_each.c's. */
+const uint8_t *loc_subject_host(const struct ctx *c, uint32_t var)
 {
 	const struct var *v = &c->vars[var];
 	const struct topo_link *l;
@@ -755,7 +755,7 @@ static const uint8_t *subject_host(const struct ctx *c, uint32_t var)
 
 static bool same_host(const struct ctx *c, uint32_t x, uint32_t y)
 {
-	const uint8_t *a = subject_host(c, x), *b = subject_host(c, y);
+	const uint8_t *a = loc_subject_host(c, x), *b = loc_subject_host(c, y);
 
 	return a && b && !memcmp(a, b, 16);
 }

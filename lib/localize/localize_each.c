@@ -180,31 +180,15 @@ void loc_turnaround_start(const struct ctx *c, struct candidate *best, size_t n,
  */
 #define OWN_WAIT_MIN_SHARE 0.5
 
-/* The host at one end of var: a host link's or a host's address (NULL: none). */
-static const uint8_t *var_host(const struct ctx *c, uint32_t var)
-{
-	const struct var *v = &c->vars[var];
-	const struct topo_link *l;
-
-	if (v->kind == VAR_HOST_LINK || v->kind == VAR_HOST)
-		return v->a;
-	if (v->kind != VAR_LINK || !c->topo)
-		return NULL;
-	l = &c->topo->links[v->link];
-	if (c->topo->nodes[l->a].is_host)
-		return c->topo->nodes[l->a].addr;
-	return c->topo->nodes[l->b].is_host ? c->topo->nodes[l->b].addr : NULL;
-}
-
 /* Does cand name host h (its subject or a member of its set)? */
 static bool names_host(const struct ctx *c, const struct candidate *cand, const uint8_t *h)
 {
-	const uint8_t *x = var_host(c, cand->var);
+	const uint8_t *x = loc_subject_host(c, cand->var);
 
 	if (x && !memcmp(x, h, 16))
 		return true;
 	for (size_t i = 0; i < cand->n_set; i++) {
-		x = var_host(c, cand->set[i]);
+		x = loc_subject_host(c, cand->set[i]);
 		if (x && !memcmp(x, h, 16))
 			return true;
 	}

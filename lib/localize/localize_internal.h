@@ -225,6 +225,10 @@ void loc_turnaround_start(const struct ctx *c, struct candidate *best, size_t n,
  * the responder. */
 void loc_responder_waits(const struct ctx *c, struct candidate *best, size_t n, bool *mark);
 
+/* localize.c: the host a subject is about (a host, its access link, a links.csv link with a
+ * host at one end), NULL for switch links, host pairs and fabric findings. */
+const uint8_t *loc_subject_host(const struct ctx *c, uint32_t var);
+
 /* localize_timer.c: a slow pick on the flows of a sender's timer is a notice. */
 void loc_timer_explains(const struct ctx *c, struct candidate *best, size_t n, bool *mark);
 
