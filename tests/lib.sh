@@ -82,6 +82,23 @@ mirror_topo_run() {
 		--seed "$seed" --fault "$fault" -- --topology "$dir/links.csv" --paths "$dir/paths.csv"
 }
 
+# each_run TAG NAME [SYNTH-ARGS...]: "$SYNTH" -q -o $work/NAME SYNTH-ARGS, then analyze every
+# trace it wrote ($work/NAME/trace*.pcapng: one per host with --vantage each-host) without a
+# topology into $work/NAME.json. On either error, fail TAG-NAME with the tool's first stderr
+# line and return 1. After synth_test_start.
+each_run() {
+	local tag=$1 name=$2
+	shift 2
+	if ! "$SYNTH" -q -o "$work/$name" "$@" 2>"$work/err"; then
+		fail "$tag-$name" "synth: $(head -n 1 "$work/err")"
+		return 1
+	fi
+	if ! "$ANALYZE" -q "$work/$name"/trace*.pcapng --json >"$work/$name.json" 2>"$work/err"; then
+		fail "$tag-$name" "analyze: $(head -n 1 "$work/err")"
+		return 1
+	fi
+}
+
 # The alerts of an analyze --json output FILE (notices left out), as the golden tests read them:
 #   alert_count FILE   how many
 #   first_alert FILE   "KIND SUBJECT" of the first ("null null" when there is none)

@@ -16,18 +16,7 @@ base=(--hosts 8 --leaves 2 --spines 2 --load 20% --mtu 4096 --duration 20ms --wo
 	--vantage each-host --snaplen 128)
 
 # name seed synth-args...: synthesize, analyze every host's trace without a topology.
-run() {
-	local name=$1 seed=$2
-	shift 2
-	if ! "$SYNTH" -q -o "$work/$name" "${base[@]}" --seed "$seed" "$@" 2>"$work/err"; then
-		fail "pair-set-$name" "synth: $(head -n 1 "$work/err")"
-		return 1
-	fi
-	if ! "$ANALYZE" -q "$work/$name"/trace-*.pcapng --json >"$work/$name.json" 2>"$work/err"; then
-		fail "pair-set-$name" "analyze: $(head -n 1 "$work/err")"
-		return 1
-	fi
-}
+run() { each_run pair-set "$1" "${base[@]}" --seed "$2" "${@:3}"; }
 
 first_alert='[.findings[] | select(.level == "alert")][0] |
 	"\(.subject_kind) \(.subject) \((.evidence.subjects // []) | join(","))"'

@@ -19,41 +19,26 @@ base=(--hosts 8 --leaves 2 --spines 2 --load 10% --mtu 1024 --duration 5ms --wor
 	--vantage each-host --snaplen 128)
 
 # name synth-args...: synthesize, analyze every host's trace without a topology.
-run() {
-	local name=$1
-	shift
-	if ! "$SYNTH" -q -o "$work/$name" "${base[@]}" "$@" 2>"$work/err"; then
-		fail "slow-responder-mixed-$name" "synth: $(head -n 1 "$work/err")"
-		return 1
-	fi
-	if ! "$ANALYZE" -q "$work/$name"/trace-*.pcapng --json >"$work/$name.json" 2>"$work/err"; then
-		fail "slow-responder-mixed-$name" "analyze: $(head -n 1 "$work/err")"
-		return 1
-	fi
-}
-
-first_alert() {
-	jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject)"' "$work/$1.json"
-}
+run() { each_run slow-responder-mixed "$1" "${base[@]}" "${@:2}"; }
 
 if run writes --seed 1353 --host-fault 'host=198.18.0.12,kind=slow-responder,size=50us,onset=0us'; then
 	expect_eq "slow-responder-mixed-writes: the slow responder is the first alert" \
-		"host 198.18.0.12" "$(first_alert writes)"
+		"host 198.18.0.12" "$(first_alert "$work/writes.json")"
 fi
 if run reads --seed 1358 --host-fault 'host=198.18.0.13,kind=slow-responder,size=50us,onset=1000us'; then
 	expect_eq "slow-responder-mixed-reads: the slow responder is the first alert" \
-		"host 198.18.0.13" "$(first_alert reads)"
+		"host 198.18.0.13" "$(first_alert "$work/reads.json")"
 fi
 if run coalesced --seed 1341 --host-fault 'host=198.18.0.12,kind=slow-responder,size=50us,onset=1500us'; then
 	expect_eq "slow-responder-mixed-coalesced: the slow responder is the first alert" \
-		"host 198.18.0.12" "$(first_alert coalesced)"
+		"host 198.18.0.12" "$(first_alert "$work/coalesced.json")"
 fi
 nic=()
 for i in $(seq 10 17); do
 	nic+=(--host-fault "host=198.18.0.$i,kind=slow-responder,size=1us,onset=0us")
 done
 if run nic1us --seed 1346 "${nic[@]}"; then
-	n=$(jq '[.findings[] | select(.level == "alert")] | length' "$work/nic1us.json")
+	n=$(alert_count "$work/nic1us.json")
 	expect_eq "slow-responder-mixed-nic1us: responders answering in 1 us raise no alert" 0 "$n"
 fi
 exit 0

@@ -14,18 +14,7 @@ base=(--hosts 16 --leaves 4 --spines 4 --mtu 1024 --duration 10ms --workload rea
 	--vantage each-host --snaplen 128 --seed 1277)
 
 # name synth-args...: synthesize, analyze every host's trace without a topology.
-run() {
-	local name=$1
-	shift
-	if ! "$SYNTH" -q -o "$work/$name" "${base[@]}" "$@" 2>"$work/err"; then
-		fail "turnaround-start-$name" "synth: $(head -n 1 "$work/err")"
-		return 1
-	fi
-	if ! "$ANALYZE" -q "$work/$name"/trace-*.pcapng --json >"$work/$name.json" 2>"$work/err"; then
-		fail "turnaround-start-$name" "analyze: $(head -n 1 "$work/err")"
-		return 1
-	fi
-}
+run() { each_run turnaround-start "$1" "${base[@]}" "${@:2}"; }
 
 if run busy --load 20%; then
 	n=$(alert_count "$work/busy.json")
