@@ -79,6 +79,7 @@ v2=$(with_sql v2.db 'DROP TABLE latency_hist; CREATE TABLE latency_hist (qp_id I
 "$AN" -q "$TRACE" -o "$v2" 2>"$T/err"
 rc=$?
 ver=$(python3 -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); print(db.execute("pragma user_version").fetchone()[0], db.execute("select count(*) from sqlite_master where name = \"latency_hist_qp\"").fetchone()[0])' "$v2" 2>/dev/null)
-[ $rc -eq 0 ] && [ "$ver" = "3 0" ] && pass db-ownership-version-2-database-replaced ||
+cur=$(sed -n 's/^#define STORE_SCHEMA_VERSION \([0-9]*\)$/\1/p' "$TOP/lib/store/store_sqlite.h")
+[ $rc -eq 0 ] && [ "$ver" = "${cur:-?} 0" ] && pass db-ownership-version-2-database-replaced ||
 	fail db-ownership-version-2-database-replaced "exit $rc, version and old index '$ver': $(head -n 1 "$T/err")"
 exit "$T_FAILED"

@@ -89,7 +89,8 @@ mode=$(stat -c %a "$dir/out.db" 2>/dev/null)
 left=$(ls "$dir" | grep -c 'out.db.tmp' || true)
 ver=$(sqlite3 "$dir/out.db" "PRAGMA user_version" 2>/dev/null)
 flows=$(sqlite3 "$dir/out.db" "SELECT count(*) FROM qp" 2>/dev/null)
-if [ $rc -eq 0 ] && [ "$mode" = 640 ] && [ "$left" = 0 ] && [ "$ver" = 4 ] && [ "${flows:-0}" -gt 0 ]; then
+cur=$(sed -n 's/^#define STORE_SCHEMA_VERSION \([0-9]*\)$/\1/p' "$TOP/lib/store/store_sqlite.h")
+if [ $rc -eq 0 ] && [ "$mode" = 640 ] && [ "$left" = 0 ] && [ "$ver" = "${cur:-?}" ] && [ "${flows:-0}" -gt 0 ]; then
 	pass "analyze-cli database (mode $mode, schema $ver, $flows flows)"
 else
 	fail "analyze-cli database" "rc=$rc mode=$mode leftovers=$left version=$ver flows=$flows: $(head -n 1 "$dir/err")"
