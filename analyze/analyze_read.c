@@ -11,15 +11,13 @@
 #include <time.h>
 
 #include "analyze/analyze_read.h"
-#include "lib/trace/trace_feed.h"
 #include "lib/util/log.h"
 #include "lib/util/util.h"
 
 /*
  * One reader of the run's frames: the run's own, or with lanes (-j N on files) one per lane,
- * each on its own thread seeing every frame of every trace: fed by the main thread's reader
- * (read_fed(): frames read once, handed over by reference, never copied), or with --qp and
- * -c reading them itself (the page cache serves them all). Each on cache lines of its own:
+ * each on its own thread reading every frame of every trace itself (the page cache serves
+ * them all), so that no packet is copied between threads. Each on cache lines of its own:
  * what one lane writes per frame shares none with what another lane reads.
  */
 struct frame_reader {
@@ -37,11 +35,6 @@ struct frame_reader {
 	bool lost;			/* a plain frame of its own decoded to another shard (never) */
 	double cpu_s;			/* its thread's CPU time once read (-vv says it) */
 	pthread_t thread;
-	/* Lanes fed by one reader (read_fed()): no trace_reader of its own. */
-	struct trace_feed *feed;
-	const struct trace_feed_batch *batch;	/* being read, NULL none */
-	uint32_t bi;			/* its next frame */
-	bool fed_all;			/* it read the last batch: the feed is done with it */
 };
 
 static double thread_cpu_s(void)
@@ -140,49 +133,6 @@ static void lane_pass(struct frame_reader *fr, const uint64_t *ts_ns)
 }
 
 /*
- * The reader's next frame (as trace_reader_next()), with its lane key when lanes skip plain
- * frames (plain_shard(), else -1). Fed by one reader: the feed's next frame, computed there;
- * before waiting for a batch the lane says how far it is (the merge may wait on it).
- */
-static int frame_next(struct frame_reader *fr, struct trace_frame *f, int *key)
-{
-	const struct analyze_read *r = fr->r;
-	int rc;
-
-	if (!fr->feed) {
-		rc = trace_reader_next(fr->tr, f);
-		*key = rc > 0 && r->plain_keys ? plain_shard(r->dopts, f, qp_shards_count(r->trk)) : -1;
-		return rc;
-	}
-	for (;;) {
-		const struct trace_feed_batch *b = fr->batch;
-
-		if (b && fr->bi < b->n) {
-			*f = b->fr[fr->bi].f;
-			*key = b->fr[fr->bi++].key;
-			return 1;
-		}
-		if (b) {
-			bool last = b->last; /* read before the batch is given back: then it is the reader's */
-
-			fr->batch = NULL;
-			trace_feed_done(fr->feed, (unsigned)fr->lane);
-			if (last) {
-				fr->fed_all = true;
-				return 0;
-			}
-		}
-		b = trace_feed_next(fr->feed, (unsigned)fr->lane, false);
-		if (!b) {
-			qp_lane_idle(r->trk, (unsigned)fr->lane, fr->frames);
-			b = trace_feed_next(fr->feed, (unsigned)fr->lane, true);
-		}
-		fr->batch = b;
-		fr->bi = 0;
-	}
-}
-
-/*
  * Every frame of every trace (that the filter, --qp and -c select) through the decoder into
  * the tracker. Lanes: a plain frame of another lane's is skipped undecoded; the lane that
  * tracks it counts it; every other frame every lane decodes, and the primary counts it.
@@ -193,9 +143,9 @@ static void read_frames(struct frame_reader *fr)
 	const struct analyze_opts *opts = r->opts;
 	unsigned n_lanes = qp_shards_count(r->trk);
 	struct trace_frame frame;
-	int rc, key;
+	int rc;
 
-	while ((rc = frame_next(fr, &frame, &key)) != 0) {
+	while ((rc = trace_reader_next(fr->tr, &frame)) != 0) {
 		struct roce_pkt *pkt;
 		struct trace_counts *cnt;
 		bool mine = fr->primary, plain = false;
@@ -218,8 +168,9 @@ static void read_frames(struct frame_reader *fr)
 			continue;
 		}
 		/* Lanes: another lane's plain frame costs its keying and this much, no more. */
-		if (key >= 0 && plain_known(fr, frame.trace_index)) {
-			if (key != fr->lane) {
+		if (r->plain_keys && (rc = plain_shard(r->dopts, &frame, n_lanes)) >= 0 &&
+		    plain_known(fr, frame.trace_index)) {
+			if (rc != fr->lane) {
 				lane_pass(fr, &frame.ts_ns); /* taken for a RoCE packet: see plain_missed */
 				if (opts->max_frames && ++fr->selected == opts->max_frames)
 					break;
@@ -265,12 +216,6 @@ static void *lane_main(void *arg)
 
 	pthread_setname_np(pthread_self(), "analyze-lane");
 	read_frames(fr);
-	/*
-	 * -c, or out of memory: leave the feed before ending the lane. Its end may wait on the
-	 * merge, the merge on a lane that waits for frames, and the reader for this lane.
-	 */
-	if (fr->feed && !fr->fed_all)
-		trace_feed_leave(fr->feed, (unsigned)fr->lane);
 	qp_lane_end(fr->r->trk, (unsigned)fr->lane);
 	fr->cpu_s = thread_cpu_s();
 	return NULL;
@@ -437,120 +382,6 @@ static void recount_ts_backwards(struct analyze_read *r)
 	mirror_vantages_free(&mv);
 }
 
-/*
- * Fed lanes: all n on threads of their own (every signal blocked), each fed by the feed; a
- * lane that cannot start leaves it, is ended unfed and the run fails (said). Lane 0 counts
- * what the primary counts. The number started.
- */
-static unsigned fed_start(struct analyze_read *r, struct frame_reader *fr, unsigned n, struct trace_feed *feed,
-			  bool *fatal)
-{
-	sigset_t all, old;
-	unsigned j, started = 0;
-	int rc = 0;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (j = 0; j < n && !rc; j++) {
-		if (j) {
-			fr[j] = (struct frame_reader){ .r = r, .tr = r->tr, .lane = (int)j };
-			fr[j].mv = util_line_calloc(1, sizeof(*fr[j].mv));
-			fr[j].counts = util_line_calloc((size_t)r->n_traces, sizeof(*fr[j].counts));
-			fr[j].plain = util_line_calloc((size_t)r->n_traces, 1);
-			if (!fr[j].mv || !fr[j].counts || !fr[j].plain || mirror_vantages_init(fr[j].mv, r->n_traces))
-				rc = ENOMEM;
-		}
-		fr[j].feed = feed;
-		if (!rc && !(rc = pthread_create(&fr[j].thread, NULL, lane_main, &fr[j])))
-			started++;
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc) {
-		pr_err("-j %u: starting lane %u: %s\n", n, started, strerror(rc));
-		*fatal = true;
-		for (j = started; j < n; j++) {
-			trace_feed_leave(feed, j);
-			qp_lane_end(r->trk, j);
-		}
-	}
-	return started;
-}
-
-/* The reader of fed lanes: every frame into the feed, with its plain key; the frames read. */
-static uint64_t fed_read(struct analyze_read *r, struct trace_feed *feed, bool *fatal)
-{
-	const struct analyze_opts *opts = r->opts;
-	unsigned n = qp_shards_count(r->trk);
-	struct trace_frame frame;
-	uint64_t frames = 0;
-	int rc;
-
-	while ((rc = trace_reader_next(r->tr, &frame)) != 0) {
-		if (rc < 0) {
-			pr_err("%s\n", trace_reader_error(r->tr)); /* the other inputs go on */
-			r->status = 1;
-			continue;
-		}
-		rc = trace_feed_add(feed, &frame, r->plain_keys ? plain_shard(r->dopts, &frame, n) : -1);
-		if (rc < 0) {
-			pr_err("-j %u: %s\n", n, strerror(-rc));
-			*fatal = true;
-		}
-		if (rc)
-			break; /* every lane stopped (out of memory), or we did */
-		/* -c: the lanes stop at this frame too (not with --qp: see analyze_read()) */
-		if (opts->max_frames && ++frames == opts->max_frames)
-			break;
-	}
-	trace_feed_end(feed);
-	return frames;
-}
-
-/*
- * Lanes fed by one reader (the main thread, reading every trace once): each lane a thread
- * that sees every frame as its own reader would, in the same order, without reading it.
- */
-static int read_fed(struct analyze_read *r, struct frame_reader *fr, unsigned n)
-{
-	struct trace_feed *feed = trace_feed_new(n);
-	unsigned started;
-	bool fatal = false;
-	double cpu0 = thread_cpu_s();
-
-	if (!feed) {
-		pr_err("%s\n", strerror(ENOMEM));
-		for (unsigned j = 0; j < n; j++)
-			qp_lane_end(r->trk, j);
-		return -1;
-	}
-	/* Without shared chunks frames are copied into the feed: slower, the same results. */
-	trace_reader_share_chunks(r->tr);
-	started = fed_start(r, fr, n, feed, &fatal);
-	fed_read(r, feed, &fatal);
-	pr_debug("-j %u: the reader: %.3f s CPU\n", n, thread_cpu_s() - cpu0);
-	for (unsigned j = 0; j < n; j++) {
-		if (j < started) {
-			pthread_join(fr[j].thread, NULL);
-			r->failed |= fr[j].failed || (j && fr[j].mv->oom != r->mv->oom);
-			fr[0].plain_missed |= fr[j].plain_missed;
-			fr[0].lost |= fr[j].lost;
-			if (j)
-				lane_counts_add(r, fr[j].counts);
-			pr_debug("-j %u: reader %u: %" PRIu64 " frames, %" PRIu64 " RoCE packets counted, %.3f s CPU\n",
-				 n, j, fr[j].frames, reader_roce(r, fr[j].counts), fr[j].cpu_s);
-		}
-		if (!j)
-			continue;
-		if (fr[j].mv)
-			mirror_vantages_free(fr[j].mv);
-		free(fr[j].mv);
-		free(fr[j].counts);
-		free(fr[j].plain);
-	}
-	trace_feed_free(feed);
-	return fatal ? -1 : 0;
-}
-
 int analyze_read(struct analyze_read *r)
 {
 	unsigned n_lanes = r->lanes ? qp_shards_count(r->trk) : 0, started = 0;
@@ -567,25 +398,17 @@ int analyze_read(struct analyze_read *r)
 				       .lane = n_lanes ? 0 : -1, .primary = true };
 	fr[0].plain = util_line_calloc((size_t)r->n_traces, 1);
 	r->plain_keys = n_lanes && !r->opts->n_qps && fr[0].plain;
-	/*
-	 * Lanes are fed by one reader, unless -c counts frames the reader cannot select (--qp
-	 * needs the decoder): then each lane reads every frame itself, as before.
-	 */
-	if (n_lanes && !(r->opts->n_qps && r->opts->max_frames)) {
-		fatal = read_fed(r, fr, n_lanes) != 0;
-	} else {
-		if (n_lanes)
-			started = lanes_start(r, fr, n_lanes, &fatal);
-		fr[0].cpu_s = thread_cpu_s();
-		read_frames(&fr[0]);
-		r->failed = fr[0].failed;
-		if (n_lanes)
-			qp_lane_end(r->trk, 0);
-		pr_debug("-j %u: reader 0: %" PRIu64 " frames, %" PRIu64 " RoCE packets counted, %.3f s CPU\n",
-			 qp_shards_count(r->trk), fr[0].frames, reader_roce(r, r->counts), thread_cpu_s() - fr[0].cpu_s);
-		if (n_lanes)
-			r->failed |= lanes_join(r, fr, n_lanes, started, &fatal);
-	}
+	if (n_lanes)
+		started = lanes_start(r, fr, n_lanes, &fatal);
+	fr[0].cpu_s = thread_cpu_s();
+	read_frames(&fr[0]);
+	r->failed = fr[0].failed;
+	if (n_lanes)
+		qp_lane_end(r->trk, 0);
+	pr_debug("-j %u: reader 0: %" PRIu64 " frames, %" PRIu64 " RoCE packets counted, %.3f s CPU\n",
+		 qp_shards_count(r->trk), fr[0].frames, reader_roce(r, r->counts), thread_cpu_s() - fr[0].cpu_s);
+	if (n_lanes)
+		r->failed |= lanes_join(r, fr, n_lanes, started, &fatal);
 	if (fr[0].lost) {
 		pr_err("-j %u: a packet went to the wrong reader: use -j 1\n", n_lanes);
 		r->status = 1;

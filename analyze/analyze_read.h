@@ -1,8 +1,7 @@
 /*
  * analyze_read.h: agentxdp-analyze's reading: every frame of every trace (that the filter,
  * --qp and -c select) through the decoder into the tracker, on the main thread, or with -j N
- * on files on N threads that each see every frame (lanes, qp_shards.h), fed by the main
- * thread's one reading of the traces (trace_feed.h; with --qp and -c each lane reads them).
+ * on files on N threads that each read every frame (lanes, qp_shards.h).
  */
 #ifndef AGENTXDP_ANALYZE_READ_H
 #define AGENTXDP_ANALYZE_READ_H

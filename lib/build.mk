@@ -40,8 +40,6 @@ LIB_CORE_SRCS := \
 
 LIB_IO_SRCS := \
 	lib/trace/trace_reader.c lib/trace/trace_span.c lib/trace/trace_filter.c lib/trace/pcapng_writer.c \
-	lib/trace/trace_chunk.c \
-	lib/trace/trace_feed.c \
 	lib/localize/topology.c \
 	lib/store/store_sqlite.c lib/store/store_links.c lib/store/store_latency.c lib/store/store_retx.c lib/store/store_spill.c \
 	lib/store/store_owner.c \

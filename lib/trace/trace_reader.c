@@ -18,7 +18,6 @@
 
 #include "lib/trace/pcapng_drops.h"
 #include "lib/trace/pcapng_frames.h"
-#include "lib/trace/trace_chunk.h"
 #include "lib/trace/trace_reader.h"
 #include "lib/util/byte_reader.h"
 #include "lib/util/util.h"
@@ -26,8 +25,6 @@
 #define INPUT_BUFFER_BYTES (256 * 1024)
 #define LINKTYPE_RAW 101
 #define FAST_BUFFER_BYTES (256 * 1024)
-/* Shared chunks: a chunk with less room than this left is not read into, its rest moves */
-#define FAST_MIN_READ (64 * 1024)
 /* pcapng_frames' range: at most this many whole seconds, so that ns fit in an int64_t */
 #define FAST_MAX_S (((uint64_t)INT64_MAX - 999999999u) / 1000000000u)
 
@@ -47,8 +44,7 @@ enum fast_kind { FAST_OFF, FAST_PCAP, FAST_PCAPNG };
 struct fast_input {
 	enum fast_kind kind;
 	int fd;
-	uint8_t *buf;			/* chunk->data, or our own when chunk is NULL */
-	struct trace_chunk *chunk;	/* shared chunks (trace_reader_share_chunks()): the one read into */
+	uint8_t *buf;
 	size_t cap, pos, len;		/* bytes [pos, len) of buf are read, not yet parsed */
 	bool eof;
 	bool pcap_nsec;			/* classic pcap: the fraction is ns, not us */
@@ -70,8 +66,6 @@ struct trace_input {
 	uint32_t pending_caplen, pending_origlen;
 	int pending_linktype;
 	const u_char *pending_data;
-	struct trace_chunk *pending_chunk; /* what holds pending_data when shared, else NULL */
-	struct trace_chunk_pool *pool;	/* shared chunks: what the fast reader reads into */
 	/* Our own pcapng reader, once libpcap refused the file for its mixed link types. */
 	FILE *own_fp;			/* NULL: not in use (or ended) */
 	struct pcapng_frames own;
@@ -93,7 +87,6 @@ struct trace_reader {
 	int *heap;			/* input indexes, min-heap on (pending_ns, index) */
 	int heap_len;
 	int last;			/* input whose frame the caller holds, -1 none */
-	struct trace_chunk_pool *pool;	/* shared chunks, NULL: not asked for */
 	char error[640];
 };
 
@@ -196,7 +189,6 @@ static void input_take(struct trace_input *in, uint64_t ts, uint32_t caplen, uin
 	in->pending_origlen = origlen;
 	in->pending_linktype = linktype;
 	in->pending_data = data;
-	in->pending_chunk = NULL;
 }
 
 static void fast_close(struct trace_input *in);
@@ -333,51 +325,10 @@ static void fast_close(struct trace_input *in)
 		return;
 	if (fi->fd >= 0)
 		close(fi->fd);
-	if (fi->chunk)
-		trace_chunk_release(fi->chunk);
-	else
-		free(fi->buf);
+	free(fi->buf);
 	pcapng_frames_free(&fi->ng);
 	memset(fi, 0, sizeof(*fi));
 	fi->fd = -1;
-}
-
-/*
- * Room to read at least n bytes from buf + pos on: 0, or -1 with errno. Shared chunks: bytes
- * parsed are never moved or written over (frames handed out point at them); what is not
- * parsed yet moves to a new chunk when the record would not fit or little room is left.
- */
-static int fast_room(struct trace_input *in, size_t n)
-{
-	struct fast_input *fi = &in->fast;
-	struct trace_chunk *c;
-	size_t keep = fi->len - fi->pos;
-
-	if (!in->pool) {
-		if (fi->pos) {
-			memmove(fi->buf, fi->buf + fi->pos, keep);
-			fi->len = keep;
-			fi->pos = 0;
-		}
-		return util_ensure_mem((void **)&fi->buf, &fi->cap, 1, n > FAST_BUFFER_BYTES ? n : FAST_BUFFER_BYTES);
-	}
-	if (fi->buf && fi->cap - fi->pos >= n && fi->cap - fi->len >= FAST_MIN_READ)
-		return 0;
-	c = trace_chunk_new(in->pool, n > FAST_BUFFER_BYTES - FAST_MIN_READ ? n + FAST_MIN_READ : FAST_BUFFER_BYTES);
-	if (!c)
-		return -1;
-	if (keep)
-		memcpy(c->data, fi->buf + fi->pos, keep);
-	if (fi->chunk)
-		trace_chunk_release(fi->chunk); /* frames handed out hold it, if any */
-	else
-		free(fi->buf);
-	fi->chunk = c;
-	fi->buf = c->data;
-	fi->cap = c->cap;
-	fi->len = keep;
-	fi->pos = 0;
-	return 0;
 }
 
 /*
@@ -394,7 +345,12 @@ static int fast_want(struct trace_input *in, size_t n)
 
 		if (fi->eof)
 			return 0;
-		if (fast_room(in, n))
+		if (fi->pos) {
+			memmove(fi->buf, fi->buf + fi->pos, fi->len - fi->pos);
+			fi->len -= fi->pos;
+			fi->pos = 0;
+		}
+		if (util_ensure_mem((void **)&fi->buf, &fi->cap, 1, n > FAST_BUFFER_BYTES ? n : FAST_BUFFER_BYTES))
 			return -1;
 		if (interrupted) {
 			errno = EINTR;
@@ -565,7 +521,6 @@ static bool fast_fetch(struct trace_input *in)
 
 	if (rc == 1) {
 		input_take(in, f.ts_ns, f.caplen, f.origlen, in->linktype, f.data);
-		in->pending_chunk = in->fast.chunk;
 		return true;
 	}
 	if (rc == 0 || interrupted || fast_fallback(in)) {
@@ -815,17 +770,6 @@ fail:
 	return -1;
 }
 
-int trace_reader_share_chunks(struct trace_reader *tr)
-{
-	if (!tr->pool)
-		tr->pool = trace_chunk_pool_new(FAST_BUFFER_BYTES);
-	if (!tr->pool)
-		return -1;
-	for (int i = 0; i < tr->n; i++)
-		tr->inputs[i].pool = tr->pool;
-	return 0;
-}
-
 void trace_reader_interrupt(void)
 {
 	interrupted = 1;
@@ -857,7 +801,6 @@ static int give_frame(struct trace_reader *tr, int idx, struct trace_frame *fram
 	frame->trace_index = idx;
 	frame->frame_number = in->frame_number;
 	frame->data = in->pending_data;
-	frame->chunk = in->pending_chunk;
 	tr->last = idx;
 	return 1;
 }
@@ -950,7 +893,6 @@ void trace_reader_close(struct trace_reader *tr)
 	}
 	free(tr->inputs);
 	free(tr->heap);
-	trace_chunk_pool_release(tr->pool); /* freed once the chunks still held are released */
 	free(tr);
 }
 

@@ -6,13 +6,8 @@
 #include <stdint.h>
 
 struct trace_reader;
-struct trace_chunk;
 
-/*
- * One captured frame. `data` is valid until the next trace_reader_next(), or, when chunk is
- * not NULL (trace_reader_share_chunks()), for as long as the caller holds chunk
- * (trace_chunk_hold() before the next call; trace_chunk_release()).
- */
+/* One captured frame. `data` is valid until the next trace_reader_next(). */
 struct trace_frame {
 	uint64_t ts_ns;		/* nanoseconds since the epoch (files opened with ns precision) */
 	uint32_t caplen;
@@ -21,7 +16,6 @@ struct trace_frame {
 	int trace_index;	/* which input (0-based): the vantage point */
 	uint64_t frame_number;	/* 1-based, within its own file (matches tshark's frame.number) */
 	const uint8_t *data;
-	struct trace_chunk *chunk;
 };
 
 /* Per-input capture health, as far as the file tells. */
@@ -54,13 +48,6 @@ int trace_reader_next(struct trace_reader *tr, struct trace_frame *frame);
  * input not yet at its end gets stop_reason "interrupted" (truncated stays 0). Process-wide.
  */
 void trace_reader_interrupt(void);
-/*
- * From now on our own reader of regular files reads into shared chunks (trace_chunk.h), so
- * that the frames it hands out can be held past the next call on other threads (-j lanes fed
- * by one reader). Frames read otherwise (libpcap's, stdin's) still have chunk NULL. 0, or -1
- * with errno (nothing changes).
- */
-int trace_reader_share_chunks(struct trace_reader *tr);
 const char *trace_reader_error(const struct trace_reader *tr);
 int trace_reader_count(const struct trace_reader *tr);
 const char *trace_reader_path(const struct trace_reader *tr, int index);

@@ -751,19 +751,6 @@ void qp_lane_pass(struct qp_shards *s, unsigned lane, uint64_t seq, const uint64
 	lane_progress(s, sh, seq);
 }
 
-void qp_lane_idle(struct qp_shards *s, unsigned lane, uint64_t seq)
-{
-	struct shard *sh = &s->sh[lane];
-	struct lane *l = sh->lane;
-
-	if (!s->merge || l->ended || l->said >= seq)
-		return;
-	lane_flush(s, sh);
-	sh->done_seq = seq;
-	out_publish(sh, seq);
-	l->said = seq;
-}
-
 void qp_shards_set_ts_backwards(struct qp_shards *s, uint64_t n)
 {
 	s->ts_backwards = n;

@@ -25,8 +25,7 @@
  * n == 1 runs one tracker on the caller's thread (in batches, no thread, no copy): today's path.
  *
  * Lanes (qp_shards_new_lanes()): no reader thread and no copy. The caller runs one thread per
- * shard ("lane"), each given every frame of the run (read by it, or by one reader that feeds
- * them all: then qp_lane_idle() before waiting for frames), in the same order, and numbering
+ * shard ("lane"), each reading every frame of the run itself, in the same order, and numbering
  * them alike (seq, from 1, increasing). A decoded RoCE packet goes to qp_lane_push(), which
  * keeps it when it is its shard's and tracks its own in batches; a frame the lane knows to be
  * another shard's without decoding it (qp_shard_of_addrs() on its addresses), or no RoCE
@@ -67,12 +66,6 @@ struct roce_pkt *qp_lane_slot(struct qp_shards *s, unsigned lane);
 int qp_lane_push(struct qp_shards *s, unsigned lane, uint32_t vantage, uint64_t seq);
 /* Frame seq is not this lane's to track: a RoCE packet at *ts_ns, or (NULL) no RoCE packet. */
 void qp_lane_pass(struct qp_shards *s, unsigned lane, uint64_t seq, const uint64_t *ts_ns);
-/*
- * Lane's thread is about to wait for frames past seq (the last it was given): it says how far
- * it is now, for the merge must not wait on it while it waits on a reader that waits on the
- * merge (lanes fed by one reader, trace_feed.h).
- */
-void qp_lane_idle(struct qp_shards *s, unsigned lane, uint64_t seq);
 void qp_lane_end(struct qp_shards *s, unsigned lane);
 /* Lanes: the run's count of timestamps going back, when lane 0's could be wrong. */
 void qp_shards_set_ts_backwards(struct qp_shards *s, uint64_t n);

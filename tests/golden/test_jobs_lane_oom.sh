@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# test_jobs_lane_oom.sh: issue #20 review. A -j lane fed by the run's one reader that runs out
-# of memory stops early; it must leave the feed before its tracker's end, which emits a window
-# event per open flow and, past the merge's slots, waits on the merge. Else the merge waits on
-# a lane that owns no packet, that lane waits for frames, and the reader waits for the stopped
-# lane: the run hung (SIGTERM could not stop it). A pcap of one host pair and 12,000 QPs puts
-# every flow in one lane; an LD_PRELOAD shim fails the lane threads' allocations of 64 KiB and
-# more after the 5th. The run must end as the lanes that read for themselves did: exit 1 and
-# one "out of memory" line.
+# test_jobs_lane_oom.sh: issue #20. A -j lane that runs out of memory stops early, and its
+# tracker's end emits a window event per open flow that, past the merge's slots, waits on the
+# merge: the run must still end, exit 1 with one "out of memory" line, not hang. Written by the
+# tenth round's review of a shared reader (not kept: docs/benchmarks.md, "One reader feeds the
+# lanes"), where the lane also had to leave the reader's feed first or the run hung for good;
+# kept as the lanes' out-of-memory test. A pcap of one host pair and 12,000 QPs puts every flow
+# in one lane; an LD_PRELOAD shim fails the lane threads' allocations of 64 KiB and more after
+# the 5th.
 . "$(dirname "$0")/../lib.sh"
 ANALYZE=$BIN/agentxdp-analyze
 [ -x "$ANALYZE" ] || { skip jobs-lane-oom "bin/agentxdp-analyze not built"; exit 0; }

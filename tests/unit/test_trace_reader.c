@@ -1,6 +1,5 @@
 /* test_trace_reader.c: pcap/pcapng reading, merging by time, health, clear errors, pcapng drop counters. */
 #include <pcap/pcap.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -16,7 +15,6 @@
 
 #include "lib/trace/pcapng_writer.h"
 #include "lib/trace/pcapng_drops.h"
-#include "lib/trace/trace_feed.h"
 #include "lib/trace/trace_reader.h"
 #include "lib/util/util.h"
 
@@ -563,121 +561,6 @@ static void test_pcap_across_buffers(void **state)
 	expect_same_reading(&a, &b);
 }
 
-/* One consumer of a feed: every frame it is given folded as read_all() folds them. */
-struct feed_eater {
-	struct trace_feed *feed;
-	unsigned j;
-	int leave_after;	/* batches, then it leaves; 0: to the end */
-	struct read_all out;
-	pthread_t thread;
-};
-
-static void *feed_eat(void *arg)
-{
-	struct feed_eater *e = arg;
-
-	for (int batches = 1;; batches++) {
-		const struct trace_feed_batch *b = trace_feed_next(e->feed, e->j, true);
-		bool last = b->last;
-
-		for (uint32_t k = 0; k < b->n; k++) {
-			const struct trace_frame *fr = &b->fr[k].f;
-
-			assert_int_equal(b->fr[k].key, (int)(fr->frame_number % 7));
-			e->out.frames++;
-			e->out.hash = e->out.hash * 1099511628211ull ^ fr->ts_ns ^ (uint64_t)fr->caplen << 40 ^ fr->origlen;
-			for (uint32_t i = 0; i < fr->caplen; i++)
-				e->out.hash = (e->out.hash ^ fr->data[i]) * 1099511628211ull;
-		}
-		trace_feed_done(e->feed, e->j);
-		if (last)
-			break;
-		if (batches == e->leave_after) {
-			trace_feed_leave(e->feed, e->j);
-			break;
-		}
-	}
-	return NULL;
-}
-
-/*
- * The same file read once into shared chunks and fed to three threads (one leaves early): the
- * two that stay see read_all()'s frames, bytes and health, held past many next() calls. The
- * number of frames that came in a chunk (not copied) in *chunked.
- */
-static void read_fed(const char *path, struct read_all *out, uint64_t *chunked)
-{
-	struct feed_eater e[3] = { { .j = 0 }, { .j = 1 }, { .j = 2, .leave_after = 2 } };
-	struct trace_reader *tr;
-	struct trace_feed *feed = trace_feed_new(3);
-	struct trace_frame fr;
-	char err[256];
-	int rc, errors = 0;
-
-	assert_non_null(feed);
-	*chunked = 0;
-	assert_int_equal(trace_reader_open(&tr, &path, 1, err, sizeof(err)), 0);
-	assert_int_equal(trace_reader_share_chunks(tr), 0);
-	for (int i = 0; i < 3; i++) {
-		e[i].feed = feed;
-		assert_int_equal(pthread_create(&e[i].thread, NULL, feed_eat, &e[i]), 0);
-	}
-	while ((rc = trace_reader_next(tr, &fr)) != 0) {
-		if (rc < 0) {
-			errors++;
-			continue;
-		}
-		*chunked += fr.chunk != NULL;
-		assert_int_equal(trace_feed_add(feed, &fr, (int)(fr.frame_number % 7)), 0);
-	}
-	trace_feed_end(feed);
-	for (int i = 0; i < 3; i++)
-		pthread_join(e[i].thread, NULL);
-	assert_int_equal(e[0].out.frames, e[1].out.frames);
-	assert_int_equal(e[0].out.hash, e[1].out.hash);
-	*out = e[0].out;
-	out->rc_errors = errors;
-	out->h = *trace_reader_health(tr, 0);
-	trace_feed_free(feed);
-	trace_reader_close(tr);
-}
-
-/*
- * -j lanes fed by one reader: pcap files (ns and us) of many read chunks, whole and cut inside
- * a record, read into shared chunks and fed to threads, as read directly.
- */
-static void test_feed_shared_chunks(void **state)
-{
-	enum { N = 40000 };
-	uint64_t *ts = calloc(N, sizeof(*ts)), chunked;
-	uint8_t *marks = calloc(N, 1);
-	struct read_all a, b;
-
-	assert_non_null(ts);
-	assert_non_null(marks);
-	for (int i = 0; i < N; i++) {
-		ts[i] = 1700000000000000000ull + 1000ull * (uint64_t)i - (i % 70 == 5 ? 9000 : 0);
-		marks[i] = (uint8_t)(i * 13 + i / 256);
-	}
-	for (int prec = 0; prec < 2; prec++) {
-		const char *path = write_pcap(ts, marks, N, prec ? PCAP_TSTAMP_PRECISION_NANO : PCAP_TSTAMP_PRECISION_MICRO);
-
-		read_all(path, &a);
-		read_fed(path, &b, &chunked);
-		assert_int_equal(a.frames, N);
-		expect_same_reading(&a, &b);
-		assert_true(chunked > N / 2); /* past the first read buffer every frame is in a chunk */
-		assert_int_equal(truncate(path, 24 + 76 * 31000 + 50), 0);
-		read_all(path, &a);
-		read_fed(path, &b, &chunked);
-		assert_int_equal(a.frames, 31000);
-		assert_int_equal(b.h.truncated, 1);
-		expect_same_reading(&a, &b);
-	}
-	free(ts);
-	free(marks);
-}
-
 static void test_pcapng_walk_malformed(void **state)
 {
 	struct ng g = { 0 };
@@ -1029,7 +912,6 @@ int main(void)
 		cmocka_unit_test_teardown(test_pcapng_drop_counters, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_counters_across_buffers, cleanup),
 		cmocka_unit_test_teardown(test_pcap_across_buffers, cleanup),
-		cmocka_unit_test_teardown(test_feed_shared_chunks, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_generated_vs_libpcap, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_walk_malformed, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_drops_stream_pieces, cleanup),
