@@ -161,6 +161,11 @@ def score(m, faults, truth=None):
     sw = [(v, d) for v, d in others if all(is_switch(n) for n in link_of(d))]
     res["top_other"] = max(others) if others else (0.0, "-")
     res["top_other_sw"] = max(sw) if sw else (0.0, "-")
+    # a healthy run's top switch direction against the next one on another link: what a
+    # "k times every other link" rule would test where there is no fault
+    sw.sort(reverse=True)
+    nxt = [(v, d) for v, d in sw[1:] if frozenset(link_of(d)) != frozenset(link_of(sw[0][1]))]
+    res["second_sw"] = nxt[0] if nxt else (0.0, "-")
     if truth is not None:
         # the synthesizer's own count per direction (every packet, requests included):
         # what a perfect estimator would see
