@@ -139,7 +139,8 @@ static void add_loss_windows(struct win_point **pts, size_t *n, size_t *cap,
 	for (size_t i = 0, j = 0; i < nq || j < nr;) {
 		static const struct flow_window none;
 		const struct flow_window *a = &none, *b = &none;
-		uint64_t start, ev, retx;
+		uint64_t start;
+		double ev;
 
 		if (j >= nr || (i < nq && q->windows[i].start_ns <= r->windows[j].start_ns))
 			a = &q->windows[i];
@@ -148,14 +149,14 @@ static void add_loss_windows(struct win_point **pts, size_t *n, size_t *cap,
 		start = a != &none ? a->start_ns : b->start_ns;
 		i += a != &none;
 		j += b != &none;
-		ev = (uint64_t)(a->naks > b->naks ? a->naks : b->naks) +
-		     (a->timeouts > b->timeouts ? a->timeouts : b->timeouts) +
-		     (a->read_gaps > b->read_gaps ? a->read_gaps : b->read_gaps);
-		retx = (uint64_t)a->retransmitted_packets + b->retransmitted_packets;
+		ev = max2(a->naks, b->naks) + max2(a->timeouts, b->timeouts) +
+		     max2(a->read_gaps, b->read_gaps);
 		if (util_ensure_mem((void **)pts, cap, sizeof(**pts), *n + 1))
 			return;
-		(*pts)[(*n)++] = (struct win_point){ .start_ns = start, .num = (double)(ev ? ev : retx),
-						     .den = (double)(a->packets + b->packets) };
+		(*pts)[(*n)++] = (struct win_point){
+			.start_ns = start,
+			.num = ev > 0 ? ev : (double)(a->retransmitted_packets + b->retransmitted_packets),
+			.den = (double)(a->packets + b->packets) };
 	}
 }
 
