@@ -798,8 +798,7 @@ static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bo
 
 		if (by->level != FINDING_ALERT || !by->n_hurt_idx)
 			continue;
-		for (size_t k = 0; k < by->n_hurt_idx; k++)
-			mark[by->hurt_idx[k]] = true;
+		loc_mark_hurt(by, mark, true);
 		for (size_t i = 0; i < n; i++) {
 			struct candidate *x = &best[i];
 			bool behind = explains_kind(c, by, x);
@@ -824,8 +823,7 @@ static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bo
 					"on one or two connections only, beside a stronger alert";
 			}
 		}
-		for (size_t k = 0; k < by->n_hurt_idx; k++)
-			mark[by->hurt_idx[k]] = false;
+		loc_mark_hurt(by, mark, false);
 	}
 }
 

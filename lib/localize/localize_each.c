@@ -150,12 +150,10 @@ void loc_turnaround_start(const struct ctx *c, struct candidate *best, size_t n,
 		if (x->level != FINDING_ALERT || x->kind != FINDING_HOST || x->signal != SIG_TURNAROUND ||
 		    !x->n_hurt_idx)
 			continue;
-		for (size_t k = 0; k < x->n_hurt_idx; k++)
-			mark[x->hurt_idx[k]] = true;
+		loc_mark_hurt(x, mark, true);
 		ok = turn_medians(c, mark, true, &turn, &first) &&
 		     turn_medians(c, mark, false, &peer_turn, &peer_first);
-		for (size_t k = 0; k < x->n_hurt_idx; k++)
-			mark[x->hurt_idx[k]] = false;
+		loc_mark_hurt(x, mark, false);
 		if (!ok || turn <= peer_turn ||
 		    first - peer_first >= TURN_START_MIN_SHARE * (turn - peer_turn))
 			continue;
@@ -242,12 +240,10 @@ void loc_responder_waits(const struct ctx *c, struct candidate *best, size_t n, 
 			taken |= j != i && best[j].var == (uint32_t)hv;
 		if (hv < 0 || taken)
 			continue;
-		for (size_t k = 0; k < x->n_hurt_idx; k++)
-			mark[x->hurt_idx[k]] = true;
+		loc_mark_hurt(x, mark, true);
 		own = own_p99(c, mark, true);
 		peer = own_p99(c, mark, false);
-		for (size_t k = 0; k < x->n_hurt_idx; k++)
-			mark[x->hurt_idx[k]] = false;
+		loc_mark_hurt(x, mark, false);
 		rt = x->hurt_p99_us - x->peer_p99_us;
 		pr_debug("localize: responder wait: own p99 %.3g us, peers' %.3g, round trips +%.3g: share %.3g\n",
 			 own, peer, rt, (own - peer) / rt);

@@ -174,6 +174,13 @@ static inline double max2(double a, double b)
 	return a > b ? a : b;
 }
 
+/* Set (or clear) the n_conns-sized flags of x's hurt connections. */
+static inline void loc_mark_hurt(const struct candidate *x, bool *mark, bool on)
+{
+	for (size_t k = 0; k < x->n_hurt_idx; k++)
+		mark[x->hurt_idx[k]] = on;
+}
+
 /* localize_model.c: subjects, connections, and which subjects each connection crosses. */
 void loc_var_subject(const struct ctx *c, const struct var *v, char *buf, size_t len);
 enum finding_subject_kind loc_var_subject_kind(const struct var *v);

@@ -38,8 +38,7 @@ void loc_timer_explains(const struct ctx *c, struct candidate *best, size_t n, b
 		if (by->level != FINDING_ALERT || by->kind != FINDING_HOST || by->signal != SIG_LOSS ||
 		    !by->n_hurt_idx)
 			continue;
-		for (size_t k = 0; k < by->n_hurt_idx; k++)
-			mark[by->hurt_idx[k]] = true;
+		loc_mark_hurt(by, mark, true);
 		for (size_t i = 0; i < n; i++) {
 			struct candidate *x = &best[i];
 
@@ -49,7 +48,6 @@ void loc_timer_explains(const struct ctx *c, struct candidate *best, size_t n, b
 			x->level = FINDING_NOTICE;
 			x->notice_why = "its flows restart on their sender's timer: the host's resends, not the network";
 		}
-		for (size_t k = 0; k < by->n_hurt_idx; k++)
-			mark[by->hurt_idx[k]] = false;
+		loc_mark_hurt(by, mark, false);
 	}
 }
