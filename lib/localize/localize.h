@@ -88,6 +88,9 @@ struct localize_config {
 	double loss_marks_ratio;	/* lossy in a busy fabric: a notice when the hurt flows
 					   are CE-marked this many times as often as they lose
 					   packets: a queue's overflow (3; 0 off) */
+	double loss_random_max;		/* ... unless its loss events are spread at random in
+					   time: their chi-square per window under this (3; 0 off) */
+	double loss_random_min_events;	/* ... counted on at least this many events (50) */
 	uint32_t timer_min_timeouts;	/* lossy with only timeouts, no PSN sequence NAK, from
 					   one sender: this many make it the sender's timer,
 					   kind host (10; 0 off) */

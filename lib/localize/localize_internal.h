@@ -167,6 +167,7 @@ struct candidate {
 	double marks_floor;		/* switch link: its marks per packet in its quiet windows */
 	double marks_floor_lead;	/* ... over the highest other switch link's */
 	bool marks_floor_known;		/* both measured (loc_marks_floor()) */
+	double loss_dispersion;		/* lossy: chi-square per window of its loss counts (-1) */
 };
 
 static inline double max2(double a, double b)
@@ -235,6 +236,10 @@ void loc_responder_waits(const struct ctx *c, struct candidate *best, size_t n, 
 /* localize.c: the host a subject is about (a host, its access link, a links.csv link with a
  * host at one end), NULL for switch links, host pairs and fabric findings. */
 const uint8_t *loc_subject_host(const struct ctx *c, uint32_t var);
+
+/* localize_overflow.c: how clustered in time a lossy subject's loss events are (about 1 or
+ * less: at random, as a cable drops; -1: too few to tell). */
+double loc_loss_dispersion(const struct ctx *c, const struct candidate *cand);
 
 /* localize_timer.c: a slow pick on the flows of a sender's timer is a notice. */
 void loc_timer_explains(const struct ctx *c, struct candidate *best, size_t n, bool *mark);

@@ -456,10 +456,12 @@ static void test_floor_tie_stays_congested(void **state)
 /*
  * Loss in a fabric that marks everywhere: a lossy link whose flows carry about as many
  * marks as losses stays an alert; drops that come with five times as many marks are a
- * queue overflowing, a notice. Every flow is marked at ce_rate, the link loses 1%. The
- * level of the lossy finding on link, -1 when there is none.
+ * queue overflowing, a notice, when they come in bursts (burst: each flow's losses moved
+ * into every third window); the same drops spread evenly over the windows are a lossy
+ * cable's, whatever the marks (loss_at_random()). Every flow is marked at ce_rate, the
+ * link loses 1%. The level of the lossy finding on link, -1 when there is none.
  */
-static int lossy_level(const char *link, double ce_rate)
+static int lossy_level(const char *link, double ce_rate, bool burst)
 {
 	struct fx_fault fault = { .kind = FX_LOSSY, .rate = 0.01 };
 	struct finding *f;
@@ -468,8 +470,17 @@ static int lossy_level(const char *link, double ce_rate)
 
 	snprintf(fault.link, sizeof(fault.link), "%s", link);
 	fx_build(&fx, 16, 4, 2, 96, 7, &fault);
-	for (size_t i = 0; i < fx.n_flows; i++)
+	for (size_t i = 0; i < fx.n_flows; i++) {
 		fx.flows[i].ecn_ce = (uint64_t)(ce_rate * (double)fx.flows[i].packets);
+		for (size_t w = 0; burst && w < fx.flows[i].n_windows; w++) {
+			struct flow_window *fw = &fx.windows[i][w];
+
+			if (w % 3) {
+				fx.windows[i][w - w % 3].naks += fw->naks;
+				fw->naks = 0;
+			}
+		}
+	}
 	localize_fx(2, &f, &n);
 	for (size_t i = 0; i < n; i++) {
 		print_message("  #%d %s %s %s '%s'\n", f[i].rank, finding_level_name(f[i].level),
@@ -486,8 +497,9 @@ static int lossy_level(const char *link, double ce_rate)
 
 static void test_lossy_level(void **state)
 {
-	assert_int_equal(lossy_level("leaf0-spine1", 0.01), FINDING_ALERT);
-	assert_int_equal(lossy_level("leaf0-spine1", 0.05), FINDING_NOTICE);
+	assert_int_equal(lossy_level("leaf0-spine1", 0.01, true), FINDING_ALERT);
+	assert_int_equal(lossy_level("leaf0-spine1", 0.05, true), FINDING_NOTICE);
+	assert_int_equal(lossy_level("leaf0-spine1", 0.05, false), FINDING_ALERT);
 }
 
 /*
