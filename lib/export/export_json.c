@@ -43,6 +43,9 @@ static void json_flow(FILE *out, const struct flow_stats *f)
 		f->packets, f->bytes, f->first_ns, f->last_ns, f->first_transmissions,
 		f->retransmitted_packets, f->naks_psn_seq, f->naks_other, f->rnr_naks, f->timeouts, f->read_gaps,
 		f->cnps, f->ecn_ce, f->ack_samples);
+	if (f->ce_acks_timed)
+		fprintf(out, ",\"ce_acks_timed\":%" PRIu64 ",\"ce_acks_fast\":%" PRIu64, f->ce_acks_timed,
+			f->ce_acks_fast);
 	json_num_or_null(out, "ack_latency_p50_us", f->ack_samples, f->ack_latency_p50_us);
 	json_num_or_null(out, "ack_latency_p99_us", f->ack_samples, f->ack_latency_p99_us);
 	json_num_or_null(out, "ack_latency_max_us", f->ack_samples, f->ack_latency_max_us);

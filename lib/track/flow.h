@@ -82,6 +82,10 @@ struct flow_stats {
 	uint64_t naks_total;		/* NAKs this flow carried (as responder) */
 	uint64_t psn_gaps;		/* request PSNs skipped (capture loss or reordering) */
 	uint64_t first_ce_ns, last_ce_ns;
+	/* CE-marked ACKs this (responder) flow carried that timed a round trip between two
+	 * unmarked ones, and those of them no slower than either: a queue marks the packets it
+	 * delays, a mark set at random (a faulty ECN marker) is the quickest a third of the time. */
+	uint64_t ce_acks_timed, ce_acks_fast;
 	uint64_t first_cnp_ns, last_cnp_ns;
 
 	/* ACK latency (Karn's rule: no sample from a retransmitted PSN), requester flows. */

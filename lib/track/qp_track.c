@@ -516,6 +516,29 @@ static void read_gap(struct qp_tracker *t, struct qp_flow *r, uint32_t psn)
 	r->read_gap_psn = gap;
 }
 
+/*
+ * A timed ACK's mark against the flow's unmarked round trips on either side of it: a
+ * congested queue marks the packets it holds, so its marked ACKs are slower than both; a
+ * mark set at random (a faulty ECN marker) is the quickest of the three a third of the time.
+ * One marked ACK waits for its next unmarked neighbour at a time; others meanwhile pass.
+ */
+static void mark_against_queue(struct qp_flow *b, bool marked, uint64_t ts, uint64_t from_ns)
+{
+	uint64_t ns = ts >= from_ns ? ts - from_ns : 0;
+	uint32_t rtt = ns > UINT32_MAX ? UINT32_MAX : ns ? (uint32_t)ns : 1;
+
+	if (!marked) {
+		if (b->ce_pending_ns) {
+			b->st.ce_acks_timed++;
+			b->st.ce_acks_fast += b->ce_pending_ns <= b->clear_ack_ns && b->ce_pending_ns <= rtt;
+			b->ce_pending_ns = 0;
+		}
+		b->clear_ack_ns = rtt;
+	} else if (b->clear_ack_ns && !b->ce_pending_ns) {
+		b->ce_pending_ns = rtt;
+	}
+}
+
 static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct roce_pkt *pkt, uint8_t op,
 			struct flow_window *w)
 {
@@ -543,6 +566,7 @@ static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct ro
 			/* The first ACK naming a PSN sent exactly once gives a sample (Karn). */
 			if (s->tx_count == 1 && !(s->flags & SLOT_READ_SPAN)) {
 				emit_sample(t, r, QP_SAMPLE_ACK, ts, s->first_tx_ns, psn);
+				mark_against_queue(b, pkt->ecn == 3, ts, s->first_tx_ns);
 				if (op == ROCE_OP_ATOMIC_ACK)
 					emit_sample(t, r, QP_SAMPLE_ATOMIC, ts, s->first_tx_ns, psn);
 			}

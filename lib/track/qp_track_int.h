@@ -113,6 +113,8 @@ struct qp_flow {
 	uint32_t start_psn;		/* from the CM, when known */
 	uint32_t hp_next;		/* next flow (index+1) of the same host pair */
 	uint32_t timeouts_unsure;	/* timeouts counted before the capture side was known */
+	uint32_t clear_ack_ns;		/* round trip of this flow's last unmarked timed ACK, 0 none */
+	uint32_t ce_pending_ns;		/* a marked ACK's round trip awaiting the next unmarked one */
 
 	/* closed windows */
 	struct flow_window *wins;
