@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A link's own CE-marking rate by network tomography (issue #17, round 10: a study).
 
-usage: link_marks.py estimate DIR ANALYZE.json      one trace: every link direction's m_l
-       link_marks.py run [--cells RE] [--seeds A-B] [--out FILE] [--cnp]
+usage: link_marks.py estimate DIR ANALYZE.json [--fast]  one trace: every link direction's m_l
+       link_marks.py run [--cells RE] [--seeds A-B] [--out FILE] [--cnp] [--fast]
                                                      synthesize, analyze, estimate, report
        link_marks.py report FILE                     the per-cell table of a run's FILE
 
@@ -17,7 +17,10 @@ leave the requester, so their marks are not visible; responses (ACKs, READ respo
 stamped as they reach the requester and carry every mark of their path. So the flows used
 are the responder-side ones (src = responder), p_f = ecn_ce / packets over their path from
 src to dst. --cnp adds the requester-side flows with p_f = cnps / packets (a lower bound:
-CNPs are rate-limited per QP).
+CNPs are rate-limited per QP). --fast (round 11) keeps only the marks the queue does not
+explain: ecn_ce times 3 ce_acks_fast / ce_acks_timed (capped at 1), the analyzer's count of
+marked ACKs no slower than their unmarked neighbours (a random mark is the quickest of the
+three a third of the time, a queue's marked ACK almost never).
 
 Unknowns are link directions (a queue), "A>B"; a link's figure is the larger of its two.
 The run mode scores the fault's link against the other links (the analyzer and the
@@ -38,6 +41,9 @@ import matrix_eval as me  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
 BIN = os.path.join(ROOT, "bin")
+# --fast: a random mark's ACK is the quickest of itself and its two unmarked neighbours a
+# third of the time (ce_acks_fast / ce_acks_timed); a queue's marked ACK almost never is
+FAST_FACTOR = 3.0
 CELLS_DEFAULT = ("^(ecn20-fab-over|ecn30-fab-1dir|two-ecn-slow-over|rate2x-fab-over60|"
                  "healthy-over-mixed|healthy-over60|healthy-ecmp-skew|healthy-incast|"
                  "healthy-base)$")
@@ -74,7 +80,7 @@ def directed(src, links, ends):
     return out
 
 
-def observations(flows, ends, paths, cnp=False):
+def observations(flows, ends, paths, cnp=False, fast=False):
     """(weight, y, [link directions]) per flow: y = -log(1 - marked share)."""
     obs = []
     for f in flows:
@@ -82,7 +88,15 @@ def observations(flows, ends, paths, cnp=False):
         n = f.get("packets") or 0
         if key not in paths or n <= 0:
             continue
-        if f.get("role") == "responder":
+        if f.get("role") == "responder" and fast:
+            # the marks the queue does not explain: a queue marks the ACKs it delays, so
+            # FAST_FACTOR times the fast share of the timed marked ACKs is the share of
+            # the flow's marks set at random
+            ce, timed = f.get("ecn_ce") or 0, f.get("ce_acks_timed") or 0
+            if ce and not timed:
+                continue
+            marked = ce * min(1.0, FAST_FACTOR * (f.get("ce_acks_fast") or 0) / timed) if ce else 0
+        elif f.get("role") == "responder":
             marked = f.get("ecn_ce") or 0
         elif cnp:
             marked = f.get("cnps") or 0
@@ -123,9 +137,9 @@ def link_of(direction):
     return a, b
 
 
-def estimate(wdir, analysis, cnp=False, per_link=False):
+def estimate(wdir, analysis, cnp=False, per_link=False, fast=False):
     ends, paths = read_topology(wdir)
-    obs = observations(analysis["flows"], ends, paths, cnp)
+    obs = observations(analysis["flows"], ends, paths, cnp, fast)
     if per_link:  # both directions of a link one unknown, named as links.csv names it
         names = {}
         for name, (a, b) in ends.items():
@@ -192,7 +206,7 @@ def score_links(ml, faults):
     return res
 
 
-def run_one(cell, seed, wdir, cnp):
+def run_one(cell, seed, wdir, cnp, fast=False):
     faults = me.place_faults(cell, seed)
     shutil.rmtree(wdir, ignore_errors=True)
     subprocess.run(me.synth_command(cell, seed, wdir, faults), check=True, cwd=ROOT)
@@ -206,8 +220,8 @@ def run_one(cell, seed, wdir, cnp):
     analysis = json.loads(out.stdout)
     with open(os.path.join(wdir, "truth.json")) as f:
         truth = json.load(f)
-    m, nobs = estimate(wdir, analysis, cnp)
-    ml, _ = estimate(wdir, analysis, cnp, per_link=True)
+    m, nobs = estimate(wdir, analysis, cnp, fast=fast)
+    ml, _ = estimate(wdir, analysis, cnp, per_link=True, fast=fast)
     shutil.rmtree(wdir, ignore_errors=True)
     r = score(m, faults, truth)
     r.update(score_links(ml, faults))
@@ -265,7 +279,7 @@ def main(argv):
     if len(argv) >= 3 and argv[1] == "estimate":
         with open(argv[3] if len(argv) > 3 else "/dev/stdin") as f:
             analysis = json.load(f)
-        m, nobs = estimate(argv[2], analysis, "--cnp" in argv)
+        m, nobs = estimate(argv[2], analysis, "--cnp" in argv, fast="--fast" in argv)
         print("# %d flows; m_l per link direction, highest first" % nobs)
         for d, v in sorted(m.items(), key=lambda kv: -kv[1]):
             print("%-28s %.5f" % (d, v))
@@ -281,7 +295,7 @@ def main(argv):
             if argv[i] in opts and i + 1 < len(argv):
                 opts[argv[i]] = argv[i + 1]
                 i += 2
-            elif argv[i] == "--cnp":
+            elif argv[i] in ("--cnp", "--fast"):
                 i += 1
             else:
                 print("link_marks.py: unknown option %s" % argv[i], file=sys.stderr)
@@ -294,7 +308,7 @@ def main(argv):
         rows = []
         for seed in seeds_arg(opts["--seeds"]):
             for c in cells:
-                r = run_one(c, seed, wdir, cnp)
+                r = run_one(c, seed, wdir, cnp, "--fast" in argv)
                 rows.append(r)
                 line = json.dumps(r)
                 print(line, flush=True)
