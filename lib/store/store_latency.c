@@ -294,8 +294,14 @@ static void drain_samples(struct store_lat *l)
 	for (int i = 0; i < n; i++) {
 		const struct qp_latency_sample *x = &l->pend[i];
 
-		if (x->flow_id && x->flow_id <= l->n_flows)
-			lat_flow_hist_prefetch(&l->flows[x->flow_id - 1].h, x->kind, x->latency_ns);
+		if (x->flow_id && x->flow_id <= l->n_flows) {
+			const struct lat_flow *f = &l->flows[x->flow_id - 1];
+
+			lat_flow_hist_prefetch(&f->h, x->kind, x->latency_ns);
+			/* this sample closes the flow's window: count_sample() reads all of it */
+			if (x->ts_ns >= f->win_start + l->window_ns)
+				lat_flow_hist_prefetch_close(&f->h);
+		}
 	}
 	for (int i = 0; i < n; i++)
 		count_sample(l, &l->pend[i]);

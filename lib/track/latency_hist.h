@@ -67,9 +67,11 @@ struct lat_window_summary {
 int lat_flow_hist_add(struct lat_flow_hist *h, uint32_t kind, uint64_t ns);
 /* Bring the memory lat_flow_hist_add(h, kind, ns) will touch into the cache (a hint only). */
 void lat_flow_hist_prefetch(const struct lat_flow_hist *h, uint32_t kind, uint64_t ns);
+/* Bring the memory lat_flow_hist_close_window(h) reads into the cache (a hint only). */
+void lat_flow_hist_prefetch_close(const struct lat_flow_hist *h);
 /*
  * Close the current window: fn once per kind with samples in it, in kind order. The whole
- * trace counts are kept. 0, or -ENOMEM (no summary; the window is still closed).
+ * trace counts are kept. 0 (it allocates nothing).
  */
 int lat_flow_hist_close_window(struct lat_flow_hist *h,
 			       void (*fn)(void *ctx, const struct lat_window_summary *w), void *ctx);

@@ -163,12 +163,61 @@ static void test_whole_trace_buckets(void **state)
 	lat_flow_hist_free(&h);
 }
 
+/* The window's p50/p99 are the nearest-rank sample's bucket midpoint, clamped to the window's
+ * min and max, for any mix of kinds and spreads (up to the last bucket, ending at 2^64). */
+static void test_window_nearest_rank_bucket(void **state)
+{
+	enum { MAX_N = 3000 };
+	static uint64_t vals[LAT_HIST_KINDS][MAX_N], buckets[MAX_N];
+	struct lat_flow_hist h = { 0 };
+
+	(void)state;
+	for (int round = 0; round < 300; round++) {
+		size_t n[LAT_HIST_KINDS] = { 0 };
+		uint32_t kinds = (uint32_t)(rng64() % 255) + 1, shift = (uint32_t)(rng64() % 64);
+		int total = 1 + (int)(rng64() % MAX_N);
+		struct got g = { 0 };
+
+		for (int i = 0; i < total; i++) {
+			uint32_t kind = (uint32_t)(rng64() % LAT_HIST_KINDS);
+			uint64_t v = rng64() >> shift >> (rng64() % 4);
+
+			if (!(kinds & 1u << kind))
+				continue;
+			vals[kind][n[kind]++] = v;
+			assert_int_equal(lat_flow_hist_add(&h, kind, v), 0);
+		}
+		assert_int_equal(lat_flow_hist_close_window(&h, on_window, &g), 0);
+		for (int k = 0, gi = 0; k < LAT_HIST_KINDS; k++) {
+			uint64_t lo = UINT64_MAX, hi = 0, p50, p99;
+
+			if (!n[k])
+				continue;
+			assert_true(gi < g.n);
+			assert_int_equal(g.w[gi].kind, k);
+			for (size_t i = 0; i < n[k]; i++) {
+				buckets[i] = latency_hist_bucket(vals[k][i]);
+				lo = vals[k][i] < lo ? vals[k][i] : lo;
+				hi = vals[k][i] > hi ? vals[k][i] : hi;
+			}
+			qsort(buckets, n[k], sizeof(*buckets), cmp_u64);
+			p50 = latency_hist_mid((uint32_t)exact_rank(buckets, n[k], 5000));
+			p99 = latency_hist_mid((uint32_t)exact_rank(buckets, n[k], 9900));
+			assert_int_equal(g.w[gi].p50_ns, p50 < lo ? lo : p50 > hi ? hi : p50);
+			assert_int_equal(g.w[gi].p99_ns, p99 < lo ? lo : p99 > hi ? hi : p99);
+			gi++;
+		}
+	}
+	lat_flow_hist_free(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bucket_bounds),
 		cmocka_unit_test(test_window_percentiles),
 		cmocka_unit_test(test_whole_trace_buckets),
+		cmocka_unit_test(test_window_nearest_rank_bucket),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
