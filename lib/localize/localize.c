@@ -653,6 +653,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";
 		else if (small_fabric_set(c, cand))
 			cand->notice_why = "host pairs a little slower than their peers: ECMP collisions, not a fault";
+		else if (switch_link(c, cand) && loc_quiet_queue_drains(c, cand))
+			cand->notice_why = "its marks come and go over an unmoved floor: a queue draining between bursts";
 		else
 			link_kind(c, cand);
 		break;

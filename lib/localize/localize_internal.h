@@ -204,6 +204,7 @@ bool loc_same_subject(const struct candidate *x, const struct candidate *y);
 bool loc_floor_known(const struct candidate *cand);
 bool loc_floor_moved(const struct ctx *c, const struct candidate *cand);
 void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n);
+bool loc_quiet_queue_drains(const struct ctx *c, struct candidate *cand);
 
 /* localize_signals.c: each connection's value of each signal against its baseline. */
 void loc_build_signals(struct ctx *c);

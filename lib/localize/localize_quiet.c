@@ -56,3 +56,38 @@ void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n)
 		x->notice_why = NULL;
 	}
 }
+
+/*
+ * A congested switch link in a fabric that is not busy (its peers' connections marked
+ * under busy_ce_rate) whose marks stand under QUIET_QUEUE_MAX_MARKS times its peer links'
+ * and come and go over a floor that did not rise (loc_queue_drains()): the top of a spread
+ * of queues filling in bursts and draining between them, as the hottest queue of a busy
+ * fabric, not a fault. An ECN fault marks its share of every packet whatever the load, so
+ * in a quiet fabric it stands far out of its peer links, whose marks are rare; a slowed
+ * serializer keeps a standing queue and raises the floor. Tuning seeds 1421-1480:
+ * healthy-over-mixed (40% load, yet its peers marked 0.06-0.1%) raised 3 such alerts,
+ * marking 3.6-10.2x their peer links with marks floors 0-0.0018 and floors 0.49-0.86 us
+ * above their peers'; the 30% ECN links of ecn30-fab-1dir (1421-1436) marked 23-97x, and 6
+ * of 16 had marks floors under 0.007 (a quiet link's windows carry few packets), so the
+ * marks ratio decides, 1.5x from both sides (docs/evaluation.md, "Eleventh round: alerts
+ * on healthy fabrics").
+ */
+#define QUIET_QUEUE_MAX_MARKS 15
+
+/* Call it on a switch link: only those have a marks floor. The floor stays unknown when
+ * the link keeps its alert: link_kind() reads it in busy fabrics only. */
+bool loc_quiet_queue_drains(const struct ctx *c, struct candidate *cand)
+{
+	const struct localize_config *cfg = c->cfg;
+	bool drains;
+
+	if (cand->kind != FINDING_CONGESTED || cfg->busy_ce_rate <= 0 ||
+	    cand->peer_ce_rate >= cfg->busy_ce_rate || cand->mark_ratio >= QUIET_QUEUE_MAX_MARKS ||
+	    cand->marks_floor_known)
+		return false;
+	loc_marks_floor(c, cand);
+	drains = loc_queue_drains(cand);
+	if (!drains)
+		cand->marks_floor_known = false;
+	return drains;
+}
