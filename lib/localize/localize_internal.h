@@ -238,6 +238,19 @@ void loc_responder_waits(const struct ctx *c, struct candidate *best, size_t n, 
  * host at one end), NULL for switch links, host pairs and fabric findings. */
 const uint8_t *loc_subject_host(const struct ctx *c, uint32_t var);
 
+/* localize_search.c: a connection's windows, both directions merged by start time; each
+ * step gives the requester's and the responder's window of one start (an empty window for a
+ * side that has none). */
+struct conn_windows {
+	const struct flow_stats *q, *r;
+	size_t i, j;
+};
+bool loc_conn_windows_next(struct conn_windows *it, uint64_t *start,
+			   const struct flow_window **a, const struct flow_window **b);
+/* A window's loss events as fill_conn_counts() counts the connection's: NAKs, timeouts and
+ * a READ's re-reads, each the larger of the two directions' counts. */
+double loc_window_loss_events(const struct flow_window *a, const struct flow_window *b);
+
 /* localize_overflow.c: how clustered in time a lossy subject's loss events are (about 1 or
  * less: at random, as a cable drops; -1: too few to tell). */
 double loc_loss_dispersion(const struct ctx *c, const struct candidate *cand);

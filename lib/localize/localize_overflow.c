@@ -18,29 +18,19 @@ struct loss_points {
 	size_t n, cap;
 };
 
-/* One connection's windows, both directions merged by start time (add_loss_windows()). */
+/* One connection's windows from from_ns on, both directions merged. */
 static void add_conn(struct loss_points *s, const struct flow_stats *q, const struct flow_stats *r)
 {
-	size_t nq = q ? q->n_windows : 0, nr = r ? r->n_windows : 0;
+	struct conn_windows it = { .q = q, .r = r };
+	const struct flow_window *a, *b;
+	uint64_t start;
 
-	for (size_t i = 0, j = 0; i < nq || j < nr;) {
-		static const struct flow_window none;
-		const struct flow_window *a = &none, *b = &none;
-		uint64_t start;
-		double ev;
-
-		if (j >= nr || (i < nq && q->windows[i].start_ns <= r->windows[j].start_ns))
-			a = &q->windows[i];
-		if (i >= nq || (j < nr && r->windows[j].start_ns <= q->windows[i].start_ns))
-			b = &r->windows[j];
-		i += a != &none;
-		j += b != &none;
-		ev = max2(a->naks, b->naks) + max2(a->timeouts, b->timeouts) +
-		     max2(a->read_gaps, b->read_gaps);
-		start = a != &none ? a->start_ns : b->start_ns;
-		if (start >= s->from_ns &&
-		    !util_ensure_mem((void **)&s->pts, &s->cap, sizeof(*s->pts), s->n + 1))
-			s->pts[s->n++] = (struct lw){ start, ev, (double)(a->packets + b->packets) };
+	while (loc_conn_windows_next(&it, &start, &a, &b)) {
+		if (start < s->from_ns ||
+		    util_ensure_mem((void **)&s->pts, &s->cap, sizeof(*s->pts), s->n + 1))
+			continue;
+		s->pts[s->n++] = (struct lw){ start, loc_window_loss_events(a, b),
+					      (double)(a->packets + b->packets) };
 	}
 }
 

@@ -131,26 +131,42 @@ static void add_windows(struct win_point **pts, size_t *n, size_t *cap,
  * responses (the READ and the READs after it) are not, or the windows of READs would
  * weigh each loss 2-19 times while a WRITE's weigh it once.
  */
+bool loc_conn_windows_next(struct conn_windows *it, uint64_t *start,
+			   const struct flow_window **a, const struct flow_window **b)
+{
+	static const struct flow_window none;
+	size_t nq = it->q ? it->q->n_windows : 0, nr = it->r ? it->r->n_windows : 0;
+	size_t i = it->i, j = it->j;
+
+	if (i >= nq && j >= nr)
+		return false;
+	*a = *b = &none;
+	if (j >= nr || (i < nq && it->q->windows[i].start_ns <= it->r->windows[j].start_ns))
+		*a = &it->q->windows[i];
+	if (i >= nq || (j < nr && it->r->windows[j].start_ns <= it->q->windows[i].start_ns))
+		*b = &it->r->windows[j];
+	*start = *a != &none ? (*a)->start_ns : (*b)->start_ns;
+	it->i += *a != &none;
+	it->j += *b != &none;
+	return true;
+}
+
+double loc_window_loss_events(const struct flow_window *a, const struct flow_window *b)
+{
+	return max2(a->naks, b->naks) + max2(a->timeouts, b->timeouts) +
+	       max2(a->read_gaps, b->read_gaps);
+}
+
 static void add_loss_windows(struct win_point **pts, size_t *n, size_t *cap,
 			     const struct flow_stats *q, const struct flow_stats *r)
 {
-	size_t nq = q ? q->n_windows : 0, nr = r ? r->n_windows : 0;
+	struct conn_windows it = { .q = q, .r = r };
+	const struct flow_window *a, *b;
+	uint64_t start;
 
-	for (size_t i = 0, j = 0; i < nq || j < nr;) {
-		static const struct flow_window none;
-		const struct flow_window *a = &none, *b = &none;
-		uint64_t start;
-		double ev;
+	while (loc_conn_windows_next(&it, &start, &a, &b)) {
+		double ev = loc_window_loss_events(a, b);
 
-		if (j >= nr || (i < nq && q->windows[i].start_ns <= r->windows[j].start_ns))
-			a = &q->windows[i];
-		if (i >= nq || (j < nr && r->windows[j].start_ns <= q->windows[i].start_ns))
-			b = &r->windows[j];
-		start = a != &none ? a->start_ns : b->start_ns;
-		i += a != &none;
-		j += b != &none;
-		ev = max2(a->naks, b->naks) + max2(a->timeouts, b->timeouts) +
-		     max2(a->read_gaps, b->read_gaps);
 		if (util_ensure_mem((void **)pts, cap, sizeof(**pts), *n + 1))
 			return;
 		(*pts)[(*n)++] = (struct win_point){
