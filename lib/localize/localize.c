@@ -611,6 +611,7 @@ static bool loss_at_random(const struct candidate *cand, const struct localize_c
  * lossy branch of loc_classify_level() give the same ones). */
 #define WHY_MARKS_STEADY "its marks: a steady share of its packets in every window, a marking fault"
 #define WHY_FLOOR "its floor: a standing queue on a link carrying less than its peers"
+#define WHY_STALL "its round trips wait longer than its peers' while it carries less: a slow link"
 #define WHY_MARKS_DRAIN "its marks come and go: a queue standing out of its peers', not a marking fault"
 
 /*
@@ -629,6 +630,9 @@ static void link_kind(const struct ctx *c, struct candidate *cand)
 			cand->kind = FINDING_CONGESTED;
 			cand->kind_why = WHY_MARKS_STEADY;
 		}
+	} else if (cand->kind == FINDING_CONGESTED && loc_link_stalls(cand)) {
+		cand->kind = FINDING_SLOW;
+		cand->kind_why = WHY_STALL;
 	} else if (cand->kind == FINDING_CONGESTED && floor_outlier(c, cand)) {
 		cand->kind = FINDING_SLOW;
 		cand->kind_why = WHY_FLOOR;
@@ -667,8 +671,11 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		cand->late_load_ratio = load_ratio(c, late_load, scratch, cand);
 	cand->peer_ce_rate = peer_ce_rate(c, cand);
 	hurt_marks(c, cand);
-	if (switch_link(c, cand) && fabric_busy(cand, cfg))
+	cand->stall_known = false;
+	if (switch_link(c, cand) && fabric_busy(cand, cfg)) {
 		loc_marks_floor(c, cand);
+		loc_link_stall(c, cand);
+	}
 	cand->loss_dispersion = cand->signal == SIG_LOSS ? loc_loss_dispersion(c, cand) : -1;
 	switch (cand->kind) {
 	case FINDING_CONGESTED:
@@ -681,7 +688,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		else if ((cand->signal == SIG_ECN ? fabric_busy(cand, cfg)
 						  : latency_is_queueing(cand, cfg)) &&
 			 !(busy_outlier(c, cand) && !loc_queue_drains(cand)) &&
-			 !floor_outlier(c, cand) && !latency_step(c, cand))
+			 !floor_outlier(c, cand) && !latency_step(c, cand) && !loc_link_stalls(cand))
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		else if (quiet_queueing(c, cand))
 			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";
@@ -732,6 +739,9 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 				cand->kind = drain ? FINDING_SLOW : FINDING_CONGESTED;
 				cand->kind_why = drain ? WHY_MARKS_DRAIN :
 						   "its marks: far above every peer link's with no standing queue";
+			} else if (loc_link_stalls(cand)) {
+				cand->kind = FINDING_SLOW;
+				cand->kind_why = WHY_STALL;
 			} else {
 				cand->notice_why = "drops of a queue that marks them as well, in a fabric queueing everywhere";
 			}

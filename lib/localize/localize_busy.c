@@ -251,3 +251,171 @@ bool loc_queue_drains(const struct candidate *cand)
 	return loc_marks_drain(cand) && cand->floor_known &&
 	       (cand->floor_excess_us < DRAIN_FLOOR_US || cand->floor_z < DRAIN_FLOOR_Z);
 }
+
+
+/*
+ * A link that queues and does not carry: each switch link direction's round trips in the
+ * later half of the trace (the median over windows of each window's median ACK latency of
+ * the connections whose data cross it, against the median direction's) over the payload
+ * it carried (against the median direction's), the link's lesser direction. A queue's
+ * delay is its backlog over the rate that serves it (Little): a hot healthy link queues
+ * because it carries more, an idle one carries little and does not queue; a serializer
+ * at half rate carries half its share and holds the same backlog twice as long, so its
+ * figure grows as the square of the slowdown. Both directions: a link trained at a lower
+ * speed is slow both ways; a direction that carries little because few flows hash there
+ * has its other direction to show it.
+ *
+ * Tuning seeds 1501-1540 (docs/evaluation.md, "Eleventh round: busy fabrics, a link that
+ * queues and does not carry"): rate-halved links 2.13 and up with a lead of 2.0 and up
+ * over the next link; the top link of healthy-over60 and healthy-over-mixed at most 1.67,
+ * leading the next at most 1.42.
+ */
+#define STALL_MIN_SAMPLES 5
+#define STALL_MIN 1.85
+#define STALL_MIN_LEAD 1.7
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, size_t n)
+{
+	if (!n)
+		return -1;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Flow f's later-half windows into each switch link direction its data cross (share
+ * fwd_ab one way, the rest the other): payload from the data flow, ACK latency from the
+ * requester's (the flow whose PSNs the ACKs time). */
+static void add_stall_flow(const struct ctx *c, const struct conn *cn, const int32_t *slot,
+			   uint64_t t0, uint64_t width, size_t n_win, double *gp, double *ls,
+			   double *lw)
+{
+	const struct flow_stats *data = cn->data_rev && cn->resp ? cn->resp : cn->req;
+	const struct flow_stats *lat = cn->req;
+	uint64_t mid = t0 + (n_win - 1) * width / 2;
+
+	for (size_t i = 0; i < cn->inc_len; i++) {
+		const struct incidence *e = &c->inc[cn->inc_start + i];
+		double share[2] = { e->fwd_ab, e->fwd - e->fwd_ab };
+		int32_t s = slot[e->var];
+
+		if (s < 0)
+			continue;
+		for (size_t d = 0; d < 2; d++) {
+			size_t row = (2 * (size_t)s + d) * n_win;
+
+			if (share[d] <= 0)
+				continue;
+			for (size_t w = 0; data && w < data->n_windows; w++) {
+				const struct flow_window *fw = &data->windows[w];
+
+				if (fw->start_ns > mid)
+					gp[2 * (size_t)s + d] += share[d] * (double)fw->goodput_bytes;
+			}
+			for (size_t w = 0; lat && w < lat->n_windows; w++) {
+				const struct flow_window *fw = &lat->windows[w];
+				size_t idx = (size_t)((fw->start_ns - t0) / width);
+
+				if (fw->start_ns <= mid || idx >= n_win || !fw->ack_samples)
+					continue;
+				ls[row + idx] += share[d] * fw->ack_samples * (double)fw->ack_latency_p50_ns;
+				lw[row + idx] += share[d] * fw->ack_samples;
+			}
+		}
+	}
+}
+
+void loc_link_stall(const struct ctx *c, struct candidate *cand)
+{
+	uint64_t t0 = 0, width = 0;
+	size_t n_win, n_sw, n_dir, cells;
+	int32_t *slot = NULL;
+	double *gp = NULL, *ls = NULL, *lw = NULL, *lat = NULL, *v = NULL;
+	double med_lat, med_gp, x = -1, top = 0;
+
+	cand->stall = cand->stall_lead = 0;
+	cand->stall_known = false;
+	if (!c->topo || !c->n_vars || cand->n_set)
+		return;
+	slot = malloc(c->n_vars * sizeof(*slot));
+	if (!slot)
+		return;
+	n_sw = switch_slots(c, slot);
+	n_win = window_grid(c, &t0, &width);
+	n_dir = 2 * n_sw;
+	cells = n_dir * n_win;
+	if (slot[cand->var] < 0 || n_sw < 2 || n_win < 2 * MF_MIN_WINDOWS || cells > MF_MAX_CELLS)
+		goto cleanup;
+	gp = calloc(n_dir, sizeof(*gp));
+	lat = calloc(n_dir, sizeof(*lat));
+	ls = calloc(cells, sizeof(*ls));
+	lw = calloc(cells, sizeof(*lw));
+	v = malloc((n_win > n_dir ? n_win : n_dir) * sizeof(*v));
+	if (!gp || !lat || !ls || !lw || !v)
+		goto cleanup;
+	for (size_t k = 0; k < c->n_conns; k++)
+		add_stall_flow(c, &c->conns[k], slot, t0, width, n_win, gp, ls, lw);
+	/* Each direction's latency: the median of its windows' (-1 with too few). */
+	for (size_t d = 0; d < n_dir; d++) {
+		size_t n = 0;
+
+		for (size_t w = 0; w < n_win; w++)
+			if (lw[d * n_win + w] >= STALL_MIN_SAMPLES)
+				v[n++] = ls[d * n_win + w] / lw[d * n_win + w];
+		lat[d] = n >= MF_MIN_WINDOWS ? median_of(v, n) : -1;
+	}
+	{
+		size_t n = 0;
+
+		for (size_t d = 0; d < n_dir; d++)
+			if (lat[d] > 0)
+				v[n++] = lat[d];
+		med_lat = median_of(v, n);
+		for (size_t d = 0; d < n_dir; d++)
+			v[d] = gp[d];
+		med_gp = median_of(v, n_dir);
+	}
+	if (med_lat <= 0 || med_gp <= 0)
+		goto cleanup;
+	for (size_t var = 0; var < c->n_vars; var++) {
+		int32_t s = slot[var];
+		double link = INFINITY;
+
+		if (s < 0)
+			continue;
+		for (size_t d = 2 * (size_t)s; d < 2 * (size_t)s + 2; d++) {
+			double fig = lat[d] > 0 && gp[d] > 0 ? (lat[d] / med_lat) / (gp[d] / med_gp) : -1;
+
+			link = fig < 0 ? -1 : fmin(link, fig);
+			if (fig < 0)
+				break;
+		}
+		if (var == cand->var)
+			x = link;
+		else
+			top = fmax(top, link);
+	}
+	if (x < 0)
+		goto cleanup;
+	cand->stall = x;
+	cand->stall_lead = top > 0 ? x / top : 1e9;
+	cand->stall_known = true;
+cleanup:
+	free(slot);
+	free(gp);
+	free(lat);
+	free(ls);
+	free(lw);
+	free(v);
+}
+
+bool loc_link_stalls(const struct candidate *cand)
+{
+	return cand->stall_known && cand->stall >= STALL_MIN && cand->stall_lead >= STALL_MIN_LEAD;
+}

@@ -429,6 +429,9 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 	if (cand->marks_floor_known)
 		text_buf_printf(ev, ",\"marks_floor\":%.4f,\"marks_floor_lead\":%.3f",
 				jnum(cand->marks_floor), jnum(cand->marks_floor_lead));
+	if (cand->stall_known)
+		text_buf_printf(ev, ",\"stall\":%.3f,\"stall_lead\":%.3f", jnum(cand->stall),
+				jnum(cand->stall_lead));
 	if (cand->lat_ratio > 0)
 		text_buf_printf(ev, ",\"latency_outlier_ratio\":%.3f,\"latency_outlier_z\":%.3f,"
 				"\"latency_excess_us\":%.2f", jnum(cand->lat_ratio), jnum(cand->lat_z),

@@ -168,6 +168,8 @@ struct candidate {
 	double marks_floor_lead;	/* ... over the highest other switch link's */
 	bool marks_floor_known;		/* both measured (loc_marks_floor()) */
 	double loss_dispersion;		/* lossy: chi-square per window of its loss counts (-1) */
+	double stall, stall_lead;	/* loc_link_stall(): latency over payload, lead */
+	bool stall_known;
 };
 
 static inline double max2(double a, double b)
@@ -225,6 +227,8 @@ void loc_marks_floor(const struct ctx *c, struct candidate *cand);
 bool loc_marks_steady(const struct candidate *cand);
 bool loc_marks_drain(const struct candidate *cand);
 bool loc_queue_drains(const struct candidate *cand);
+void loc_link_stall(const struct ctx *c, struct candidate *cand);
+bool loc_link_stalls(const struct candidate *cand);
 
 /* localize_each.c: a host finding on one host pair's connections names both hosts. */
 void loc_pair_sets(const struct ctx *c, struct candidate *best, size_t n);
