@@ -142,6 +142,31 @@ static double dir_floor(const double *pk, const double *ce, size_t n_win, double
 	return rs_quantile(v, n, MF_QUANTILE);
 }
 
+/*
+ * The switch links' slots (switch_slots(); n_vars entries, the caller frees them) and the
+ * trace's window grid, for a per-link-direction, per-window table about cand; NULL when
+ * cand is not one switch link or the table would be too small or too large to read.
+ */
+static int32_t *switch_grid(const struct ctx *c, const struct candidate *cand, size_t *n_sw,
+			    size_t *n_win, uint64_t *t0, uint64_t *width)
+{
+	int32_t *slot;
+
+	if (!c->topo || !c->n_vars || cand->n_set)
+		return NULL;
+	slot = malloc(c->n_vars * sizeof(*slot));
+	if (!slot)
+		return NULL;
+	*n_sw = switch_slots(c, slot);
+	*n_win = window_grid(c, t0, width);
+	if (slot[cand->var] < 0 || *n_sw < 2 || *n_win < 2 * MF_MIN_WINDOWS ||
+	    2 * *n_sw * *n_win > MF_MAX_CELLS) {
+		free(slot);
+		return NULL;
+	}
+	return slot;
+}
+
 void loc_marks_floor(const struct ctx *c, struct candidate *cand)
 {
 	uint64_t t0 = 0, width = 0;
@@ -151,16 +176,10 @@ void loc_marks_floor(const struct ctx *c, struct candidate *cand)
 
 	cand->marks_floor = cand->marks_floor_lead = 0;
 	cand->marks_floor_known = false;
-	if (!c->topo || !c->n_vars || cand->n_set)
-		return;
-	slot = malloc(c->n_vars * sizeof(*slot));
+	slot = switch_grid(c, cand, &n_sw, &n_win, &t0, &width);
 	if (!slot)
 		return;
-	n_sw = switch_slots(c, slot);
-	n_win = window_grid(c, &t0, &width);
 	cells = 2 * n_sw * n_win;
-	if (slot[cand->var] < 0 || n_sw < 2 || n_win < 2 * MF_MIN_WINDOWS || cells > MF_MAX_CELLS)
-		goto cleanup;
 	pk = calloc(cells, sizeof(*pk));
 	ce = calloc(cells, sizeof(*ce));
 	v = malloc(n_win * sizeof(*v));
@@ -274,20 +293,6 @@ bool loc_queue_drains(const struct candidate *cand)
 #define STALL_MIN 1.85
 #define STALL_MIN_LEAD 1.7
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median_of(double *v, size_t n)
-{
-	if (!n)
-		return -1;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* Flow f's later-half windows into each switch link direction its data cross (share
  * fwd_ab one way, the rest the other): payload from the data flow, ACK latency from the
@@ -341,17 +346,11 @@ void loc_link_stall(const struct ctx *c, struct candidate *cand)
 
 	cand->stall = cand->stall_lead = 0;
 	cand->stall_known = false;
-	if (!c->topo || !c->n_vars || cand->n_set)
-		return;
-	slot = malloc(c->n_vars * sizeof(*slot));
+	slot = switch_grid(c, cand, &n_sw, &n_win, &t0, &width);
 	if (!slot)
 		return;
-	n_sw = switch_slots(c, slot);
-	n_win = window_grid(c, &t0, &width);
 	n_dir = 2 * n_sw;
 	cells = n_dir * n_win;
-	if (slot[cand->var] < 0 || n_sw < 2 || n_win < 2 * MF_MIN_WINDOWS || cells > MF_MAX_CELLS)
-		goto cleanup;
 	gp = calloc(n_dir, sizeof(*gp));
 	lat = calloc(n_dir, sizeof(*lat));
 	ls = calloc(cells, sizeof(*ls));
@@ -368,7 +367,7 @@ void loc_link_stall(const struct ctx *c, struct candidate *cand)
 		for (size_t w = 0; w < n_win; w++)
 			if (lw[d * n_win + w] >= STALL_MIN_SAMPLES)
 				v[n++] = ls[d * n_win + w] / lw[d * n_win + w];
-		lat[d] = n >= MF_MIN_WINDOWS ? median_of(v, n) : -1;
+		lat[d] = n >= MF_MIN_WINDOWS ? rs_median(v, n) : -1;
 	}
 	{
 		size_t n = 0;
@@ -376,10 +375,10 @@ void loc_link_stall(const struct ctx *c, struct candidate *cand)
 		for (size_t d = 0; d < n_dir; d++)
 			if (lat[d] > 0)
 				v[n++] = lat[d];
-		med_lat = median_of(v, n);
+		med_lat = rs_median(v, n); /* 0 with none: no stall measured */
 		for (size_t d = 0; d < n_dir; d++)
 			v[d] = gp[d];
-		med_gp = median_of(v, n_dir);
+		med_gp = rs_median(v, n_dir);
 	}
 	if (med_lat <= 0 || med_gp <= 0)
 		goto cleanup;
