@@ -595,15 +595,21 @@ static bool loss_tracks_marks(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
- * Loss spread at random in time (loc_loss_dispersion()): a queue overflows in bursts, while
- * it is full, and its drops cluster in those windows; a lossy cable drops whatever the
- * queues do. Tuning seeds 1601-1612, lossy picks in busy fabrics: 1% injected loss 1.0-2.2
- * (268-433 events), overflow drops of busy healthy and faulty fabrics 3.9-8.5 (24-127);
- * checked on 1641-1645: injected 1.6-2.6, overflow 5.3-9.2. Few events tell nothing.
+ * Loss spread at random in time (loc_loss_dispersion()) on a switch link: a switch link's
+ * queue, fed by the flows ECMP hashes there, overflows in bursts, while it is full, and its
+ * drops cluster in those windows; a lossy cable drops whatever the queues do. Tuning seeds
+ * 1601-1612, lossy picks in busy fabrics: 1% injected loss 1.0-2.2 (268-433 events),
+ * overflow drops of busy healthy and faulty fabrics 3.9-8.5 (24-127); checked on
+ * 1641-1645: injected 1.6-2.6, overflow 5.3-9.2. Few events tell nothing. Not a host's
+ * access link: the queue toward a host that many senders feed can stay full, and a full
+ * queue drops steadily (reporting seeds 141-160: three such overflows at 1.08-1.51).
  */
-static bool loss_at_random(const struct candidate *cand, const struct localize_config *cfg)
+static bool loss_at_random(const struct ctx *c, const struct candidate *cand)
 {
-	return cfg->loss_random_max > 0 && cand->in_events >= cfg->loss_random_min_events &&
+	const struct localize_config *cfg = c->cfg;
+
+	return cfg->loss_random_max > 0 && switch_link(c, cand) &&
+	       cand->in_events >= cfg->loss_random_min_events &&
 	       cand->loss_dispersion >= 0 && cand->loss_dispersion < cfg->loss_random_max;
 }
 
@@ -718,7 +724,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		/* Overflow drops of a fabric queueing everywhere: healthy loaded fabrics
 		 * lose 0.06-1% on links marked several times as often. */
 		if (cand->signal == SIG_LOSS && fabric_busy(cand, cfg) && loss_tracks_marks(c, cand) &&
-		    !loss_at_random(cand, cfg)) {
+		    !loss_at_random(c, cand)) {
 			/* ... unless the queue stands on a link that carries less than its
 			 * peers: its overflow is the link's own (a slowed serializer), or the
 			 * link marks alone, ahead of every peer (an ECN fault's flows), with

@@ -458,8 +458,9 @@ static void test_floor_tie_stays_congested(void **state)
  * marks as losses stays an alert; drops that come with five times as many marks are a
  * queue overflowing, a notice, when they come in bursts (burst: each flow's losses moved
  * into every third window); the same drops spread evenly over the windows are a lossy
- * cable's, whatever the marks (loss_at_random()). Every flow is marked at ce_rate, the
- * link loses 1%. The level of the lossy finding on link, -1 when there is none.
+ * cable's, whatever the marks (loss_at_random()), on a switch link only. Every flow is
+ * marked at ce_rate, the link loses 1%. The level of the lossy finding on link, -1 when
+ * there is none.
  */
 static int lossy_level(const char *link, double ce_rate, bool burst)
 {
@@ -500,6 +501,8 @@ static void test_lossy_level(void **state)
 	assert_int_equal(lossy_level("leaf0-spine1", 0.01, true), FINDING_ALERT);
 	assert_int_equal(lossy_level("leaf0-spine1", 0.05, true), FINDING_NOTICE);
 	assert_int_equal(lossy_level("leaf0-spine1", 0.05, false), FINDING_ALERT);
+	/* A host's access link: the queue toward a host can stay full and drop steadily. */
+	assert_int_equal(lossy_level("198.18.0.15-leaf1", 0.05, false), FINDING_NOTICE);
 }
 
 /*
