@@ -242,7 +242,14 @@ void loc_responder_waits(const struct ctx *c, struct candidate *best, size_t n, 
  * host at one end), NULL for switch links, host pairs and fabric findings. */
 const uint8_t *loc_subject_host(const struct ctx *c, uint32_t var);
 
-/* localize_search.c: a connection's windows, both directions merged by start time; each
+/* localize_search.c: one window's value over a set of connections (num / den). */
+struct win_point {
+	uint64_t start_ns;
+	double num, den;
+};
+/* Sort pts by start and sum the points of one start into one; returns how many are left. */
+size_t loc_sum_windows(struct win_point *pts, size_t n);
+/* ... a connection's windows, both directions merged by start time; each
  * step gives the requester's and the responder's window of one start (an empty window for a
  * side that has none). */
 struct conn_windows {

@@ -11,33 +11,21 @@
 #include "lib/localize/localize_internal.h"
 #include "lib/util/util.h"
 
-/* A connection's windows from from_ns on: loss events and packets, by start time. */
-struct loss_points {
-	uint64_t from_ns;
-	struct lw { uint64_t start_ns; double ev, pk; } *pts;
-	size_t n, cap;
-};
-
-/* One connection's windows from from_ns on, both directions merged. */
-static void add_conn(struct loss_points *s, const struct flow_stats *q, const struct flow_stats *r)
+/* The loss events (num) and packets (den) of a connection's windows from from_ns on, both
+ * directions merged, appended to *pts. */
+static void add_conn(struct win_point **pts, size_t *n, size_t *cap, uint64_t from_ns,
+		     const struct flow_stats *q, const struct flow_stats *r)
 {
 	struct conn_windows it = { .q = q, .r = r };
 	const struct flow_window *a, *b;
 	uint64_t start;
 
 	while (loc_conn_windows_next(&it, &start, &a, &b)) {
-		if (start < s->from_ns ||
-		    util_ensure_mem((void **)&s->pts, &s->cap, sizeof(*s->pts), s->n + 1))
+		if (start < from_ns || util_ensure_mem((void **)pts, cap, sizeof(**pts), *n + 1))
 			continue;
-		s->pts[s->n++] = (struct lw){ start, loc_window_loss_events(a, b),
-					      (double)(a->packets + b->packets) };
+		(*pts)[(*n)++] = (struct win_point){ start, loc_window_loss_events(a, b),
+						     (double)(a->packets + b->packets) };
 	}
-}
-
-static int cmp_lw(const void *x, const void *y)
-{
-	const struct lw *a = x, *b = y;
-	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
 }
 
 /*
@@ -48,41 +36,33 @@ static int cmp_lw(const void *x, const void *y)
  */
 double loc_loss_dispersion(const struct ctx *c, const struct candidate *cand)
 {
-	struct loss_points s = { .from_ns = cand->onset_ns };
+	struct win_point *pts = NULL;
+	size_t n = 0, cap = 0, m = 0;
 	double ev = 0, pk = 0, chi = 0, rate;
-	size_t m = 0;
 
 	for (size_t k = 0; k < cand->n_hurt_idx; k++) {
 		const struct conn *cn = &c->conns[cand->hurt_idx[k]];
 
-		add_conn(&s, cn->req, cn->resp);
+		add_conn(&pts, &n, &cap, cand->onset_ns, cn->req, cn->resp);
 	}
-	for (size_t i = 0; i < s.n; i++) {
-		ev += s.pts[i].ev;
-		pk += s.pts[i].pk;
+	for (size_t i = 0; i < n; i++) {
+		ev += pts[i].num;
+		pk += pts[i].den;
 	}
 	if (ev < 10 || pk <= 0) {
-		free(s.pts);
+		free(pts);
 		return -1;
 	}
 	rate = ev / pk;
-	qsort(s.pts, s.n, sizeof(*s.pts), cmp_lw);
-	for (size_t i = 0; i < s.n;) {
-		double e = 0, p = 0, expected;
-		size_t j = i;
+	n = loc_sum_windows(pts, n);
+	for (size_t i = 0; i < n; i++) {
+		double expected = rate * pts[i].den;
 
-		while (j < s.n && s.pts[j].start_ns == s.pts[i].start_ns) {
-			e += s.pts[j].ev;
-			p += s.pts[j].pk;
-			j++;
-		}
-		i = j;
-		expected = rate * p;
 		if (expected <= 0)
 			continue;
-		chi += (e - expected) * (e - expected) / expected;
+		chi += (pts[i].num - expected) * (pts[i].num - expected) / expected;
 		m++;
 	}
-	free(s.pts);
+	free(pts);
 	return m ? chi / m : -1;
 }

@@ -81,16 +81,26 @@ static double poisson_z(double events, double expected)
 	return (events - expected) / sqrt(expected + 1);
 }
 
-/* Per-window value of one signal over a set of connections, for the change point. */
-struct win_point {
-	uint64_t start_ns;
-	double num, den;
-};
-
 static int cmp_win(const void *a, const void *b)
 {
 	const struct win_point *x = a, *y = b;
 	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+size_t loc_sum_windows(struct win_point *pts, size_t n)
+{
+	size_t m = 0;
+
+	qsort(pts, n, sizeof(*pts), cmp_win);
+	for (size_t i = 0; i < n; i++) {
+		if (m && pts[m - 1].start_ns == pts[i].start_ns) {
+			pts[m - 1].num += pts[i].num;
+			pts[m - 1].den += pts[i].den;
+		} else {
+			pts[m++] = pts[i];
+		}
+	}
+	return m;
 }
 
 static void add_windows(struct win_point **pts, size_t *n, size_t *cap,
@@ -124,13 +134,6 @@ static void add_windows(struct win_point **pts, size_t *n, size_t *cap,
 	}
 }
 
-/*
- * One connection's loss per window, counted as fill_conn_counts() counts the connection:
- * NAKs, timeouts and a READ's re-reads, each the larger of the two directions' counts
- * (both may count one event), else the resends. A READ's re-read is one loss; its resent
- * responses (the READ and the READs after it) are not, or the windows of READs would
- * weigh each loss 2-19 times while a WRITE's weigh it once.
- */
 bool loc_conn_windows_next(struct conn_windows *it, uint64_t *start,
 			   const struct flow_window **a, const struct flow_window **b)
 {
@@ -157,6 +160,13 @@ double loc_window_loss_events(const struct flow_window *a, const struct flow_win
 	       max2(a->read_gaps, b->read_gaps);
 }
 
+/*
+ * One connection's loss per window, counted as fill_conn_counts() counts the connection:
+ * NAKs, timeouts and a READ's re-reads, each the larger of the two directions' counts
+ * (both may count one event), else the resends. A READ's re-read is one loss; its resent
+ * responses (the READ and the READs after it) are not, or the windows of READs would
+ * weigh each loss 2-19 times while a WRITE's weigh it once.
+ */
 static void add_loss_windows(struct win_point **pts, size_t *n, size_t *cap,
 			     const struct flow_stats *q, const struct flow_stats *r)
 {
@@ -198,24 +208,16 @@ static void find_onset(struct ctx *c, struct candidate *cand, const bool *hurt)
 	}
 	if (!n)
 		goto cleanup;
-	qsort(pts, n, sizeof(*pts), cmp_win);
+	n = loc_sum_windows(pts, n);
 	series = malloc(n * sizeof(*series));
 	starts = malloc(n * sizeof(*starts));
 	if (!series || !starts)
 		goto cleanup;
-	for (size_t i = 0; i < n;) {
-		double num = 0, den = 0;
-		size_t j = i;
-		while (j < n && pts[j].start_ns == pts[i].start_ns) {
-			num += pts[j].num;
-			den += pts[j].den;
-			j++;
-		}
-		if (den > 0) {
-			series[m] = num / den;
+	for (size_t i = 0; i < n; i++) {
+		if (pts[i].den > 0) {
+			series[m] = pts[i].num / pts[i].den;
 			starts[m++] = pts[i].start_ns;
 		}
-		i = j;
 	}
 	if (!m)
 		goto cleanup;
