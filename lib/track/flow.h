@@ -109,6 +109,13 @@ struct flow_stats {
 	/* READ/atomic re-issues after a later response showed one missing: one per gap the
 	 * requester saw, i.e. responses lost on their way (a lost request is NAKed instead). */
 	uint64_t read_gaps;
+
+	/* READs timed to their first and last response (Karn), their waits for the first
+	 * response summed, and the part of those waits the responder's link (at this vantage,
+	 * over all its connections) spent sending other READs' responses: an incast target's
+	 * wait is its queue, a slow responder's link idles (lib/track/read_queue.h). */
+	uint64_t read_waits;
+	double read_wait_us, read_wait_busy_us;
 };
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "lib/track/qp_shards.h"
 #include "lib/track/qp_track_int.h"	/* mix64() */
+#include "lib/track/read_queue.h"
 #include "lib/util/util.h"
 
 #define IN_BATCH 256		/* packets per input slot */
@@ -921,6 +922,39 @@ int qp_shards_finish(struct qp_shards *s)
 	return atomic_load(&s->failed) ? -ENOMEM : 0;
 }
 
+/*
+ * A responder's connections are in several shards (keyed by host pair): each shard's
+ * snapshot joined only its own READs, so every shard's are joined here, as one tracker would.
+ */
+static int join_read_items(struct qp_shards *s)
+{
+	size_t n = 0, k = 0;
+	struct read_item *it;
+	int rc;
+
+	for (unsigned j = 0; j < s->n; j++)
+		n += qp_tracker_n_read_msgs(s->sh[j].t);
+	it = malloc((n ? n : 1) * sizeof(*it));
+	if (!it)
+		return -ENOMEM;
+	for (unsigned j = 0; j < s->n; j++) {
+		size_t from = k, m = qp_tracker_read_items(s->sh[j].t, &it[from]);
+
+		for (size_t i = from; i < from + m; i++) {
+			uint64_t id = global_id(s, &s->sh[j], it[i].m.flow_id);
+
+			if (id && id <= s->n_ids) {
+				it[k] = it[i];
+				it[k++].st = &s->snap[id - 1];
+			}
+		}
+	}
+	n = k;
+	rc = read_queue_fill(it, n);
+	free(it);
+	return rc;
+}
+
 long qp_shards_snapshot(struct qp_shards *s, const struct flow_stats **out)
 {
 	uint64_t n_ids = s->n_ids;
@@ -958,6 +992,8 @@ long qp_shards_snapshot(struct qp_shards *s, const struct flow_stats **out)
 		sh->fin_snap = NULL;
 		sh->fin_n = 0;
 	}
+	if (join_read_items(s))
+		s->tot.alloc_failures++;
 	*out = s->snap;
 	return (long)n_ids;
 }

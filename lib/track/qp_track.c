@@ -539,6 +539,27 @@ static void mark_against_queue(struct qp_flow *b, bool marked, uint64_t ts, uint
 	}
 }
 
+/* A READ answered in full: its record for read_queue_fill(), up to READ_MSGS_MAX. */
+static void read_msg_add(struct qp_tracker *t, const struct qp_flow *r, uint64_t last_ns)
+{
+	if (t->n_read_msgs == t->cap_read_msgs) {
+		size_t cap = t->cap_read_msgs ? 2 * t->cap_read_msgs : 256;
+		struct read_msg *m;
+
+		if (t->cap_read_msgs >= READ_MSGS_MAX)
+			return;
+		m = realloc(t->read_msgs, cap * sizeof(*m));
+		if (!m) {
+			t->tot.alloc_failures++;
+			return;
+		}
+		t->read_msgs = m;
+		t->cap_read_msgs = cap;
+	}
+	t->read_msgs[t->n_read_msgs++] = (struct read_msg){ .arr_ns = r->read_tx_ns, .first_ns = r->read_first_ns,
+							    .last_ns = last_ns, .flow_id = r->st.id };
+}
+
 static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct roce_pkt *pkt, uint8_t op,
 			struct flow_window *w)
 {
@@ -610,6 +631,7 @@ static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct ro
 		r->read_next = psn;
 		r->read_gap_pending = 0;
 		r->read_tx_ns = s->first_tx_ns;
+		r->read_first_ns = ts;
 		r->read_msg_first_ns = (s->flags & SLOT_READ_SPAN) ? s->msg_first_ns : s->first_tx_ns;
 		r->read_karn_ok = s->tx_count == 1 && !(s->flags & SLOT_READ_SPAN);
 		if (r->read_karn_ok)
@@ -632,8 +654,10 @@ static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct ro
 	if (op == ROCE_OP_READ_RESP_LAST || op == ROCE_OP_READ_RESP_ONLY) {
 		struct psn_slot *rs = psn_ring_find(r, r->read_psn);
 
-		if (r->read_karn_ok)
+		if (r->read_karn_ok) {
 			emit_sample(t, r, QP_SAMPLE_READ_LAST, ts, r->read_tx_ns, r->read_psn);
+			read_msg_add(t, r, ts);
+		}
 		if (rs)
 			rs->flags &= (uint16_t)~SLOT_MSG_LAST; /* completed here, not by ack_through */
 		emit_sample(t, r, QP_SAMPLE_COMPLETION, ts, r->read_msg_first_ns, r->read_psn);
@@ -1016,6 +1040,8 @@ static double ns_to_us(uint64_t ns)
 	return (double)ns / 1000.0;
 }
 
+static int read_items_fill(struct qp_tracker *t);
+
 long qp_tracker_snapshot(struct qp_tracker *t, const struct flow_stats **out)
 {
 	size_t n = (size_t)t->n_ids;
@@ -1082,8 +1108,37 @@ long qp_tracker_snapshot(struct qp_tracker *t, const struct flow_stats **out)
 	}
 	t->tot.retransmitted_packets = retx;
 	t->tot.timeouts = to;
+	if (read_items_fill(t))
+		t->tot.alloc_failures++;
 	*out = t->snap;
 	return (long)n;
+}
+
+size_t qp_tracker_read_items(const struct qp_tracker *t, struct read_item *out)
+{
+	for (size_t i = 0; i < t->n_read_msgs; i++) {
+		const struct qp_flow *f = flow_at(t, t->id_to_index[t->read_msgs[i].flow_id - 1]);
+
+		out[i] = (struct read_item){ .m = t->read_msgs[i], .responder = f->dst_ip, .vantage = f->vantage };
+	}
+	return t->n_read_msgs;
+}
+
+/* One tracker's READs joined into its own snapshot (qp_shards joins all shards' again). */
+static int read_items_fill(struct qp_tracker *t)
+{
+	size_t n = t->n_read_msgs;
+	struct read_item *it = malloc((n ? n : 1) * sizeof(*it));
+	int rc;
+
+	if (!it)
+		return -ENOMEM;
+	qp_tracker_read_items(t, it);
+	for (size_t i = 0; i < n; i++)
+		it[i].st = &t->snap[it[i].m.flow_id - 1];
+	rc = read_queue_fill(it, n);
+	free(it);
+	return rc;
 }
 
 const struct qp_tracker_totals *qp_tracker_totals(const struct qp_tracker *t)
@@ -1102,6 +1157,7 @@ void qp_tracker_free(struct qp_tracker *t)
 {
 	if (!t)
 		return;
+	free(t->read_msgs);
 	for (uint32_t c = 0; c < t->n_chunks; c++) {
 		for (uint32_t i = 0; i < FLOW_CHUNK && c * FLOW_CHUNK + i < t->n_flows; i++) {
 			struct qp_flow *f = &t->chunks[c][i];
@@ -1152,3 +1208,8 @@ const char *flow_role_name(uint8_t role)
 	return role < 4 ? names[role] : "unknown";
 }
 
+
+size_t qp_tracker_n_read_msgs(const struct qp_tracker *t)
+{
+	return t->n_read_msgs;
+}

@@ -44,7 +44,9 @@
  * exact samples (4 bytes each) up to cfg.exact_samples per kind, then a log-linear histogram
  * (6.6 KB, <1% relative error), and the current window's samples (array growing 16 -> 1024);
  * for flows that send requests an outstanding-PSN ring (32 bytes per slot plus 2 bits beside
- * it, 16 slots growing to cfg.max_outstanding). Nothing grows with trace length beyond those caps.
+ * it, 16 slots growing to cfg.max_outstanding). Per tracker, 32 bytes per READ timed to its
+ * first and last response, up to READ_MSGS_MAX (read_queue.h; beyond it, with -j N, which
+ * READs are kept depends on the shards). Nothing grows with trace length beyond those caps.
  *
  * Work per packet does not depend on PSN distances (issue #22: crafted ACKs 65536 PSNs apart
  * cost 65536 steps each before). An ACK or READ lookup visits only the outstanding slots in
@@ -212,6 +214,14 @@ const struct qp_tracker_totals *qp_tracker_totals(const struct qp_tracker *t);
 void qp_tracker_snapshot_release(struct qp_tracker *t);
 
 void qp_tracker_free(struct qp_tracker *t);
+
+/*
+ * The READs this tracker timed to their first and last response (read_queue.h), as items
+ * whose flow_id is this tracker's and st NULL: out holds qp_tracker_n_read_msgs() of them.
+ */
+struct read_item;
+size_t qp_tracker_n_read_msgs(const struct qp_tracker *t);
+size_t qp_tracker_read_items(const struct qp_tracker *t, struct read_item *out);
 
 /* Helpers, exposed for tests and other consumers. */
 const char *qp_sample_kind_name(uint8_t kind);	/* "ack", "read_first", ... */

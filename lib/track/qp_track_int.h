@@ -12,6 +12,7 @@
 
 #include "lib/track/latency_set.h"
 #include "lib/track/qp_track.h"
+#include "lib/track/read_queue.h"
 #include "lib/track/track_mem.h"
 
 enum slot_flags {
@@ -110,6 +111,7 @@ struct qp_flow {
 	uint64_t read_msg_first_ns;	/* first transmission of the READ being answered */
 	uint64_t nak_ns;
 	uint64_t read_tx_ns;
+	uint64_t read_first_ns;		/* first response of the READ being answered */
 	uint32_t start_psn;		/* from the CM, when known */
 	uint32_t hp_next;		/* next flow (index+1) of the same host pair */
 	uint32_t timeouts_unsure;	/* timeouts counted before the capture side was known */
@@ -168,6 +170,9 @@ struct qp_tracker {
 	uint32_t *tmp;			/* scratch for window percentiles */
 	struct latency_set no_samples[QP_SAMPLE_KINDS]; /* what a flow without samples reads */
 	struct track_mem mem;		/* rings, sets and sample arrays of every flow */
+
+	struct read_msg *read_msgs;	/* READs timed to first and last response (read_queue.h) */
+	size_t n_read_msgs, cap_read_msgs;
 };
 
 static inline struct qp_flow *flow_at(const struct qp_tracker *t, uint32_t idx)
