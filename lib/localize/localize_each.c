@@ -140,6 +140,34 @@ static bool turn_medians(const struct ctx *c, const bool *hurt, bool want, doubl
 	return true;
 }
 
+/*
+ * A responder sends its READ responses on one link, in turn: a request that arrives behind
+ * others waits while their responses go out, so an incast target's wait is the queue of its
+ * own responses and its link is busy through it; a slow responder waits with its link idle.
+ * The tracker joins every READ of a responder (at its own capture, over all its connections)
+ * and times, within each READ's wait for its first response, the other READs' response
+ * messages on the link (lib/track/read_queue.h). Tuning seeds 1646-1705 (docs/evaluation.md,
+ * twelfth round): see WAIT_QUEUE_MIN_SHARE's measured margin there.
+ */
+#define WAIT_QUEUE_MIN_SHARE 0.5
+
+/* Of the READ waits of the connections x hurts (their turnaround copies), the share that
+ * their responder's link was busy with other READs' responses; -1 when none waited. */
+static double wait_queue_share(const struct ctx *c, const struct candidate *x)
+{
+	double wait = 0, busy = 0;
+
+	for (size_t k = 0; k < x->n_hurt_idx; k++) {
+		const struct conn *cn = &c->conns[x->hurt_idx[k]];
+
+		if (cn->turnaround_kind != LAT_READ || !cn->valid[SIG_TURNAROUND])
+			continue;
+		wait += cn->turnaround_wait_us;
+		busy += cn->turnaround_busy_us;
+	}
+	return wait > 0 ? busy / wait : -1;
+}
+
 void loc_turnaround_start(const struct ctx *c, struct candidate *best, size_t n, bool *mark)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -155,8 +183,20 @@ void loc_turnaround_start(const struct ctx *c, struct candidate *best, size_t n,
 		     turn_medians(c, mark, false, &peer_turn, &peer_first);
 		loc_mark_hurt(x, mark, false);
 		if (!ok || turn <= peer_turn ||
-		    first - peer_first >= TURN_START_MIN_SHARE * (turn - peer_turn))
+		    first - peer_first >= TURN_START_MIN_SHARE * (turn - peer_turn)) {
+			double share = wait_queue_share(c, x);
+
+			pr_debug("localize: turnaround wait: its link busy %.3g of it\n", share);
+			if (share < 0)
+				continue;
+			x->queue_share = share;
+			x->queue_share_known = true;
+			if (share < WAIT_QUEUE_MIN_SHARE)
+				continue;
+			x->level = FINDING_NOTICE;
+			x->notice_why = "its wait is the queue of its own responses (incast): its link sends other reads' responses through it";
 			continue;
+		}
 		x->level = FINDING_NOTICE;
 		x->notice_why = "its responses start on time and last longer: a responder's link shared by many reads";
 	}

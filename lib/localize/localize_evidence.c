@@ -443,6 +443,8 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 	if (cand->floor_step)
 		text_buf_printf(ev, ",\"step_floor_us\":%.2f,\"step_floor_z\":%.3f",
 				jnum(cand->step_floor_us), jnum(cand->step_floor_z));
+	if (cand->queue_share_known)
+		text_buf_printf(ev, ",\"wait_queue_share\":%.3f", jnum(cand->queue_share));
 	if (cand->kind_why) {
 		text_buf_puts(ev, ",\"kind_why\":");
 		text_buf_json_string(ev, cand->kind_why);

@@ -77,6 +77,9 @@ struct conn {
 	bool loss_req_way;		/* READ: the responder NAKed its loss: requests were lost */
 	double read_gaps;		/* READ: responses lost (re-read after a later one showed it) */
 	double turnaround_first_us;	/* READ: the turnaround to the first response, or -1 */
+	/* READ, the turnaround's copy: its waits for the first response summed, and the time
+	 * in them its responder's link sent other READs' responses (flow_stats read_wait_*) */
+	double turnaround_wait_us, turnaround_busy_us;
 	enum lat_kind turnaround_kind;	/* the kind of latency turnaround_us is */
 	double turnaround_peer_us;	/* the turnaround measured, 0 included, or -1 */
 	double turnaround_p99_us;	/* ... its p99, or -1 */
@@ -170,6 +173,8 @@ struct candidate {
 	double loss_dispersion;		/* lossy: chi-square per window of its loss counts (-1) */
 	double stall, stall_lead;	/* loc_link_stall(): latency over payload, lead */
 	bool stall_known;
+	double queue_share;		/* host turnaround: its waits' share its own link was busy */
+	bool queue_share_known;
 };
 
 static inline double max2(double a, double b)
