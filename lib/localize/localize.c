@@ -1185,6 +1185,7 @@ cleanup:
 	for (size_t i = 0; i < c.n_ecmp; i++)
 		free(c.ecmp[i].hops);
 	free(c.ecmp);
+	loc_busy_free(&c);
 	free(c.conns);
 	free(c.vars);
 	free(c.var_slots);

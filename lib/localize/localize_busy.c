@@ -143,82 +143,129 @@ static double dir_floor(const double *pk, const double *ce, size_t n_win, double
 }
 
 /*
- * The switch links' slots (switch_slots(); n_vars entries, the caller frees them) and the
- * trace's window grid, for a per-link-direction, per-window table about cand; NULL when
- * cand is not one switch link or the table would be too small or too large to read.
+ * Each switch link's figures (the marks floor, the stall) read a per-link-direction,
+ * per-window table of the whole fabric, the same for every candidate: they are computed
+ * once per trace, on the first candidate that asks (busy_figures()), and kept in the ctx.
  */
-static int32_t *switch_grid(const struct ctx *c, const struct candidate *cand, size_t *n_sw,
-			    size_t *n_win, uint64_t *t0, uint64_t *width)
+struct busy_figures {
+	int32_t *slot;			/* switch_slots(); NULL: no table (too small or too large) */
+	double *floor;			/* per var: its worse direction's marks floor (-1: unknown) */
+	double *stall;			/* per var: its lesser direction's stall (-1: unknown) */
+	bool stall_known;		/* the medians the stall is measured against exist */
+};
+
+/* Every switch link's marks floor, its worse direction's, into f->floor. */
+static int floor_figures(const struct ctx *c, struct busy_figures *f, size_t n_sw, size_t n_win,
+			 uint64_t t0, uint64_t width)
 {
-	int32_t *slot;
+	size_t cells = 2 * n_sw * n_win;
+	double *pk = calloc(cells, sizeof(*pk)), *ce = calloc(cells, sizeof(*ce));
+	double *v = malloc(n_win * sizeof(*v));
+	int err = pk && ce && v ? 0 : -1;
 
-	if (!c->topo || !c->n_vars || cand->n_set)
-		return NULL;
-	slot = malloc(c->n_vars * sizeof(*slot));
-	if (!slot)
-		return NULL;
-	*n_sw = switch_slots(c, slot);
-	*n_win = window_grid(c, t0, width);
-	if (slot[cand->var] < 0 || *n_sw < 2 || *n_win < 2 * MF_MIN_WINDOWS ||
-	    2 * *n_sw * *n_win > MF_MAX_CELLS) {
-		free(slot);
-		return NULL;
-	}
-	return slot;
-}
-
-void loc_marks_floor(const struct ctx *c, struct candidate *cand)
-{
-	uint64_t t0 = 0, width = 0;
-	size_t n_win, n_sw, cells;
-	int32_t *slot = NULL;
-	double *pk = NULL, *ce = NULL, *v = NULL, top = 0, x = -1;
-
-	cand->marks_floor = cand->marks_floor_lead = 0;
-	cand->marks_floor_known = false;
-	slot = switch_grid(c, cand, &n_sw, &n_win, &t0, &width);
-	if (!slot)
-		return;
-	cells = 2 * n_sw * n_win;
-	pk = calloc(cells, sizeof(*pk));
-	ce = calloc(cells, sizeof(*ce));
-	v = malloc(n_win * sizeof(*v));
-	if (!pk || !ce || !v)
-		goto cleanup;
-	for (size_t k = 0; k < c->n_conns; k++) {
+	for (size_t k = 0; !err && k < c->n_conns; k++) {
 		const struct conn *cn = &c->conns[k];
 		const struct flow_stats *data = cn->data_rev && cn->resp ? cn->resp : cn->req;
 		const struct flow_stats *acks = data == cn->req ? cn->resp : cn->req;
 
 		if (data)
-			add_flow(c, cn, data, true, slot, t0, width, n_win, pk, ce);
+			add_flow(c, cn, data, true, f->slot, t0, width, n_win, pk, ce);
 		if (acks)
-			add_flow(c, cn, acks, false, slot, t0, width, n_win, pk, ce);
+			add_flow(c, cn, acks, false, f->slot, t0, width, n_win, pk, ce);
 	}
-	for (size_t var = 0; var < c->n_vars; var++) {
+	for (size_t var = 0; !err && var < c->n_vars; var++) {
 		double best = -1;
-		int32_t s = slot[var];
+		int32_t s = f->slot[var];
 
 		if (s < 0)
 			continue;
 		for (size_t d = 0; d < 2; d++)
 			best = fmax(best, dir_floor(&pk[(2 * (size_t)s + d) * n_win],
 						    &ce[(2 * (size_t)s + d) * n_win], n_win, v));
-		if (var == cand->var)
-			x = best;
-		else
-			top = fmax(top, best);
+		f->floor[var] = best;
 	}
-	if (x < 0)
-		goto cleanup;
-	cand->marks_floor = x;
-	cand->marks_floor_lead = top > 0 ? x / top : x > 0 ? 1e9 : 0;
-	cand->marks_floor_known = true;
-cleanup:
-	free(slot);
 	free(pk);
 	free(ce);
 	free(v);
+	return err;
+}
+
+static int stall_figures(const struct ctx *c, struct busy_figures *f, size_t n_sw, size_t n_win,
+			 uint64_t t0, uint64_t width);
+
+/* The figures of c's switch links, computed on the first call; NULL when out of memory.
+ * f->slot stays NULL when the fabric has no table to read. */
+static const struct busy_figures *busy_figures(struct ctx *c)
+{
+	struct busy_figures *f = c->busy;
+	uint64_t t0 = 0, width = 0;
+	size_t n_sw, n_win;
+
+	if (f)
+		return f;
+	f = c->busy = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	if (!c->topo || !c->n_vars)
+		return f;
+	f->slot = malloc(c->n_vars * sizeof(*f->slot));
+	f->floor = malloc(c->n_vars * sizeof(*f->floor));
+	f->stall = malloc(c->n_vars * sizeof(*f->stall));
+	if (!f->slot || !f->floor || !f->stall)
+		goto none;
+	for (size_t v = 0; v < c->n_vars; v++)
+		f->floor[v] = f->stall[v] = -1;
+	n_sw = switch_slots(c, f->slot);
+	n_win = window_grid(c, &t0, &width);
+	if (n_sw < 2 || n_win < 2 * MF_MIN_WINDOWS || 2 * n_sw * n_win > MF_MAX_CELLS ||
+	    floor_figures(c, f, n_sw, n_win, t0, width) ||
+	    stall_figures(c, f, n_sw, n_win, t0, width))
+		goto none;
+	return f;
+none:
+	free(f->slot);
+	f->slot = NULL;
+	return f;
+}
+
+void loc_busy_free(struct ctx *c)
+{
+	if (!c->busy)
+		return;
+	free(c->busy->slot);
+	free(c->busy->floor);
+	free(c->busy->stall);
+	free(c->busy);
+	c->busy = NULL;
+}
+
+/* The figure of cand's link (fig[cand->var]) and the highest of every other switch link's
+ * (0 when none is known); false when cand is not one switch link or its figure is unknown. */
+static bool link_and_top(const struct busy_figures *f, const double *fig, size_t n_vars,
+			 const struct candidate *cand, double *x, double *top)
+{
+	if (!f || !f->slot || cand->n_set || f->slot[cand->var] < 0 || fig[cand->var] < 0)
+		return false;
+	*x = fig[cand->var];
+	*top = 0;
+	for (size_t var = 0; var < n_vars; var++)
+		if (var != cand->var && f->slot[var] >= 0)
+			*top = fmax(*top, fig[var]);
+	return true;
+}
+
+void loc_marks_floor(struct ctx *c, struct candidate *cand)
+{
+	const struct busy_figures *f = busy_figures(c);
+	double x, top;
+
+	cand->marks_floor = cand->marks_floor_lead = 0;
+	cand->marks_floor_known = false;
+	if (!f || !link_and_top(f, f->floor, c->n_vars, cand, &x, &top))
+		return;
+	cand->marks_floor = x;
+	cand->marks_floor_lead = top > 0 ? x / top : x > 0 ? 1e9 : 0;
+	cand->marks_floor_known = true;
 }
 
 /*
@@ -336,30 +383,23 @@ static void add_stall_flow(const struct ctx *c, const struct conn *cn, const int
 	}
 }
 
-void loc_link_stall(const struct ctx *c, struct candidate *cand)
+/* Every switch link's stall, its lesser direction's, into f->stall (none known when the
+ * fabric has no median latency or payload to weigh them against). */
+static int stall_figures(const struct ctx *c, struct busy_figures *f, size_t n_sw, size_t n_win,
+			 uint64_t t0, uint64_t width)
 {
-	uint64_t t0 = 0, width = 0;
-	size_t n_win, n_sw, n_dir, cells;
-	int32_t *slot = NULL;
-	double *gp = NULL, *ls = NULL, *lw = NULL, *lat = NULL, *v = NULL;
-	double med_lat, med_gp, x = -1, top = 0;
+	size_t n_dir = 2 * n_sw, cells = n_dir * n_win;
+	double *gp = calloc(n_dir, sizeof(*gp)), *lat = calloc(n_dir, sizeof(*lat));
+	double *ls = calloc(cells, sizeof(*ls)), *lw = calloc(cells, sizeof(*lw));
+	double *v = malloc((n_win > n_dir ? n_win : n_dir) * sizeof(*v));
+	double med_lat, med_gp;
+	int err = -1;
 
-	cand->stall = cand->stall_lead = 0;
-	cand->stall_known = false;
-	slot = switch_grid(c, cand, &n_sw, &n_win, &t0, &width);
-	if (!slot)
-		return;
-	n_dir = 2 * n_sw;
-	cells = n_dir * n_win;
-	gp = calloc(n_dir, sizeof(*gp));
-	lat = calloc(n_dir, sizeof(*lat));
-	ls = calloc(cells, sizeof(*ls));
-	lw = calloc(cells, sizeof(*lw));
-	v = malloc((n_win > n_dir ? n_win : n_dir) * sizeof(*v));
 	if (!gp || !lat || !ls || !lw || !v)
 		goto cleanup;
+	err = 0;
 	for (size_t k = 0; k < c->n_conns; k++)
-		add_stall_flow(c, &c->conns[k], slot, t0, width, n_win, gp, ls, lw);
+		add_stall_flow(c, &c->conns[k], f->slot, t0, width, n_win, gp, ls, lw);
 	/* Each direction's latency: the median of its windows' (-1 with too few). */
 	for (size_t d = 0; d < n_dir; d++) {
 		size_t n = 0;
@@ -383,7 +423,7 @@ void loc_link_stall(const struct ctx *c, struct candidate *cand)
 	if (med_lat <= 0 || med_gp <= 0)
 		goto cleanup;
 	for (size_t var = 0; var < c->n_vars; var++) {
-		int32_t s = slot[var];
+		int32_t s = f->slot[var];
 		double link = INFINITY;
 
 		if (s < 0)
@@ -395,23 +435,30 @@ void loc_link_stall(const struct ctx *c, struct candidate *cand)
 			if (fig < 0)
 				break;
 		}
-		if (var == cand->var)
-			x = link;
-		else
-			top = fmax(top, link);
+		f->stall[var] = link;
 	}
-	if (x < 0)
-		goto cleanup;
-	cand->stall = x;
-	cand->stall_lead = top > 0 ? x / top : 1e9;
-	cand->stall_known = true;
+	f->stall_known = true;
 cleanup:
-	free(slot);
 	free(gp);
 	free(lat);
 	free(ls);
 	free(lw);
 	free(v);
+	return err;
+}
+
+void loc_link_stall(struct ctx *c, struct candidate *cand)
+{
+	const struct busy_figures *f = busy_figures(c);
+	double x, top;
+
+	cand->stall = cand->stall_lead = 0;
+	cand->stall_known = false;
+	if (!f || !f->stall_known || !link_and_top(f, f->stall, c->n_vars, cand, &x, &top))
+		return;
+	cand->stall = x;
+	cand->stall_lead = top > 0 ? x / top : 1e9;
+	cand->stall_known = true;
 }
 
 bool loc_link_stalls(const struct candidate *cand)

@@ -109,6 +109,7 @@ struct ctx {
 		int err;
 	} *ecmp;
 	size_t n_ecmp, cap_ecmp;
+	struct busy_figures *busy;	/* localize_busy.c: every switch link's figures, once */
 };
 
 /* A pick of the matching pursuit and the verdict on it. */
@@ -211,7 +212,7 @@ bool loc_same_subject(const struct candidate *x, const struct candidate *y);
 bool loc_floor_known(const struct candidate *cand);
 bool loc_floor_moved(const struct ctx *c, const struct candidate *cand);
 void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n);
-bool loc_quiet_queue_drains(const struct ctx *c, struct candidate *cand);
+bool loc_quiet_queue_drains(struct ctx *c, struct candidate *cand);
 
 /* localize_signals.c: each connection's value of each signal against its baseline. */
 void loc_build_signals(struct ctx *c);
@@ -228,11 +229,12 @@ int loc_fabric_candidate(struct ctx *c, struct candidate **cands, size_t *n_cand
 
 /* localize_busy.c: marks on a switch link that lead every peer link's (busy fabrics). */
 bool loc_marks_lead(double z, double lead);
-void loc_marks_floor(const struct ctx *c, struct candidate *cand);
+void loc_marks_floor(struct ctx *c, struct candidate *cand);
 bool loc_marks_steady(const struct candidate *cand);
 bool loc_marks_drain(const struct candidate *cand);
 bool loc_queue_drains(const struct candidate *cand);
-void loc_link_stall(const struct ctx *c, struct candidate *cand);
+void loc_link_stall(struct ctx *c, struct candidate *cand);
+void loc_busy_free(struct ctx *c);
 bool loc_link_stalls(const struct candidate *cand);
 
 /* localize_each.c: a host finding on one host pair's connections names both hosts. */

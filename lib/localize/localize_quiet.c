@@ -76,7 +76,7 @@ void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n)
 
 /* Call it on a switch link: only those have a marks floor. The floor stays unknown when
  * the link keeps its alert: link_kind() reads it in busy fabrics only. */
-bool loc_quiet_queue_drains(const struct ctx *c, struct candidate *cand)
+bool loc_quiet_queue_drains(struct ctx *c, struct candidate *cand)
 {
 	const struct localize_config *cfg = c->cfg;
 	bool drains;
