@@ -775,7 +775,7 @@ bool loc_same_subject(const struct candidate *x, const struct candidate *y)
 }
 
 /* Every candidate's level, from the loads summed once; out of memory is an error, not "no load". */
-static int classify_levels(struct ctx *c, struct candidate *cands, size_t n)
+int loc_classify_levels(struct ctx *c, struct candidate *cands, size_t n)
 {
 	size_t nv = c->n_vars ? c->n_vars : 1;
 	double *load = subject_loads(c, false);
@@ -1029,7 +1029,7 @@ static struct candidate *best_per_subject(const struct ctx *c, struct candidate 
 #define SLOW_QUEUE_MIN_SHARE 0.5
 
 /* Does y name x's subject and every member of x's set (x names nothing y does not)? */
-static bool names_within(const struct candidate *x, const struct candidate *y)
+bool loc_names_within(const struct candidate *x, const struct candidate *y)
 {
 	if (!cand_names(y, x->var))
 		return false;
@@ -1051,7 +1051,7 @@ static int slow_queue(struct ctx *c, struct candidate *best, size_t n_best,
 			continue;
 		for (size_t j = 0; j < n_cands; j++)
 			if (cands[j].signal == SIG_LATENCY && cands[j].kind == FINDING_SLOW &&
-			    names_within(&cands[j], b) &&
+			    loc_names_within(&cands[j], b) &&
 			    cands[j].confidence >= SLOW_QUEUE_MIN_SHARE * b->confidence &&
 			    (!pick || cands[j].confidence > pick->confidence))
 				pick = &cands[j];
@@ -1059,7 +1059,7 @@ static int slow_queue(struct ctx *c, struct candidate *best, size_t n_best,
 		if (!pick || 2 * pick->n_hurt_idx < b->n_hurt_idx)
 			continue;
 		lat = *pick;
-		err = classify_levels(c, &lat, 1);
+		err = loc_classify_levels(c, &lat, 1);
 		if (err)
 			return err;
 		if (lat.level != FINDING_ALERT)
@@ -1129,9 +1129,11 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = classify_levels(&c, best, n_best);
+	err = loc_classify_levels(&c, best, n_best);
 	if (!err)
 		err = slow_queue(&c, best, n_best, cands, n_cands);
+	if (!err)
+		err = loc_random_loss_under_marks(&c, best, n_best, cands, n_cands);
 	if (err)
 		goto cleanup;
 	loc_floor_over_load(&c, best, n_best);

@@ -207,6 +207,8 @@ int loc_build_incidence(struct ctx *c);
 void loc_classify_level(struct ctx *c, struct candidate *cand, const double *load,
 			const double *late_load, double *scratch);
 bool loc_same_subject(const struct candidate *x, const struct candidate *y);
+bool loc_names_within(const struct candidate *x, const struct candidate *y);
+int loc_classify_levels(struct ctx *c, struct candidate *cands, size_t n);
 
 /* localize_quiet.c: a quiet fabric's queue or a fault: did the subject's latency floor move? */
 bool loc_floor_known(const struct candidate *cand);
@@ -272,6 +274,8 @@ double loc_window_loss_events(const struct flow_window *a, const struct flow_win
 /* localize_overflow.c: how clustered in time a lossy subject's loss events are (about 1 or
  * less: at random, as a cable drops; -1: too few to tell). */
 double loc_loss_dispersion(const struct ctx *c, const struct candidate *cand);
+int loc_random_loss_under_marks(struct ctx *c, struct candidate *best, size_t n_best,
+				const struct candidate *cands, size_t n_cands);
 
 /* localize_timer.c: a slow pick on the flows of a sender's timer is a notice. */
 void loc_timer_explains(const struct ctx *c, struct candidate *best, size_t n, bool *mark);
