@@ -3,7 +3,7 @@
 # its drops and by its marks (the other queues its flows cross mark them), and the two picks
 # merge into one finding whose marks' kind ranked first: a `congested` notice, "the whole
 # fabric is queueing", hid drops spread at random (issue #17, round 12; docs/evaluation.md
-# "Twelfth round: the drops under a marks notice (helper fab12)"):
+# "Twelfth round: drops under a marks notice (helper fab12)"):
 #   - 1% loss on a spine cable of a busy READ fabric (loss1-fab-read-over's shape, seed
 #     1846): a lossy alert on the cable, first;
 #   - a healthy busy fabric whose overflowing link is picked by marks and by drops (seed
