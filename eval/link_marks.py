@@ -40,7 +40,7 @@ sys.path.insert(0, HERE)
 import matrix_eval as me  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
-BIN = os.path.join(ROOT, "bin")
+BIN = os.environ.get("EVAL_BIN") or os.path.join(ROOT, "bin")  # EVAL_BIN: another build
 # --fast: a random mark's ACK is the quickest of itself and its two unmarked neighbours a
 # third of the time (ce_acks_fast / ce_acks_timed); a queue's marked ACK almost never is
 FAST_FACTOR = 3.0
