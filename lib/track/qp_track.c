@@ -1040,8 +1040,6 @@ static double ns_to_us(uint64_t ns)
 	return (double)ns / 1000.0;
 }
 
-static int read_items_fill(struct qp_tracker *t);
-
 long qp_tracker_snapshot(struct qp_tracker *t, const struct flow_stats **out)
 {
 	size_t n = (size_t)t->n_ids;
@@ -1108,37 +1106,10 @@ long qp_tracker_snapshot(struct qp_tracker *t, const struct flow_stats **out)
 	}
 	t->tot.retransmitted_packets = retx;
 	t->tot.timeouts = to;
-	if (read_items_fill(t))
+	if (qp_tracker_read_items_fill(t))
 		t->tot.alloc_failures++;
 	*out = t->snap;
 	return (long)n;
-}
-
-size_t qp_tracker_read_items(const struct qp_tracker *t, struct read_item *out)
-{
-	for (size_t i = 0; i < t->n_read_msgs; i++) {
-		const struct qp_flow *f = flow_at(t, t->id_to_index[t->read_msgs[i].flow_id - 1]);
-
-		out[i] = (struct read_item){ .m = t->read_msgs[i], .responder = f->dst_ip, .vantage = f->vantage };
-	}
-	return t->n_read_msgs;
-}
-
-/* One tracker's READs joined into its own snapshot (qp_shards joins all shards' again). */
-static int read_items_fill(struct qp_tracker *t)
-{
-	size_t n = t->n_read_msgs;
-	struct read_item *it = malloc((n ? n : 1) * sizeof(*it));
-	int rc;
-
-	if (!it)
-		return -ENOMEM;
-	qp_tracker_read_items(t, it);
-	for (size_t i = 0; i < n; i++)
-		it[i].st = &t->snap[it[i].m.flow_id - 1];
-	rc = read_queue_fill(it, n);
-	free(it);
-	return rc;
 }
 
 const struct qp_tracker_totals *qp_tracker_totals(const struct qp_tracker *t)
@@ -1208,8 +1179,3 @@ const char *flow_role_name(uint8_t role)
 	return role < 4 ? names[role] : "unknown";
 }
 
-
-size_t qp_tracker_n_read_msgs(const struct qp_tracker *t)
-{
-	return t->n_read_msgs;
-}

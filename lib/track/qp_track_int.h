@@ -235,4 +235,7 @@ void psn_ring_free(struct qp_tracker *t, struct qp_flow *f);
 void qp_pair_flows(struct qp_tracker *t, struct qp_flow *a, struct qp_flow *b, int by_cm);
 struct qp_flow *qp_pair_by_psn(struct qp_tracker *t, struct qp_flow *b, uint32_t psn);
 
+/* The READ records joined into the tracker's own snapshot (qp_track_read.c). 0 or -ENOMEM. */
+int qp_tracker_read_items_fill(struct qp_tracker *t);
+
 #endif
