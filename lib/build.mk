@@ -32,6 +32,7 @@ LIB_CORE_SRCS := \
 	lib/localize/localize_search.c lib/localize/localize_evidence.c \
 	lib/localize/localize_quiet.c \
 	lib/localize/localize_timer.c \
+	lib/localize/localize_marks.c \
 	lib/localize/localize_overflow.c \
 	lib/localize/localize_busy.c \
 	lib/localize/localize_each.c \

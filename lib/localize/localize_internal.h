@@ -285,4 +285,8 @@ const char *loc_signal_name(enum signal s);
 int loc_make_finding(struct ctx *c, const struct candidate *cand,
 		     const struct candidate *merged, size_t n_merged, struct finding *f);
 
+/* localize_marks.c: marks a switch link direction sets at random, not by its queue. */
+bool loc_random_marks_top(const struct ctx *c, size_t *col, double *level, double *lead);
+int loc_marks_first(struct ctx *c, struct candidate *best, size_t n_best);
+
 #endif
