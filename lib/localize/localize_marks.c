@@ -158,8 +158,10 @@ bool loc_random_marks_top(const struct ctx *c, size_t *col, double *level, doubl
 	x = malloc(2 * c->n_vars * sizeof(*x));
 	if (!y || !use || !x)
 		goto cleanup;
-	for (size_t k = 0; k < c->n_conns; k++)
-		n_use += use[k] = conn_random_marks(&c->conns[k], &y[k]);
+	for (size_t k = 0; k < c->n_conns; k++) {
+		use[k] = conn_random_marks(&c->conns[k], &y[k]);
+		n_use += use[k];
+	}
 	if (!n_use || solve_directions(c, y, use, x))
 		goto cleanup;
 	*level = -1;
@@ -181,7 +183,6 @@ cleanup:
 	free(x);
 	return found;
 }
-
 
 /*
  * The bars, tuning seeds 2046-2055 (docs/evaluation.md, "Thirteenth round: random ECN marking

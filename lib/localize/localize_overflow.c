@@ -116,5 +116,7 @@ int loc_random_loss_under_marks(struct ctx *c, struct candidate *best, size_t n_
 		loss.confidence = fmax(loss.confidence, b->confidence);
 		*b = loss;
 	}
-	return 0;
+	/* Then marks a link sets at random (localize_marks.c): also what a busy fabric's marks
+	 * findings say, called from here as localize() is at its length limit. */
+	return loc_marks_first(c, best, n_best);
 }
