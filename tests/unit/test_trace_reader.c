@@ -902,6 +902,98 @@ static void test_pcapng_mixed_link_types(void **state)
 	trace_reader_close(tr);
 }
 
+/* n ns-pcap records of 60 bytes (as write_pcap() writes them) appended to path, times from ts0 on. */
+static void append_pcap_records(const char *path, uint64_t ts0, int n)
+{
+	FILE *f = fopen(path, "ab");
+	uint8_t frame[60];
+
+	assert_non_null(f);
+	memset(frame, 0xab, sizeof(frame));
+	for (int i = 0; i < n; i++) {
+		uint64_t ts = ts0 + 1000ull * (uint64_t)i;
+		uint32_t rec[4] = { (uint32_t)(ts / 1000000000ull), (uint32_t)(ts % 1000000000ull), 60, 60 };
+		assert_int_equal(fwrite(rec, sizeof(rec), 1, f), 1);
+		assert_int_equal(fwrite(frame, sizeof(frame), 1, f), 1);
+	}
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Read the first `first` frames of path, run between(path), read the rest; frames and health. */
+static void read_around(const char *path, int first, void (*between)(const char *), struct read_all *out)
+{
+	struct trace_reader *tr;
+	struct trace_frame fr;
+	char err[256];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	assert_int_equal(trace_reader_open(&tr, &path, 1, err, sizeof(err)), 0);
+	while ((rc = trace_reader_next(tr, &fr)) != 0) {
+		if (rc < 0) {
+			out->rc_errors++;
+			assert_non_null(strstr(trace_reader_error(tr), "truncated"));
+			continue;
+		}
+		if (++out->frames == (uint64_t)first)
+			between(path);
+	}
+	out->h = *trace_reader_health(tr, 0);
+	trace_reader_close(tr);
+}
+
+enum { AROUND_FRAMES = 20000 }; /* 1.5 MB: several read buffers, many pages */
+
+static void append_100(const char *path)
+{
+	append_pcap_records(path, 1800000000000000000ull, 100);
+}
+
+static void cut_to_1000(const char *path)
+{
+	assert_int_equal(truncate(path, 24 + 76 * 1000 + 30), 0); /* inside record 1001's data */
+}
+
+static const char *around_file(void)
+{
+	uint64_t *ts = calloc(AROUND_FRAMES, sizeof(*ts));
+	uint8_t *marks = calloc(AROUND_FRAMES, 1);
+	const char *path;
+
+	assert_non_null(ts);
+	assert_non_null(marks);
+	for (int i = 0; i < AROUND_FRAMES; i++) {
+		ts[i] = 1700000000000000000ull + 1000ull * (uint64_t)i;
+		marks[i] = (uint8_t)i;
+	}
+	path = write_pcap(ts, marks, AROUND_FRAMES, PCAP_TSTAMP_PRECISION_NANO);
+	free(ts);
+	free(marks);
+	return path;
+}
+
+/* A capture still being written: frames added while it is read are read too, as read() reads them. */
+static void test_file_grows_while_read(void **state)
+{
+	struct read_all a;
+
+	read_around(around_file(), 10, append_100, &a);
+	assert_int_equal(a.frames, AROUND_FRAMES + 100);
+	assert_int_equal(a.rc_errors, 0);
+	assert_int_equal(a.h.truncated, 0);
+}
+
+/* Another process cuts the file while it is read: no crash, the input is called truncated. */
+static void test_file_cut_while_read(void **state)
+{
+	struct read_all a;
+
+	read_around(around_file(), 10, cut_to_1000, &a);
+	assert_true(a.frames >= 1000 && a.frames < AROUND_FRAMES);
+	assert_int_equal(a.rc_errors, 1);
+	assert_int_equal(a.h.truncated, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -917,6 +1009,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_pcapng_drops_stream_pieces, cleanup),
 		cmocka_unit_test_teardown(test_project_pcapng_writer, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_mixed_link_types, cleanup),
+		cmocka_unit_test_teardown(test_file_grows_while_read, cleanup),
+		cmocka_unit_test_teardown(test_file_cut_while_read, cleanup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
