@@ -289,4 +289,13 @@ int loc_make_finding(struct ctx *c, const struct candidate *cand,
 bool loc_random_marks_top(const struct ctx *c, size_t *col, double *level, double *lead);
 int loc_marks_first(struct ctx *c, struct candidate *best, size_t n_best);
 
+/* localize_floor.c: a switch link's lowest round trip over the base, alone above the rest
+ * (a step of added latency). The completion search keeps the floors after its step_floor. */
+void loc_lowest_floors(const struct ctx *c, double *out, double *fl);
+bool loc_floor_leads(const struct ctx *c, struct candidate *cand, const double *low);
+bool loc_floor_breaks_tie(const struct ctx *c, struct candidate *cand, const double *low,
+			  bool *picked);
+int loc_floor_step_story(const struct ctx *c, struct candidate *best, size_t n_best,
+			 const struct candidate *cands, size_t n_cands);
+
 #endif

@@ -400,16 +400,19 @@ cleanup:
 
 /*
  * Each subject's mean connection floor excess over the round trips crossing it (-1e9 under
- * two), in the first n_vars doubles, then 2 * n_vars of room for step_floor_stands(): the
- * judge of each pick allocates nothing, so out of memory is -ENOMEM from the search, not a
+ * two), in the first n_vars doubles, then 2 * n_vars of room for step_floor_stands(), then
+ * each subject's lowest floor over the base (loc_lowest_floors()): the judge of each pick
+ * allocates nothing, so out of memory is -ENOMEM from the search, not a
  * pick silently rejected. NULL on ENOMEM.
  */
 static double *step_floors(const struct ctx *c)
 {
 	size_t nv = c->n_vars ? c->n_vars : 1;
 	double *ex = malloc((c->n_conns ? c->n_conns : 1) * sizeof(*ex));
-	double *out = calloc(3 * nv, sizeof(*out)), *sum = out + nv;
+	double *out = calloc(4 * nv, sizeof(*out)), *sum = out + nv;
 
+	if (ex && out)
+		loc_lowest_floors(c, out + 3 * nv, ex); /* ex as scratch, before its use */
 	if (!ex || !out || conn_step_floors(c, ex)) {
 		free(out);
 		out = NULL;
@@ -555,7 +558,10 @@ static bool judge_latency(struct ctx *c, struct candidate *cand, const bool *hur
 	if (fit_ratio >= min_ratio)
 		return true;
 	cand->floor_step = s == SIG_COMPLETION && cfg->floor_min_z > 0 && !cand->n_set &&
-			   link_host_ends(c, cand->var) == 0 && step_floor_stands(c, cand);
+			   link_host_ends(c, cand->var) == 0 &&
+			   (step_floor_stands(c, cand) ||
+			    (c->step_floor &&
+			     loc_floor_leads(c, cand, c->step_floor + 3 * c->n_vars)));
 	return cand->floor_step;
 }
 
@@ -851,6 +857,13 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 		cand.effect = num[best] / den[best];
 		cand.n_eff = den[best];
 		collect_ties(c, &cand, num, den, picked, best_score, &second, &second_score);
+		if (c->step_floor && cand.n_set &&
+		    loc_floor_breaks_tie(c, &cand, c->step_floor + 3 * nv, picked) &&
+		    den[3 * cand.var + (uint32_t)cand.variant] > 0) {
+			best = 3 * (long)cand.var + cand.variant;
+			cand.effect = num[best] / den[best];
+			cand.n_eff = den[best];
+		}
 		cand.specificity = best_score / (best_score + second_score);
 		if (second >= 0) {
 			loc_var_subject(c, &c->vars[second], cand.alt_subject,
