@@ -1129,8 +1129,7 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	err = loc_floor_step_story(&c, best, n_best, cands, n_cands);
-	err = err ?: loc_classify_levels(&c, best, n_best);
+	err = loc_classify_with_floor(&c, best, n_best, cands, n_cands);
 	if (!err)
 		err = slow_queue(&c, best, n_best, cands, n_cands);
 	if (!err)

@@ -177,8 +177,8 @@ bool loc_floor_breaks_tie(const struct ctx *c, struct candidate *cand, const dou
  * queue gives (tuning seeds in the doc: the faulty link's ECN pick headed a "whole fabric
  * is queueing" notice). Returns 0 or -ENOMEM.
  */
-int loc_floor_step_story(const struct ctx *c, struct candidate *best, size_t n_best,
-			 const struct candidate *cands, size_t n_cands)
+static int floor_step_story(const struct ctx *c, struct candidate *best, size_t n_best,
+			    const struct candidate *cands, size_t n_cands)
 {
 	double *low = NULL, *fl = NULL;
 	int err = -ENOMEM;
@@ -210,4 +210,13 @@ cleanup:
 	free(low);
 	free(fl);
 	return err;
+}
+
+/* Each subject's level (loc_classify_levels()), once the step's story is told. */
+int loc_classify_with_floor(struct ctx *c, struct candidate *best, size_t n_best,
+			    const struct candidate *cands, size_t n_cands)
+{
+	int err = floor_step_story(c, best, n_best, cands, n_cands);
+
+	return err ? err : loc_classify_levels(c, best, n_best);
 }
