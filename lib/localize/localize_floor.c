@@ -131,7 +131,8 @@ bool loc_floor_leads(const struct ctx *c, struct candidate *cand, const double *
 
 		loc_var_subject(c, &c->vars[cand->var], subj, sizeof(subj));
 		pr_debug("localize: lowest floor %s %.2f us, highest other %.2f us (%zu), "
-			 "excess %.2f us\n", subj, x, second, n, cand->effect_us);
+			 "excess %.2f us\n",
+			 subj, x, second, n, cand->effect_us);
 	}
 	return cand->effect_us > 0 && x >= FLOOR_LEAD_SHARE * cand->effect_us &&
 	       x >= FLOOR_LEAD_RATIO * second;
