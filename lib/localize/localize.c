@@ -763,6 +763,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	if (!cand->notice_why && cand->kind != FINDING_HOST && cand->flows_hurt == 1 &&
 	    fabric_busy(cand, cfg))
 		cand->notice_why = "one connection in a fabric queueing everywhere: what its queues give some connection";
+	loc_turnaround_idle(c, cand);
 	if (cand->notice_why)
 		cand->level = FINDING_NOTICE;
 }

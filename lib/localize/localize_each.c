@@ -304,3 +304,55 @@ void loc_responder_waits(const struct ctx *c, struct candidate *best, size_t n, 
 		x->kind_why = "its responder's own capture times the wait: ACKs held after the data arrived";
 	}
 }
+
+/* Of a turnaround candidate's hurt READ connections, the idle time per READ (the wait
+ * less the time its link sent other responses), and the peers' median; -1: none. */
+static double idle_per_read(const struct ctx *c, const struct candidate *x, double *peer)
+{
+	double idle = 0, waits = 0;
+	size_t m = 0;
+
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+		bool hurt = false;
+
+		if (cn->turnaround_kind != LAT_READ || cn->turnaround_waits <= 0)
+			continue;
+		for (size_t h = 0; h < x->n_hurt_idx; h++)
+			hurt |= x->hurt_idx[h] == k;
+		if (hurt && cn->valid[SIG_TURNAROUND]) {
+			idle += cn->turnaround_wait_us - cn->turnaround_busy_us;
+			waits += cn->turnaround_waits;
+		} else if (!hurt) {
+			c->scratch[m++] = (cn->turnaround_wait_us - cn->turnaround_busy_us) / cn->turnaround_waits;
+		}
+	}
+	*peer = m ? rs_median(c->scratch, m) : -1;
+	return waits > 0 ? idle / waits : -1;
+}
+
+/*
+ * A responder turnaround left a notice by loc_classify_level() (under host_alert_min_ratio,
+ * or on one or two connections under host_few_min_ratio, where a slow link may explain
+ * it) whose READs idle far longer than its peers': a READ's request is one packet stamped
+ * as it arrives at the responder's port, so no link spreads it out, and the wait less the
+ * time its link sent other READs' responses is the responder's own. Tuning seeds
+ * 2246-2345 (docs/evaluation.md, thirteenth round): 50 us slow responders 28.8-50.0 us per
+ * READ (slowresp-each-mixed) and 24.7 us and up (slowresp-each-read), their peers' medians
+ * 0.00-0.01 us; healthy-incast-each's busy responders, the incast target among them, 0.00.
+ * The bar, 10 us, is 2.5x under the slow responders and ten NICs' 1 us over the busy ones.
+ */
+#define TURN_IDLE_MIN_US 10.0
+
+void loc_turnaround_idle(const struct ctx *c, struct candidate *x)
+{
+	double own, peer;
+
+	if (x->kind != FINDING_HOST || x->signal != SIG_TURNAROUND || !x->n_hurt_idx)
+		return;
+	own = idle_per_read(c, x, &peer);
+	pr_debug("localize: turnaround idle per read %.3g us, peers %.3g us\n", own, peer);
+	/* Only the two turnaround notices above reach here with a reason set. */
+	if (x->notice_why && own >= 0 && peer >= 0 && own - peer >= TURN_IDLE_MIN_US)
+		x->notice_why = NULL;
+}

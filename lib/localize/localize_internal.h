@@ -83,6 +83,7 @@ struct conn {
 	enum lat_kind turnaround_kind;	/* the kind of latency turnaround_us is */
 	double turnaround_peer_us;	/* the turnaround measured, 0 included, or -1 */
 	double turnaround_p99_us;	/* ... its p99, or -1 */
+	double turnaround_waits;	/* READ: how many waits turnaround_wait_us sums */
 };
 
 struct ctx {
@@ -297,5 +298,8 @@ bool loc_floor_breaks_tie(const struct ctx *c, struct candidate *cand, const dou
 			  bool *picked);
 int loc_classify_with_floor(struct ctx *c, struct candidate *best, size_t n_best,
 			    const struct candidate *cands, size_t n_cands);
+
+/* A responder turnaround notice whose READs idle far longer than the peers' is an alert. */
+void loc_turnaround_idle(const struct ctx *c, struct candidate *x);
 
 #endif

@@ -355,6 +355,7 @@ struct key_split {
 	size_t best;
 	double turn, first, peer, peer_p99;
 	double wait, busy;	/* READ: waits for the first response summed, the link busy in them */
+	double waits;		/* READ: how many waits those are */
 	enum lat_kind kind;
 };
 
@@ -370,7 +371,7 @@ static void split_key(const struct ctx *c, const size_t *order, size_t i, size_t
 		      struct key_split *out)
 {
 	const struct flow_stats *flows = c->flows;
-	double lo = INFINITY, hi = -1, lo_first = -1, lo0 = INFINITY, lo0_p99 = -1, lo_wait = 0, lo_busy = 0;
+	double lo = INFINITY, hi = -1, lo_first = -1, lo0 = INFINITY, lo0_p99 = -1, lo_wait = 0, lo_busy = 0, lo_waits = 0;
 	int with_lat = 0, measured = 0;
 	enum lat_kind kind = LAT_COMPLETION, k_kind;
 	double p50, p99;
@@ -406,6 +407,7 @@ static void split_key(const struct ctx *c, const size_t *order, size_t i, size_t
 					   f->read_first_p50_us : -1;
 				lo_wait = f->read_wait_us;
 				lo_busy = f->read_wait_busy_us;
+				lo_waits = (double)f->read_waits;
 			}
 		} else if (with_lat == 0 && f->packets > flows[out->best].packets) {
 			out->best = order[k];
@@ -413,12 +415,13 @@ static void split_key(const struct ctx *c, const size_t *order, size_t i, size_t
 	}
 	out->kind = kind;
 	out->turn = out->first = out->peer = out->peer_p99 = -1;
-	out->wait = out->busy = 0;
+	out->wait = out->busy = out->waits = 0;
 	if (with_lat >= 2 && lo < hi) {
 		out->turn = lo;
 		out->first = lo_first;
 		out->wait = lo_wait;
 		out->busy = lo_busy;
+		out->waits = lo_waits;
 	}
 	/* A responder that answers as the last packet lands measures a turnaround of 0:
 	 * a peer's value for the median of its kind (a NIC acknowledges in about 1 us). */
@@ -472,6 +475,7 @@ int loc_build_conns(struct ctx *c)
 		k->turnaround_first_us = split[i].first;
 		k->turnaround_wait_us = split[i].wait;
 		k->turnaround_busy_us = split[i].busy;
+		k->turnaround_waits = split[i].waits;
 		k->turnaround_kind = split[i].kind;
 		k->turnaround_peer_us = split[i].peer;
 		k->turnaround_p99_us = split[i].peer_p99;
