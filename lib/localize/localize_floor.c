@@ -31,7 +31,7 @@
 
 /* Lowest window median of a flow's ACK latency in the later half of its windows, or -1.
  * With one ACK per window (a collective's message per phase) it is the lowest sample. */
-static double later_low_us(const struct flow_stats *f)
+double loc_later_floor_us(const struct flow_stats *f)
 {
 	double lo = -1;
 	uint64_t mid;
@@ -80,7 +80,7 @@ void loc_lowest_floors(const struct ctx *c, double *out, double *fl)
 		fl[k] = -1;
 		if (!cn->inc_len || cn->hops <= 0 || cn->hops >= FLOOR_MAX_HOPS)
 			continue;
-		fl[k] = later_low_us(cn->req);
+		fl[k] = loc_later_floor_us(cn->req);
 		if (fl[k] > 0 && (base[cn->hops] < 0 || fl[k] < base[cn->hops]))
 			base[cn->hops] = fl[k];
 	}

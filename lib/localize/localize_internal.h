@@ -292,6 +292,9 @@ int loc_marks_first(struct ctx *c, struct candidate *best, size_t n_best);
 
 /* localize_floor.c: a switch link's lowest round trip over the base, alone above the rest
  * (a step of added latency). The completion search keeps the floors after its step_floor. */
+/* Lowest window median of a flow's ACK latency in its later half (the completion search's
+ * step floor and the lowest floors), or -1. */
+double loc_later_floor_us(const struct flow_stats *f);
 void loc_lowest_floors(const struct ctx *c, double *out, double *fl);
 bool loc_floor_leads(const struct ctx *c, struct candidate *cand, const double *low);
 bool loc_floor_breaks_tie(const struct ctx *c, struct candidate *cand, const double *low,

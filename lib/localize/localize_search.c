@@ -338,25 +338,6 @@ static int link_host_ends(const struct ctx *c, uint32_t var)
 	return c->topo->nodes[l->a].is_host + c->topo->nodes[l->b].is_host;
 }
 
-/* Lowest window median of a flow's ACK latency in the later half of its windows, or -1. */
-static double later_floor_us(const struct flow_stats *f)
-{
-	double lo = -1;
-	uint64_t mid;
-
-	if (!f || !f->n_windows)
-		return -1;
-	mid = f->windows[0].start_ns / 2 + f->windows[f->n_windows - 1].start_ns / 2;
-	for (size_t i = 0; i < f->n_windows; i++) {
-		double p50 = f->windows[i].ack_latency_p50_ns / 1000.0;
-
-		if (f->windows[i].start_ns > mid && f->windows[i].ack_samples > 0 &&
-		    (lo < 0 || p50 < lo))
-			lo = p50;
-	}
-	return lo;
-}
-
 /*
  * Each connection's later-half ACK floor over the median of its path length's (-1e9 when
  * unmeasured). Any number of samples: the floor is a minimum, not a mean. Returns 0 or
@@ -372,7 +353,7 @@ static int conn_step_floors(const struct ctx *c, double *ex)
 		goto cleanup;
 	for (size_t k = 0; k < c->n_conns; k++) {
 		ex[k] = -1e9;
-		fl[k] = c->conns[k].inc_len ? later_floor_us(c->conns[k].req) : -1;
+		fl[k] = c->conns[k].inc_len ? loc_later_floor_us(c->conns[k].req) : -1;
 	}
 	for (size_t k = 0; k < c->n_conns; k++) {
 		size_t m = 0;
