@@ -347,7 +347,11 @@ struct read_all {
 	struct trace_health h;
 };
 
-static void read_all(const char *path, struct read_all *out)
+/*
+ * Every frame of path, hashed, and its health; after the first `first` frames (0: never),
+ * between(path) changes the file under the reader, whose errors must then name a truncation.
+ */
+static void read_around(const char *path, int first, void (*between)(const char *), struct read_all *out)
 {
 	struct trace_reader *tr;
 	struct trace_frame fr;
@@ -359,15 +363,23 @@ static void read_all(const char *path, struct read_all *out)
 	while ((rc = trace_reader_next(tr, &fr)) != 0) {
 		if (rc < 0) {
 			out->rc_errors++;
+			if (between)
+				assert_non_null(strstr(trace_reader_error(tr), "truncated"));
 			continue;
 		}
-		out->frames++;
 		out->hash = out->hash * 1099511628211ull ^ fr.ts_ns ^ (uint64_t)fr.caplen << 40 ^ fr.origlen;
 		for (uint32_t i = 0; i < fr.caplen; i++)
 			out->hash = (out->hash ^ fr.data[i]) * 1099511628211ull;
+		if (++out->frames == (uint64_t)first && between)
+			between(path);
 	}
 	out->h = *trace_reader_health(tr, 0);
 	trace_reader_close(tr);
+}
+
+static void read_all(const char *path, struct read_all *out)
+{
+	read_around(path, 0, NULL, out);
 }
 
 /* The same file through standard input, which libpcap alone reads: the judge of our own reader. */
@@ -917,29 +929,6 @@ static void append_pcap_records(const char *path, uint64_t ts0, int n)
 		assert_int_equal(fwrite(frame, sizeof(frame), 1, f), 1);
 	}
 	assert_int_equal(fclose(f), 0);
-}
-
-/* Read the first `first` frames of path, run between(path), read the rest; frames and health. */
-static void read_around(const char *path, int first, void (*between)(const char *), struct read_all *out)
-{
-	struct trace_reader *tr;
-	struct trace_frame fr;
-	char err[256];
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	assert_int_equal(trace_reader_open(&tr, &path, 1, err, sizeof(err)), 0);
-	while ((rc = trace_reader_next(tr, &fr)) != 0) {
-		if (rc < 0) {
-			out->rc_errors++;
-			assert_non_null(strstr(trace_reader_error(tr), "truncated"));
-			continue;
-		}
-		if (++out->frames == (uint64_t)first)
-			between(path);
-	}
-	out->h = *trace_reader_health(tr, 0);
-	trace_reader_close(tr);
 }
 
 enum { AROUND_FRAMES = 20000 }; /* 1.5 MB: several read buffers, many pages */
