@@ -1134,7 +1134,7 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 	if (!err)
 		err = slow_queue(&c, best, n_best, cands, n_cands);
 	if (!err)
-		err = loc_random_loss_under_marks(&c, best, n_best, cands, n_cands);
+		err = loc_busy_marks(&c, &best, &n_best, cands, n_cands);
 	if (err)
 		goto cleanup;
 	loc_floor_over_load(&c, best, n_best);

@@ -306,3 +306,8 @@ int loc_classify_with_floor(struct ctx *c, struct candidate *best, size_t n_best
 void loc_turnaround_idle(const struct ctx *c, struct candidate *x);
 
 #endif
+
+/* localize_marks.c: loc_random_loss_under_marks(), then a finding added on a link that marks
+ * at random which the search never picked alone (best grows by one). */
+int loc_busy_marks(struct ctx *c, struct candidate **best, size_t *n_best,
+		   const struct candidate *cands, size_t n_cands);

@@ -8,10 +8,12 @@
  * much each switch link direction marks at random; one standing well above every other
  * switch link is an ECN fault, whatever the busy fabric's queues make of the search's picks.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 
 #include "lib/localize/localize_internal.h"
+#include "lib/util/log.h"
 
 /* The ACK way's share of one direction of an incidence: dir 0 from the link's a to b. */
 static double rev_share(const struct incidence *e, int dir)
@@ -142,10 +144,12 @@ static bool switch_link(const struct ctx *c, size_t var)
 
 /*
  * The switch link direction marking most at random (its column, 2 var + dir) with its
- * figure and its lead over every other switch link's directions; false without a topology
- * or with nothing to read.
+ * figure and its lead over every other switch link's directions, and the column of the
+ * highest of those (*next_col, n_vars * 2 when none marks); false without a topology or
+ * with nothing to read.
  */
-bool loc_random_marks_top(const struct ctx *c, size_t *col, double *level, double *lead)
+static bool random_marks_top(const struct ctx *c, size_t *col, double *level, double *lead,
+			     size_t *next_col)
 {
 	double *y = NULL, *x = NULL, next = 0;
 	bool *use = NULL, found = false;
@@ -172,9 +176,12 @@ bool loc_random_marks_top(const struct ctx *c, size_t *col, double *level, doubl
 		}
 	if (*level <= 0)
 		goto cleanup;
+	*next_col = 2 * c->n_vars;
 	for (size_t j = 0; j < 2 * c->n_vars; j++)
-		if (j / 2 != *col / 2 && switch_link(c, j / 2))
-			next = fmax(next, x[j]);
+		if (j / 2 != *col / 2 && switch_link(c, j / 2) && x[j] > next) {
+			next = x[j];
+			*next_col = j;
+		}
 	*lead = next > 1e-9 ? *level / next : 1e9; /* 1e-9: the solver's rounding */
 	found = true;
 cleanup:
@@ -182,6 +189,13 @@ cleanup:
 	free(use);
 	free(x);
 	return found;
+}
+
+bool loc_random_marks_top(const struct ctx *c, size_t *col, double *level, double *lead)
+{
+	size_t next_col;
+
+	return random_marks_top(c, col, level, lead, &next_col);
 }
 
 /*
@@ -200,34 +214,58 @@ cleanup:
 #define MARKS_MIN_FLOOR 0.007		/* MF_MIN_FLOOR of localize_busy.c */
 #define MARKS_MIN_FLOOR_LEAD 2
 
-#define WHY_RANDOM_MARKS "its marks are set at random, not by its queue"
+/* One string, so that a finding the rule made is told by its pointer. */
+static const char WHY_RANDOM_MARKS[] = "its marks are set at random, not by its queue";
+
+/*
+ * Does the rule fire? A switch link direction marking at random at MARKS_MIN_LEVEL and
+ * MARKS_MIN_LEAD over every other switch link, whose link's marks floor holds at
+ * MARKS_MIN_FLOOR and MARKS_MIN_FLOOR_LEAD: probe then names the link (var) with its
+ * floor, and level, lead and the runner-up's column are the rule's figures.
+ */
+static bool marks_rule_fires(struct ctx *c, struct candidate *probe, double *level,
+			     double *lead, size_t *next_col)
+{
+	size_t col = 0;
+
+	if (!random_marks_top(c, &col, level, lead, next_col) || *level < MARKS_MIN_LEVEL ||
+	    *lead < MARKS_MIN_LEAD)
+		return false;
+	probe->var = (uint32_t)(col / 2);
+	loc_marks_floor(c, probe);
+	return probe->marks_floor_known && probe->marks_floor >= MARKS_MIN_FLOOR &&
+	       probe->marks_floor_lead >= MARKS_MIN_FLOOR_LEAD;
+}
+
+/* The highest confidence of the findings: a random-marks alert is raised just above it. */
+static double top_confidence(const struct candidate *best, size_t n_best)
+{
+	double top = 0;
+
+	for (size_t i = 0; i < n_best; i++)
+		top = fmax(top, best[i].confidence);
+	return top;
+}
 
 /*
  * A switch link direction that marks at random, standing out of every other switch link,
  * with marks that hold in every window: its finding (the search's pick on that link alone)
  * becomes a congested alert, ranked first: in a busy oversubscribed fabric the search reads
  * the fault's marked flows as one more queue (a slow or congested notice), and other
- * links' queues as alerts. Where the search did not pick the link, nothing changes.
+ * links' queues as alerts. Where the search did not pick the link, loc_marks_added() adds
+ * the finding.
  */
 int loc_marks_first(struct ctx *c, struct candidate *best, size_t n_best)
 {
 	struct candidate probe = { 0 };
-	size_t col = 0, at = n_best;
-	double level = 0, lead = 0, top = 0;
+	size_t at = n_best, next_col;
+	double level = 0, lead = 0;
 
-	if (!loc_random_marks_top(c, &col, &level, &lead) || level < MARKS_MIN_LEVEL ||
-	    lead < MARKS_MIN_LEAD)
+	if (!marks_rule_fires(c, &probe, &level, &lead, &next_col))
 		return 0;
-	probe.var = (uint32_t)(col / 2);
-	loc_marks_floor(c, &probe);
-	if (!probe.marks_floor_known || probe.marks_floor < MARKS_MIN_FLOOR ||
-	    probe.marks_floor_lead < MARKS_MIN_FLOOR_LEAD)
-		return 0;
-	for (size_t i = 0; i < n_best; i++) {
-		if (best[i].var == probe.var && !best[i].n_set && at == n_best)
+	for (size_t i = 0; i < n_best && at == n_best; i++)
+		if (best[i].var == probe.var && !best[i].n_set)
 			at = i;
-		top = fmax(top, best[i].confidence);
-	}
 	if (at == n_best)
 		return 0;
 	best[at].level = FINDING_ALERT;
@@ -235,6 +273,81 @@ int loc_marks_first(struct ctx *c, struct candidate *best, size_t n_best)
 	best[at].kind_why = WHY_RANDOM_MARKS;
 	best[at].notice_why = NULL;
 	/* First among the alerts: its confidence raised to the highest's, by the least step. */
-	best[at].confidence = nextafter(top, 2);
+	best[at].confidence = nextafter(top_confidence(best, n_best), 2);
 	return 0;
+}
+
+/*
+ * The rule fired on a link the search never picked alone (a busy fabric's queues took its
+ * marked flows: two-ecn-slow-over 2054, ecn20-fab-over 2059 2062 2064): a congested
+ * alert on it, judged by loc_judge() on the raw marks (both directions), its effect the
+ * random-marks level, the runner-up the next switch link (score_ratio: 1 / lead), ranked
+ * first. best grows by one; the new finding's residuals (the raw marks, which the evidence
+ * reads again) live in the same block after the findings, so free(best) frees them.
+ * Returns -ENOMEM.
+ */
+static int marks_add(struct ctx *c, struct candidate **best, size_t *n_best)
+{
+	struct candidate cand = { 0 }, *grown;
+	size_t next_col = 0, n = *n_best;
+	double level = 0, lead = 0, *resid;
+	bool *hurt;
+
+	for (size_t i = 0; i < n; i++)
+		if ((*best)[i].kind_why == WHY_RANDOM_MARKS)
+			return 0;
+	if (!marks_rule_fires(c, &cand, &level, &lead, &next_col))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((*best)[i].var == cand.var && !(*best)[i].n_set)
+			return 0;
+	grown = realloc(*best, (n + 1) * sizeof(*grown) + c->n_conns * sizeof(*resid));
+	if (!grown)
+		return -ENOMEM;
+	*best = grown;
+	hurt = calloc(c->n_conns, sizeof(*hurt));
+	if (!hurt)
+		return -ENOMEM;
+	resid = (double *)(grown + n + 1);
+	for (size_t k = 0; k < c->n_conns; k++)
+		resid[k] = c->conns[k].valid[SIG_ECN] ? c->conns[k].y[SIG_ECN] : 0;
+	cand.signal = SIG_ECN;
+	cand.effect = level;
+	cand.hurt_ce_rate = -1;
+	cand.loss_dispersion = -1;
+	bool judged = loc_judge(c, &cand, resid, hurt);
+	free(hurt);
+	pr_debug("localize: random marks on var %u: level %.4g lead %.3g floor %.4g (%.3g), "
+		 "raw marks %.4g against %.4g (z %.3g, %u flows): judged %d\n", cand.var, level,
+		 lead, cand.marks_floor, cand.marks_floor_lead, cand.in_rate, cand.out_rate, cand.z,
+		 cand.flows_hurt, judged);
+	/* The raw marks' bars (ecn_min_ratio, ecn_min_z) fail in a busy fabric, where every
+	 * link's flows are marked by the queues they cross: the rule's figures are the
+	 * evidence; loc_judge() fills the counts and the direction, and some marked flow must
+	 * cross the link. */
+	if (!cand.flows_hurt)
+		return 0;
+	cand.resid = resid;
+	cand.specificity = lead / (1 + lead);
+	if (next_col < 2 * c->n_vars) {
+		loc_var_subject(c, &c->vars[next_col / 2], cand.alt_subject,
+				sizeof(cand.alt_subject));
+		cand.alt_score_ratio = 1 / lead;
+	}
+	cand.level = FINDING_ALERT;
+	cand.kind = FINDING_CONGESTED;
+	cand.kind_why = WHY_RANDOM_MARKS;
+	cand.confidence = nextafter(top_confidence(grown, n), 2);
+	cand.set_confidence = cand.confidence;
+	grown[n] = cand;
+	*n_best = n + 1;
+	return 0;
+}
+
+int loc_busy_marks(struct ctx *c, struct candidate **best, size_t *n_best,
+		   const struct candidate *cands, size_t n_cands)
+{
+	int err = loc_random_loss_under_marks(c, *best, *n_best, cands, n_cands);
+
+	return err ? err : marks_add(c, best, n_best);
 }
