@@ -92,7 +92,8 @@ static int solve_directions(const struct ctx *c, const double *y, const bool *us
 
 				if (a <= 0)
 					continue;
-				cells[fill[2 * e->var + d]++] = (struct cell){ (uint32_t)k, (float)a };
+				cells[fill[2 * e->var + d]++] =
+					(struct cell){(uint32_t)k, (float)a};
 				norm[2 * e->var + d] += a * a;
 			}
 		}
@@ -211,7 +212,7 @@ bool loc_random_marks_top(const struct ctx *c, size_t *col, double *level, doubl
  */
 #define MARKS_MIN_LEVEL 0.02
 #define MARKS_MIN_LEAD 1.5
-#define MARKS_MIN_FLOOR 0.007		/* MF_MIN_FLOOR of localize_busy.c */
+#define MARKS_MIN_FLOOR 0.007 /* MF_MIN_FLOOR of localize_busy.c */
 #define MARKS_MIN_FLOOR_LEAD 2
 
 /* One string, so that a finding the rule made is told by its pointer. */
@@ -223,8 +224,8 @@ static const char WHY_RANDOM_MARKS[] = "its marks are set at random, not by its 
  * MARKS_MIN_FLOOR and MARKS_MIN_FLOOR_LEAD: probe then names the link (var) with its
  * floor, and level, lead and the runner-up's column are the rule's figures.
  */
-static bool marks_rule_fires(struct ctx *c, struct candidate *probe, double *level,
-			     double *lead, size_t *next_col)
+static bool marks_rule_fires(struct ctx *c, struct candidate *probe, double *level, double *lead,
+			     size_t *next_col)
 {
 	size_t col = 0;
 
@@ -257,7 +258,7 @@ static double top_confidence(const struct candidate *best, size_t n_best)
  */
 int loc_marks_first(struct ctx *c, struct candidate *best, size_t n_best)
 {
-	struct candidate probe = { 0 };
+	struct candidate probe = {0};
 	size_t at = n_best, next_col;
 	double level = 0, lead = 0;
 
@@ -288,7 +289,7 @@ int loc_marks_first(struct ctx *c, struct candidate *best, size_t n_best)
  */
 static int marks_add(struct ctx *c, struct candidate **best, size_t *n_best)
 {
-	struct candidate cand = { 0 }, *grown;
+	struct candidate cand = {0}, *grown;
 	size_t next_col = 0, n = *n_best;
 	double level = 0, lead = 0, *resid;
 	bool *hurt;
@@ -318,9 +319,9 @@ static int marks_add(struct ctx *c, struct candidate **best, size_t *n_best)
 	bool judged = loc_judge(c, &cand, resid, hurt);
 	free(hurt);
 	pr_debug("localize: random marks on var %u: level %.4g lead %.3g floor %.4g (%.3g), "
-		 "raw marks %.4g against %.4g (z %.3g, %u flows): judged %d\n", cand.var, level,
-		 lead, cand.marks_floor, cand.marks_floor_lead, cand.in_rate, cand.out_rate, cand.z,
-		 cand.flows_hurt, judged);
+		 "raw marks %.4g against %.4g (z %.3g, %u flows): judged %d\n",
+		 cand.var, level, lead, cand.marks_floor, cand.marks_floor_lead, cand.in_rate,
+		 cand.out_rate, cand.z, cand.flows_hurt, judged);
 	/* The raw marks' bars (ecn_min_ratio, ecn_min_z) fail in a busy fabric, where every
 	 * link's flows are marked by the queues they cross: the rule's figures are the
 	 * evidence; loc_judge() fills the counts and the direction, and some marked flow must
