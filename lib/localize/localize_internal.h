@@ -204,12 +204,16 @@ void loc_turnaround_medians(const struct ctx *c, double med[LAT_COMPLETION + 1])
 double loc_turnaround_base(const struct conn *cn);
 int loc_build_incidence(struct ctx *c);
 
-/* localize.c: alert or notice; do two candidates name the same subject (or set)? */
+/* localize_classify.c: alert or notice; do two candidates name the same subject (or set)?
+ * Does a connection cross a candidate; does a candidate (or its set) name a variable? */
 void loc_classify_level(struct ctx *c, struct candidate *cand, const double *load,
 			const double *late_load, double *scratch);
 bool loc_same_subject(const struct candidate *x, const struct candidate *y);
-bool loc_names_within(const struct candidate *x, const struct candidate *y);
 int loc_classify_levels(struct ctx *c, struct candidate *cands, size_t n);
+bool loc_conn_crosses(const struct ctx *c, const struct conn *cn, const struct candidate *cand);
+bool loc_cand_names(const struct candidate *x, uint32_t var);
+/* localize.c: is every subject x names also named by y? */
+bool loc_names_within(const struct candidate *x, const struct candidate *y);
 
 /* localize_quiet.c: a quiet fabric's queue or a fault: did the subject's latency floor move? */
 bool loc_floor_known(const struct candidate *cand);

@@ -1,0 +1,718 @@
+/*
+ * localize_classify.c: each candidate's kind and level (alert or notice).
+ *
+ * The search (localize_search.c) picks the subjects; this file measures each pick against
+ * its peers carrying comparable load (latency, loss, marks, floors, steps) and says whether
+ * the evidence fits a fault (alert) or ordinary congestion explained by load (notice).
+ * docs/localization.md, "Alerts and notices", explains every rule.
+ */
+#include "lib/localize/localize_internal.h"
+#include "lib/util/robust_stats.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A link's tier: one that reaches a host, or one between switches; other subjects: 0. */
+static int var_tier(const struct ctx *c, const struct var *v)
+{
+	const struct topo_link *l;
+
+	if (v->kind != VAR_LINK || !c->topo)
+		return 0;
+	l = &c->topo->links[v->link];
+	return c->topo->nodes[l->a].is_host || c->topo->nodes[l->b].is_host ? 1 : 2;
+}
+
+/* Packets through each subject, weighted by how surely: load[3 * var] either way,
+ * load[3 * var + 1] from its a to its b, load[3 * var + 2] from b to a (the variants).
+ * late: only the packets of the later half of the trace (conn.late_share): a fault
+ * starting inside the trace sheds its link's load after its onset (0-40% into the run in
+ * the matrix), which the whole trace's load dilutes with the time before it. */
+static double *subject_loads(const struct ctx *c, bool late)
+{
+	double *load = calloc(3 * (c->n_vars ? c->n_vars : 1), sizeof(*load));
+
+	if (!load)
+		return NULL;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+		double p = late ? cn->packets * cn->late_share : cn->packets;
+
+		for (size_t i = 0; i < cn->inc_len; i++) {
+			const struct incidence *e = &c->inc[cn->inc_start + i];
+			load[3 * e->var] += p * (e->fwd > 0 ? e->fwd : e->rtt);
+			load[3 * e->var + 1] += p * e->fwd_ab;
+			load[3 * e->var + 2] += p * (e->fwd - e->fwd_ab);
+		}
+	}
+	return load;
+}
+
+/* The subject's load against the median of its peers (subjects of its kind and tier), in
+ * the candidate's direction: an incast host's link carries 3x its peers' load inward
+ * only, about 2x both ways together. */
+static double load_ratio(const struct ctx *c, const double *load, double *scratch,
+			 const struct candidate *cand)
+{
+	double median;
+	size_t n_same = 0;
+	uint32_t var = cand->var;
+	int d = cand->variant > 0 && cand->variant < 3 && load[3 * var + cand->variant] > 0 ?
+			cand->variant : 0;
+
+	for (size_t v = 0; v < c->n_vars; v++)
+		if (c->vars[v].kind == c->vars[var].kind && load[3 * v + d] > 0 &&
+		    var_tier(c, &c->vars[v]) == var_tier(c, &c->vars[var]))
+			scratch[n_same++] = load[3 * v + d];
+	if (!n_same)
+		return 0;
+	median = rs_median(scratch, n_same);
+	return median > 0 ? load[3 * var + d] / median : 0;
+}
+
+/* Does connection cn cross the candidate's subject (or a member of its set)? */
+bool loc_conn_crosses(const struct ctx *c, const struct conn *cn, const struct candidate *cand)
+{
+	for (size_t i = 0; i < cn->inc_len; i++) {
+		const struct incidence *e = &c->inc[cn->inc_start + i];
+
+		if (e->rtt <= 0 && e->fwd <= 0)
+			continue;
+		if (e->var == cand->var)
+			return true;
+		for (size_t j = 0; j < cand->n_set; j++)
+			if (e->var == cand->set[j])
+				return true;
+	}
+	return false;
+}
+
+/* CE marks per packet of the connections that do not cross the subject: how much the rest
+ * of the fabric queues. */
+static double peer_ce_rate(const struct ctx *c, const struct candidate *cand)
+{
+	double ce = 0, packets = 0;
+
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+
+		if (!cn->inc_len || loc_conn_crosses(c, cn, cand))
+			continue;
+		ce += cn->ce_events;
+		packets += cn->packets;
+	}
+	return packets > 0 ? ce / packets : 0;
+}
+
+bool loc_cand_names(const struct candidate *x, uint32_t var)
+{
+	if (x->var == var)
+		return true;
+	for (size_t i = 0; i < x->n_set; i++)
+		if (x->set[i] == var)
+			return true;
+	return false;
+}
+
+/* Is s measured per packet on the data's way (loss, marks), or per round trip? */
+static bool per_packet_signal(enum signal s)
+{
+	return s == SIG_LOSS || s == SIG_ECN;
+}
+
+/* Each subject's signal s per unit crossing it: sum[6 * var + d] the weighted values and
+ * sum[6 * var + 3 + d] the weights, d as in subject_loads() (latency: d = 0 only). */
+static void subject_signal(const struct ctx *c, enum signal s, double *sum)
+{
+	memset(sum, 0, 6 * (c->n_vars ? c->n_vars : 1) * sizeof(*sum));
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+
+		if (s >= N_SIGNALS || !cn->valid[s])
+			continue;
+		for (size_t i = 0; i < cn->inc_len; i++) {
+			const struct incidence *e = &c->inc[cn->inc_start + i];
+			double *v = &sum[6 * e->var];
+			double w = cn->w[s];
+
+			if (!per_packet_signal(s)) {
+				v[0] += w * e->rtt * cn->y[s];
+				v[3] += w * e->rtt;
+				continue;
+			}
+			v[0] += w * e->fwd * cn->y[s];
+			v[3] += w * e->fwd;
+			v[1] += w * e->fwd_ab * cn->y[s];
+			v[4] += w * e->fwd_ab;
+			v[2] += w * (e->fwd - e->fwd_ab) * cn->y[s];
+			v[5] += w * (e->fwd - e->fwd_ab);
+		}
+	}
+}
+
+/* Subject var's value in direction d, or -1 when too little crosses it to tell. */
+static double subject_value(const struct ctx *c, enum signal s, const double *sum, size_t var, int d)
+{
+	double min_w = per_packet_signal(s) ? c->cfg->min_packets : 2;
+	const double *v = &sum[6 * var];
+
+	return v[3 + d] >= min_w ? v[d] / v[3 + d] : -1;
+}
+
+/* Peers of subject var: subjects of its kind and tier, outside the candidate's set. */
+static bool is_peer(const struct ctx *c, const struct candidate *cand, size_t v)
+{
+	const struct var *cv = &c->vars[cand->var];
+
+	return v != cand->var && !loc_cand_names(cand, (uint32_t)v) && c->vars[v].kind == cv->kind &&
+	       var_tier(c, &c->vars[v]) == var_tier(c, cv);
+}
+
+/*
+ * How far the candidate's subject stands out among its peers in signal s: its value over
+ * their median, and the distance in robust sigmas. A peer's value is its worse direction
+ * (loss, marks); so is the subject's, unless s is the candidate's own signal (then the
+ * candidate's direction, or both). sum: 6 * n_vars doubles, vals and scratch n_vars each.
+ */
+static double subject_outlier(const struct ctx *c, const struct candidate *cand, enum signal s,
+			      double *sum, double *vals, double *scratch, double *ratio, double *z,
+			      double *lead)
+{
+	size_t n = 0;
+	int n_dir = per_packet_signal(s) ? 3 : 1;
+	double x = -1, med, sigma, top = -1;
+
+	*ratio = *z = *lead = 0;
+	subject_signal(c, s, sum);
+	if (s == cand->signal)
+		x = subject_value(c, s, sum, cand->var,
+				  n_dir > 1 && cand->variant > 0 && cand->variant < 3 ? cand->variant : 0);
+	else
+		for (int k = 0; k < n_dir; k++)
+			x = fmax(x, subject_value(c, s, sum, cand->var, k));
+	if (x <= 0)
+		return x;
+	for (size_t v = 0; v < c->n_vars; v++) {
+		double best = -1;
+
+		if (!is_peer(c, cand, v))
+			continue;
+		for (int k = 0; k < n_dir; k++)
+			best = fmax(best, subject_value(c, s, sum, v, k));
+		if (best >= 0)
+			vals[n++] = best;
+		top = fmax(top, best);
+	}
+	if (n < 4)
+		return x;
+	med = rs_median(vals, n);
+	sigma = rs_sigma(vals, n, scratch);
+	*ratio = med > 0 ? x / med : 1e9;
+	*lead = top > 0 ? x / top : 1e9;
+	*z = sigma > 0 ? (x - med) / sigma : x > med ? 1e9 : 0;
+	return x;
+}
+
+/* Each subject's mean latency floor excess (us) of the round trips crossing it, or -1e9. */
+static double subject_floor(const struct ctx *c, size_t var, double *sum)
+{
+	return sum[2 * var + 1] >= 2 ? sum[2 * var] / sum[2 * var + 1] : -1e9;
+}
+
+/*
+ * The candidate's subject's latency floor against its peers': how much its round trips'
+ * quickest moments are slower than theirs, in us and in robust sigmas. sum: at least
+ * 2 * n_vars doubles, vals and scratch n_vars each.
+ */
+static void measure_floor(const struct ctx *c, struct candidate *cand, double *sum, double *vals,
+			  double *scratch)
+{
+	size_t n = 0;
+	double x, med, sigma;
+
+	cand->floor_excess_us = cand->floor_z = 0;
+	cand->floor_known = false;
+	memset(sum, 0, 2 * (c->n_vars ? c->n_vars : 1) * sizeof(*sum));
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+
+		if (!cn->has_floor)
+			continue;
+		for (size_t i = 0; i < cn->inc_len; i++) {
+			const struct incidence *e = &c->inc[cn->inc_start + i];
+
+			sum[2 * e->var] += e->rtt * cn->floor_excess_us;
+			sum[2 * e->var + 1] += e->rtt;
+		}
+	}
+	x = subject_floor(c, cand->var, sum);
+	if (x < -1e8)
+		return;
+	for (size_t v = 0; v < c->n_vars; v++)
+		if (is_peer(c, cand, v) && subject_floor(c, v, sum) > -1e8)
+			vals[n++] = subject_floor(c, v, sum);
+	if (n < 4)
+		return;
+	med = rs_median(vals, n);
+	sigma = rs_sigma(vals, n, scratch);
+	cand->floor_excess_us = x - med;
+	/* Peers all alike (quantized medians): only a floor above theirs stands out. */
+	cand->floor_z = sigma > 0 ? (x - med) / sigma : x > med ? 1e9 : 0;
+	cand->floor_known = true;
+}
+
+/* The candidate against its peers: in its own signal, in marks, latency and floor. */
+static void peer_outlier(const struct ctx *c, struct candidate *cand, double *sum, double *vals,
+			 double *scratch)
+{
+	double lat_lead;
+
+	cand->outlier_ratio = cand->outlier_z = 0;
+	if (cand->signal < N_SIGNALS)
+		subject_outlier(c, cand, cand->signal, sum, vals, scratch, &cand->outlier_ratio,
+				&cand->outlier_z, &cand->outlier_lead);
+	subject_outlier(c, cand, SIG_ECN, sum, vals, scratch, &cand->mark_ratio, &cand->mark_z,
+			&cand->mark_lead);
+	cand->lat_excess_us = subject_outlier(c, cand, SIG_LATENCY, sum, vals, scratch,
+					      &cand->lat_ratio, &cand->lat_z, &lat_lead);
+	measure_floor(c, cand, sum, vals, scratch);
+}
+
+/* A link between switches, named alone (a set's members were not measured one by one). */
+static bool switch_link(const struct ctx *c, const struct candidate *cand)
+{
+	return var_tier(c, &c->vars[cand->var]) == 2 && !cand->n_set;
+}
+
+/* The subject's marks against its peers' (ratio to their median, robust z, ratio to the
+ * highest): its own signal's figures when marks picked it. */
+static void subject_marks(const struct candidate *cand, double *ratio, double *z, double *lead)
+{
+	bool ecn = cand->signal == SIG_ECN;
+
+	*ratio = ecn ? cand->outlier_ratio : cand->mark_ratio;
+	*z = ecn ? cand->outlier_z : cand->mark_z;
+	*lead = ecn ? cand->outlier_lead : cand->mark_lead;
+}
+
+/*
+ * The load a faulty link sheds, against its peers': the whole trace's, or the later
+ * half's when its marks stand at outlier_min_ratio times its peers' and lead every peer
+ * link (loc_marks_lead()): a fault starting late in the trace carried its share before
+ * its onset. Only then: DCQCN makes any hot link shed some load as the trace goes on
+ * (healthy-over60's hottest links: 0.92-1.18x over the whole trace, 0.76-0.86x in the
+ * later half, marking 1.5-2.3x their peers).
+ */
+static double shed_load(const struct localize_config *cfg, const struct candidate *cand)
+{
+	double ratio, z, lead;
+
+	subject_marks(cand, &ratio, &z, &lead);
+	if (cand->late_load_ratio > 0 && ratio >= cfg->outlier_min_ratio && loc_marks_lead(z, lead))
+		return fmin(cand->load_ratio, cand->late_load_ratio);
+	return cand->load_ratio;
+}
+
+/*
+ * A link between switches marked far more than its peers of the same tier, in a busy
+ * fabric: a fault standing out of the queueing, not its top. Only marks on switch links:
+ * on the tuning seeds healthy busy host links reached 4.7 sigmas. And only a link carrying
+ * less than its peers: a marking or slowed link sheds load (DCQCN), a collective's hot spot
+ * carries more. A congested pick is measured in its own direction; any other pick on the
+ * link by the link's worse direction (an ECN fault seen first as the slowed completions
+ * of the flows it marks).
+ */
+static bool busy_outlier(const struct ctx *c, const struct candidate *cand)
+{
+	const struct localize_config *cfg = c->cfg;
+	double ratio, z, lead;
+
+	subject_marks(cand, &ratio, &z, &lead);
+	/* Closer to the peers' spread, marks that lead every peer link (loc_marks_lead());
+	 * far out of it, marks at least the highest peer's: two links marking alike at
+	 * the top are the fabric's queueing, not one fault. */
+	return var_tier(c, &c->vars[cand->var]) == 2 && cfg->outlier_min_ratio > 0 &&
+	       ratio >= cfg->outlier_min_ratio &&
+	       ((z >= cfg->outlier_min_z && lead >= 1) || loc_marks_lead(z, lead)) &&
+	       shed_load(cfg, cand) < cfg->outlier_max_load;
+}
+
+/*
+ * A switch link whose round trips' quickest moments are slower than its peer links', while
+ * it carries less than they do: a slowed serializer (or any fault) that queues for real.
+ * A queue marks in proportion to its length (RED between Kmin and Kmax) and drains in
+ * quiet moments; a link that cannot carry its share keeps a standing queue, so its floor
+ * rises. An ECN fault marks packets it does not delay: the floor stays (tuning seeds
+ * 1041-1060: rate-halved links 0.9-21 sigmas, ECN faults at most 3.1 but one).
+ */
+static bool floor_outlier(const struct ctx *c, const struct candidate *cand)
+{
+	const struct localize_config *cfg = c->cfg;
+
+	return switch_link(c, cand) && cfg->floor_min_z > 0 && cand->floor_z >= cfg->floor_min_z &&
+	       shed_load(cfg, cand) < cfg->outlier_max_load;
+}
+
+/*
+ * A step of added latency: the link's floor moved (robust sigmas over its peers) by about
+ * as much as the pick's median excess. A step delays every packet, the quickest too;
+ * queueing raises the median far more than the floor (tuning seeds 1041-1060: other
+ * switch links of busy fabrics at most 0.69 of the median excess, +20 us links 0.79-1.01
+ * in a collective). Any load: a step does not shed it.
+ */
+static bool latency_step(const struct ctx *c, const struct candidate *cand)
+{
+	const struct localize_config *cfg = c->cfg;
+
+	if (cand->floor_step) /* measured by the search: step_floor_stands() */
+		return true;
+	return switch_link(c, cand) && cand->signal == SIG_LATENCY && cfg->floor_min_z > 0 &&
+	       cand->floor_z >= cfg->floor_min_z && cand->effect_us > 0 &&
+	       cand->floor_excess_us >= cfg->step_floor_share * cand->effect_us;
+}
+
+/*
+ * The same delay on every hurt connection: a fixed step (a slow link's added latency), not
+ * a queue. A queue's wait depends on when each connection's packets arrive and what else
+ * is queued, so the connections it delays differ; a step adds one constant to all of them.
+ * Their median excess spreads under CONSTANT_STEP_CV of its mean (its standard deviation
+ * over the mean; tuning seeds 1561-1600: a +20 us link 0.0005 over 9 connections; the 18
+ * load notices of healthy-ecmp-skew, healthy-incast and healthy-over-mixed on 1561-1580
+ * 0.156-1.06, those on host links of slowx5-fab-1dir 0.20 and 0.76).
+ */
+#define CONSTANT_STEP_CV 0.05
+
+static bool constant_step(const struct ctx *c, const struct candidate *cand)
+{
+	double sum = 0, sum2 = 0, mean;
+	size_t n = 0;
+
+	if (cand->signal != SIG_LATENCY && cand->signal != SIG_COMPLETION)
+		return false;
+	for (size_t k = 0; k < cand->n_hurt_idx; k++) {
+		const struct conn *cn = &c->conns[cand->hurt_idx[k]];
+		double x = cn->lat_p50_us - cn->baseline_us;
+
+		if (!cn->has_lat || cn->baseline_us <= 0)
+			continue;
+		sum += x;
+		sum2 += x * x;
+		n++;
+	}
+	if (n < 3)
+		return false;
+	mean = sum / (double)n;
+	return mean > 0 && sqrt(fmax(sum2 / (double)n - mean * mean, 0)) < CONSTANT_STEP_CV * mean;
+}
+
+/*
+ * The candidate's hurt connections' CE marks against what their packets would carry at
+ * the peers' rate: the rate (-1 when none are tracked) and a Poisson z, the count test of
+ * a congested finding (localize_search.c).
+ */
+static void hurt_marks(const struct ctx *c, struct candidate *cand)
+{
+	double ce = 0, packets = 0, expected;
+
+	for (size_t k = 0; k < cand->n_hurt_idx; k++) {
+		const struct conn *cn = &c->conns[cand->hurt_idx[k]];
+
+		ce += cn->ce_events;
+		packets += cn->packets;
+	}
+	expected = cand->peer_ce_rate * packets;
+	cand->hurt_ce_rate = packets > 0 ? ce / packets : -1;
+	cand->hurt_ce_z = packets > 0 ? (ce - expected) / sqrt(expected + 1) : 0;
+}
+
+/* Busy: the connections that do not cross the candidate are CE-marked at busy_ce_rate. */
+static bool fabric_busy(const struct candidate *cand, const struct localize_config *cfg)
+{
+	return cfg->busy_ce_rate > 0 && cand->peer_ce_rate >= cfg->busy_ce_rate;
+}
+
+/*
+ * A latency excess that the fabric's queueing explains: the fabric is busy and the hurt
+ * connections are marked more than their peers, beyond counting noise. A queue delays and
+ * marks together; a slow cable or a step of added latency delays without a mark, so its
+ * flows are marked like everyone else's (a 5%-load fabric marks about 0.1% with no fault).
+ */
+static bool latency_is_queueing(const struct candidate *cand, const struct localize_config *cfg)
+{
+	if (!fabric_busy(cand, cfg))
+		return false;
+	if (cfg->queue_marks_z <= 0 || cand->hurt_ce_rate < 0)
+		return true;
+	return cand->hurt_ce_z >= cfg->queue_marks_z;
+}
+
+/*
+ * Queueing in a fabric that is not busy: the hurt connections are CE-marked several times
+ * the peers' rate (beyond counting noise), so a queue delays them, and nothing says a
+ * fault: the subject carries its peers' load (a faulty link sheds it), its latency floor
+ * did not move (loc_floor_moved(); without a floor, a latency pick under quiet_max_ratio
+ * of its peers': tuning seeds 1041-1050, hosts mode: healthy alerts marked 3.3-6.0x their
+ * peers at 1.25-1.62x latency) and marks stay under quiet_marks_max times the peers' (an
+ * ECN fault marks 35x and more). A fabric set has no load to compare: see
+ * small_fabric_set().
+ */
+static bool quiet_queueing(const struct ctx *c, const struct candidate *cand)
+{
+	const struct localize_config *cfg = c->cfg;
+	double peer = cand->peer_ce_rate;
+
+	if (cfg->quiet_marks_ratio <= 0 || fabric_busy(cand, cfg) || cand->hurt_ce_rate < 0 ||
+	    peer <= 0 || cand->hurt_ce_z < cfg->queue_marks_z)
+		return false;
+	if (cand->hurt_ce_rate < cfg->quiet_marks_ratio * peer ||
+	    cand->hurt_ce_rate >= cfg->quiet_marks_max * peer)
+		return false;
+	if (c->vars[cand->var].kind == VAR_FABRIC || cand->load_ratio < cfg->outlier_max_load)
+		return false;
+	/* A queue drains in quiet moments: a floor that moved is a fault, whatever the
+	 * latency ratio (slowx2-host 1099 and 1109: 1.5-1.6x, floor +3 us). With the
+	 * floor rules off (floor_min_z 0) no floor moves: the ratio decides. */
+	if (cfg->floor_min_z > 0 && loc_floor_known(cand))
+		return !loc_floor_moved(c, cand);
+	return cand->signal == SIG_ECN || cand->severity < cfg->quiet_max_ratio;
+}
+
+/*
+ * A `fabric` set (no topology) of host pairs whose round trips run under
+ * quiet_fabric_max_ratio times their peers': a queue of a few packets on the hashed
+ * paths, which ordinary ECMP collisions build. Tuning seeds 1041-1060 without a topology:
+ * such sets on healthy fabrics and beside host faults stood 1.24-1.33x (+2.0-3.5 us),
+ * marked or not; 5x spine cables and +20 us steps 1.47x and up.
+ */
+static bool small_fabric_set(const struct ctx *c, const struct candidate *cand)
+{
+	return c->vars[cand->var].kind == VAR_FABRIC && cand->signal != SIG_ECN &&
+	       cand->severity < c->cfg->quiet_fabric_max_ratio;
+}
+
+/*
+ * Loss that tracks marks: the hurt connections CE-marked at least loss_marks_ratio times
+ * as often as they lose packets. A queue that overflows marks first; a lossy cable or a
+ * flapping link drops without marking (on the tuning seeds 1011-1020: injected loss and
+ * flaps at most 1.1 marks per loss event, overflow drops of busy fabrics 5.5-110).
+ */
+static bool loss_tracks_marks(const struct ctx *c, const struct candidate *cand)
+{
+	double ce = 0, lost = 0;
+
+	if (c->cfg->loss_marks_ratio <= 0 || !cand->n_hurt_idx)
+		return false;
+	for (size_t k = 0; k < cand->n_hurt_idx; k++) {
+		const struct conn *cn = &c->conns[cand->hurt_idx[k]];
+
+		ce += cn->ce_events;
+		lost += cn->loss_events;
+	}
+	return lost > 0 && ce >= c->cfg->loss_marks_ratio * lost;
+}
+
+/*
+ * Loss spread at random in time (loc_loss_dispersion()) on a switch link: a switch link's
+ * queue, fed by the flows ECMP hashes there, overflows in bursts, while it is full, and its
+ * drops cluster in those windows; a lossy cable drops whatever the queues do. Tuning seeds
+ * 1601-1612, lossy picks in busy fabrics: 1% injected loss 1.0-2.2 (268-433 events),
+ * overflow drops of busy healthy and faulty fabrics 3.9-8.5 (24-127); checked on
+ * 1641-1645: injected 1.6-2.6, overflow 5.3-9.2. Few events tell nothing. Not a host's
+ * access link: the queue toward a host that many senders feed can stay full, and a full
+ * queue drops steadily (reporting seeds 141-160: three such overflows at 1.08-1.51).
+ */
+static bool loss_at_random(const struct ctx *c, const struct candidate *cand)
+{
+	const struct localize_config *cfg = c->cfg;
+
+	return cfg->loss_random_max > 0 && switch_link(c, cand) &&
+	       cand->in_events >= cfg->loss_random_min_events &&
+	       cand->loss_dispersion >= 0 && cand->loss_dispersion < cfg->loss_random_max;
+}
+
+/* Why a switch link's kind was changed, one text for each reason (link_kind() and the
+ * lossy branch of loc_classify_level() give the same ones). */
+#define WHY_MARKS_STEADY "its marks: a steady share of its packets in every window, a marking fault"
+#define WHY_FLOOR "its floor: a standing queue on a link carrying less than its peers"
+#define WHY_STALL "its round trips wait longer than its peers' while it carries less: a slow link"
+#define WHY_MARKS_DRAIN "its marks come and go: a queue standing out of its peers', not a marking fault"
+
+/*
+ * The story of a switch link alert told by the link rather than by the pick: a standing
+ * queue on a link carrying less than its peers is a slow link, whatever signal saw it
+ * first (rate-halved links marked and were read congested); in a busy fabric, marks
+ * standing out with the floor unmoved are an ECN fault, even when the slowed completions
+ * of its flows were picked first.
+ */
+static void link_kind(const struct ctx *c, struct candidate *cand)
+{
+	/* Marks that hold decide over the floor: a rate-halved link's marks never held (its
+	 * floor 0 on all 40 tuning runs), ECN links that also raised the floor did. */
+	if (loc_marks_steady(cand)) {
+		if (cand->kind == FINDING_SLOW && !latency_step(c, cand)) {
+			cand->kind = FINDING_CONGESTED;
+			cand->kind_why = WHY_MARKS_STEADY;
+		}
+	} else if (cand->kind == FINDING_CONGESTED && loc_link_stalls(cand)) {
+		cand->kind = FINDING_SLOW;
+		cand->kind_why = WHY_STALL;
+	} else if (cand->kind == FINDING_CONGESTED && floor_outlier(c, cand)) {
+		cand->kind = FINDING_SLOW;
+		cand->kind_why = WHY_FLOOR;
+	} else if (cand->kind == FINDING_CONGESTED && switch_link(c, cand) &&
+		   loc_marks_drain(cand)) {
+		cand->kind = FINDING_SLOW;
+		cand->kind_why = WHY_MARKS_DRAIN;
+	} else if (cand->kind == FINDING_SLOW && cand->signal != SIG_ECN &&
+		   fabric_busy(cand, c->cfg) && busy_outlier(c, cand) && !floor_outlier(c, cand) &&
+		   !latency_step(c, cand) && !loc_marks_drain(cand)) {
+		cand->kind = FINDING_CONGESTED;
+		cand->kind_why = "its marks: far above its peer links' with no standing queue";
+	}
+}
+
+/*
+ * Alert or notice: an alert is what ordinary traffic does not explain. A slow or congested
+ * subject carrying at least load_notice_ratio times its peers' load queues because of it,
+ * and a responder's turnaround under 2x its peers' is a busy host; loss, RNR and the rest
+ * stay alerts. load and late_load hold subject_loads() of the whole trace and of its later
+ * half; scratch has room for n_vars values.
+ */
+void loc_classify_level(struct ctx *c, struct candidate *cand, const double *load,
+			const double *late_load, double *scratch)
+{
+	const struct localize_config *cfg = c->cfg;
+
+	cand->level = FINDING_ALERT;
+	cand->notice_why = NULL;
+	cand->kind_why = NULL;
+	cand->load_ratio = load_ratio(c, load, scratch, cand);
+	cand->late_load_ratio = 0;
+	cand->marks_floor_known = false;
+	if (switch_link(c, cand) && cand->load_ratio >= cfg->outlier_max_load &&
+	    cand->load_ratio < cfg->load_notice_ratio)
+		cand->late_load_ratio = load_ratio(c, late_load, scratch, cand);
+	cand->peer_ce_rate = peer_ce_rate(c, cand);
+	hurt_marks(c, cand);
+	cand->stall_known = false;
+	if (switch_link(c, cand) && fabric_busy(cand, cfg)) {
+		loc_marks_floor(c, cand);
+		loc_link_stall(c, cand);
+	}
+	cand->loss_dispersion = cand->signal == SIG_LOSS ? loc_loss_dispersion(c, cand) : -1;
+	switch (cand->kind) {
+	case FINDING_CONGESTED:
+	case FINDING_SLOW:
+		if (cand->load_ratio >= cfg->load_notice_ratio && !constant_step(c, cand))
+			cand->notice_why = "it carries far more than its peers: load explains the queueing";
+		/* A fabric that marks everywhere is queueing everywhere: the hottest queue
+		 * is ordinary congestion (loaded, oversubscribed healthy fabrics raised an
+		 * alert in every run), unless the link stands out of it. */
+		else if ((cand->signal == SIG_ECN ? fabric_busy(cand, cfg)
+						  : latency_is_queueing(cand, cfg)) &&
+			 !(busy_outlier(c, cand) && !loc_queue_drains(cand)) &&
+			 !floor_outlier(c, cand) && !latency_step(c, cand) && !loc_link_stalls(cand))
+			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
+		else if (quiet_queueing(c, cand))
+			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";
+		else if (small_fabric_set(c, cand))
+			cand->notice_why = "host pairs a little slower than their peers: ECMP collisions, not a fault";
+		else if (switch_link(c, cand) && loc_quiet_queue_drains(c, cand))
+			cand->notice_why = "its marks come and go over an unmoved floor: a queue draining between bursts";
+		else
+			link_kind(c, cand);
+		break;
+	case FINDING_HOST:
+		if (cand->signal == SIG_TURNAROUND && cand->severity < cfg->host_alert_min_ratio)
+			cand->notice_why = "a turnaround excess within what a busy responder shows";
+		/* Data spread out by a slow link stretch a responder's wait by up to the
+		 * link's slowdown; on one or two connections that is not told apart from
+		 * a slow responder (slowx5-fab-each: 2.3-3.1x on 1-2, a slow responder 10x). */
+		else if (cand->signal == SIG_TURNAROUND && cand->flows_hurt <= 2 &&
+			 cand->severity < cfg->host_few_min_ratio)
+			cand->notice_why = "a turnaround excess on one or two connections: the network may explain it";
+		/* A host's round trips slower than its peers', in a fabric queueing
+		 * everywhere: the same queues (no RNR, no turnaround from a second vantage). */
+		else if ((cand->signal == SIG_LATENCY || cand->signal == SIG_COMPLETION) &&
+			 latency_is_queueing(cand, cfg))
+			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
+		break;
+	case FINDING_LOSSY:
+		/* Overflow drops of a fabric queueing everywhere: healthy loaded fabrics
+		 * lose 0.06-1% on links marked several times as often. */
+		if (cand->signal == SIG_LOSS && fabric_busy(cand, cfg) && loss_tracks_marks(c, cand) &&
+		    !loss_at_random(c, cand)) {
+			/* ... unless the queue stands on a link that carries less than its
+			 * peers: its overflow is the link's own (a slowed serializer), or the
+			 * link marks alone, ahead of every peer (an ECN fault's flows), with
+			 * marks that hold or a floor that rose: marks that come and go over
+			 * an unmoved floor are a queue draining between bursts, its drops
+			 * too (loc_queue_drains(), as for its marks above). */
+			if (floor_outlier(c, cand) && loc_marks_steady(cand)) {
+				cand->kind = FINDING_CONGESTED;
+				cand->kind_why = WHY_MARKS_STEADY;
+			} else if (floor_outlier(c, cand)) {
+				cand->kind = FINDING_SLOW;
+				cand->kind_why = WHY_FLOOR;
+			} else if (switch_link(c, cand) && busy_outlier(c, cand) &&
+				   loc_marks_lead(cand->mark_z, cand->mark_lead) &&
+				   !loc_queue_drains(cand)) {
+				bool drain = loc_marks_drain(cand);
+
+				cand->kind = drain ? FINDING_SLOW : FINDING_CONGESTED;
+				cand->kind_why = drain ? WHY_MARKS_DRAIN :
+						   "its marks: far above every peer link's with no standing queue";
+			} else if (loc_link_stalls(cand)) {
+				cand->kind = FINDING_SLOW;
+				cand->kind_why = WHY_STALL;
+			} else {
+				cand->notice_why = "drops of a queue that marks them as well, in a fabric queueing everywhere";
+			}
+		}
+		break;
+	default:
+		break;
+	}
+	/* A faulty link or host hurts every connection crossing it; in a fabric queueing
+	 * everywhere, one connection's excess or few drops are what the queues give some
+	 * connection (tuning seeds 1261-1340: 16 of 16 such alerts in busy fabrics were
+	 * wrong, the right one-connection alerts all came from quiet fabrics). */
+	if (!cand->notice_why && cand->kind != FINDING_HOST && cand->flows_hurt == 1 &&
+	    fabric_busy(cand, cfg))
+		cand->notice_why = "one connection in a fabric queueing everywhere: what its queues give some connection";
+	loc_turnaround_idle(c, cand);
+	if (cand->notice_why)
+		cand->level = FINDING_NOTICE;
+}
+
+/* The same subject: the same var, or a set holding the other's var (a second signal may
+ * pick another member of the same tie first). */
+bool loc_same_subject(const struct candidate *x, const struct candidate *y)
+{
+	return loc_cand_names(x, y->var) || loc_cand_names(y, x->var);
+}
+
+/* Every candidate's level, from the loads summed once; out of memory is an error, not "no load". */
+int loc_classify_levels(struct ctx *c, struct candidate *cands, size_t n)
+{
+	size_t nv = c->n_vars ? c->n_vars : 1;
+	double *load = subject_loads(c, false);
+	double *late_load = subject_loads(c, true);
+	double *scratch = malloc(nv * sizeof(*scratch));
+	double *vals = malloc(nv * sizeof(*vals));
+	double *sum = malloc(6 * nv * sizeof(*sum));
+	int err = load && late_load && scratch && vals && sum ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < n; i++) {
+		peer_outlier(c, &cands[i], sum, vals, scratch);
+		loc_classify_level(c, &cands[i], load, late_load, scratch);
+	}
+	free(load);
+	free(late_load);
+	free(scratch);
+	free(vals);
+	free(sum);
+	return err;
+}
