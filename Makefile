@@ -33,6 +33,8 @@ UNIT_LIBS :=   # extra libraries the unit tests need
 MAN_PAGES :=
 
 .PHONY: all tools test demo bench eval fuzz samples install deps clean unit-tests
+# A recipe that fails leaves no half-written target behind for the next make to trust.
+.DELETE_ON_ERROR:
 all:
 
 CORE_LIB      := $(BUILD)/libagentxdp.a
