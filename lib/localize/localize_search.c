@@ -478,7 +478,8 @@ static bool judge_latency(struct ctx *c, struct candidate *cand, const bool *hur
 		 * sees only the core. The 90th percentile's distance from the median is the
 		 * spread of a normal one would need to produce that tail; take the larger. */
 		memcpy(tmp, out, n_out * sizeof(*tmp));
-		double q50 = rs_median(tmp, n_out); /* sorts tmp */
+		rs_sort(tmp, n_out);
+		double q50 = rs_median(tmp, n_out);
 		double q90 = tmp[(size_t)(0.9 * (double)(n_out - 1))];
 		cand->sigma_us = fmax(cand->sigma_us, (q90 - q50) / 1.2816);
 	}

@@ -4,11 +4,13 @@
 
 #include <stddef.h>
 
-/* Median of v[0..n) (v is reordered). 0 when n == 0. */
+/* Median of v[0..n) (v is reordered, not sorted). 0 when n == 0. NaN-free input. */
 double rs_median(double *v, size_t n);
-/* The q-quantile of v[0..n) as the sorted v[floor(q * n)] (v is sorted; q in [0, 1)). 0
- * when n == 0. */
+/* The q-quantile of v[0..n) as the sorted v[floor(q * n)] (v is reordered, not sorted; q in
+ * [0, 1)). 0 when n == 0. */
 double rs_quantile(double *v, size_t n, double q);
+/* Sorts v[0..n) ascending. */
+void rs_sort(double *v, size_t n);
 /* Median absolute deviation around med; scratch holds n doubles. 0 when n == 0. */
 double rs_mad(const double *v, size_t n, double med, double *scratch);
 /* 1.4826 * MAD: estimates the standard deviation of normal data, ignores outliers. */

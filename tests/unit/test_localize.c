@@ -995,6 +995,46 @@ static void test_robust_stats(void **state)
 	assert_true(rs_quantile(q, 0, 0.5) == 0);
 }
 
+static int cmp_double_test(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The selection-based median and quantile give what sorting gives, on every size from 1
+ * to 64 and on values with many ties (quantized latencies), sorted, reversed and random. */
+static void test_robust_stats_selection(void **state)
+{
+	double v[64], sorted[64], q[64];
+	unsigned seed = 12345;
+
+	for (int shape = 0; shape < 4; shape++) {
+		for (size_t n = 1; n <= 64; n++) {
+			for (int trial = 0; trial < 20; trial++) {
+				for (size_t i = 0; i < n; i++) {
+					seed = seed * 1103515245u + 12345u;
+					double r = (double)(seed >> 16 & 0x7fff);
+					v[i] = shape == 0 ? r : shape == 1 ? (double)((int)r % 4)
+						: shape == 2 ? (double)i : (double)(n - i);
+				}
+				memcpy(sorted, v, n * sizeof(*v));
+				qsort(sorted, n, sizeof(*sorted), cmp_double_test);
+				double want = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+				memcpy(q, v, n * sizeof(*v));
+				assert_true(rs_median(q, n) == want);
+				for (double f = 0; f < 1; f += 0.05) {
+					size_t i = (size_t)(f * (double)n);
+					memcpy(q, v, n * sizeof(*v));
+					assert_true(rs_quantile(q, n, f) == sorted[i < n ? i : n - 1]);
+				}
+				memcpy(q, v, n * sizeof(*v));
+				rs_sort(q, n);
+				assert_memory_equal(q, sorted, n * sizeof(*q));
+			}
+		}
+	}
+}
+
 static void test_names(void **state)
 {
 	assert_string_equal(finding_kind_name(FINDING_CONGESTED), "congested");
@@ -1104,6 +1144,7 @@ int main(void)
 		cmocka_unit_test(test_topology_line_endings_and_bom),
 		cmocka_unit_test(test_topology_quadratic_input),
 		cmocka_unit_test(test_robust_stats),
+		cmocka_unit_test(test_robust_stats_selection),
 		cmocka_unit_test(test_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
