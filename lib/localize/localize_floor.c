@@ -142,7 +142,10 @@ bool loc_floor_leads(const struct ctx *c, struct candidate *cand, const double *
  * A tie of links (collect_ties()) whose one member's lowest floor leads every other switch
  * link's FLOOR_LEAD_RATIO times, the set's other members' too: a step delays every round
  * trip through its link, a tied link shares only some of them. The pick becomes that member
- * and the others are free to be picked again. True when the set was broken.
+ * and the others are free to be picked again. True when the set was broken. The member is
+ * judged over both directions: a round trip's floor does not tell which direction delays
+ * it, and the pick's variant names a direction of another link (rate2x-fab-over60 2549:
+ * leaf2-spine1's spine1 -> leaf2 became leaf0-spine1's spine1 -> leaf0, a half effect).
  */
 bool loc_floor_breaks_tie(const struct ctx *c, struct candidate *cand, const double *low,
 			  bool *picked)
@@ -162,8 +165,19 @@ bool loc_floor_breaks_tie(const struct ctx *c, struct candidate *cand, const dou
 	}
 	if (lead < 0)
 		return false;
+	if (agentxdp_log_level >= LOG_DEBUG) {
+		char was[128], now[128];
+
+		loc_var_subject(c, &c->vars[cand->var], was, sizeof(was));
+		loc_var_subject(c, &c->vars[lead], now, sizeof(now));
+		pr_debug("localize: tie of %zu broken: %s -> %s, lowest floor %.2f us, "
+			 "excess %.2f us\n",
+			 cand->n_set, was, now, low[lead], cand->effect);
+	}
 	for (size_t i = 0; i < cand->n_set; i++)
 		picked[cand->set[i]] = cand->set[i] == (uint32_t)lead;
+	if (cand->var != (uint32_t)lead)
+		cand->variant = 0;
 	cand->var = (uint32_t)lead;
 	cand->n_set = 0;
 	return true;
