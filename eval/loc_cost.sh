@@ -52,7 +52,7 @@ EOF
 perf probe -q -d 'lcbase:*' -d 'lcnew:*' 2>/dev/null || true
 for g in base new; do
 	b=$base; [ $g = new ] && b=$new
-	perf probe -q -x "$b/agentxdp-analyze" -a "lc$g:in=localize" -a "lc$g:out=localize%return"
+	perf probe -q -x "$b/agentxdp-analyze" -a "lc$g:${g}_in=localize" -a "lc$g:${g}_out=localize%return"
 done
 
 # localize() seconds of one run: the sum over its calls of return minus entry.
@@ -62,7 +62,7 @@ time_one() {
 	perf record -q -o "$dir/perf.$g" -e "lc$g:*" -- "$bin/agentxdp-analyze" -q "${args[@]}" \
 		>"$dir/json.$g" 2>/dev/null || true
 	perf script -i "$dir/perf.$g" -F time,event 2>/dev/null | awk '
-		/:in:/ { t = $1 + 0 } /:out:/ { s += ($1 + 0) - t } END { printf "%.6f\n", s }'
+		/_in:/ { t = $1 + 0 } /_out/ { s += ($1 + 0) - t } END { printf "%.6f\n", s }'
 }
 
 for dir in "$work"/*/; do
