@@ -84,56 +84,64 @@ static volatile sig_atomic_t interrupted;
 struct trace_reader {
 	int n;
 	struct trace_input *inputs;
-	int *heap;			/* input indexes, min-heap on (pending_ns, index) */
+	struct heap_entry {
+		uint64_t ns;		/* the input's pending_ns */
+		int input;
+	} *heap;			/* min-heap on (pending_ns, input index) */
 	int heap_len;
-	int last;			/* input whose frame the caller holds, -1 none */
+	int last;			/* input whose frame the caller holds (the heap's root), -1 none */
+	bool unreported;		/* an input may hold an error next() has not returned */
 	char error[640];
 };
 
-static bool heap_less(const struct trace_reader *tr, int a, int b)
+/* Entries carry their input's pending time: the sift compares them without touching the
+ * inputs (a few cache lines each). Equal times: the earlier input first, so merging is stable. */
+static bool heap_less(const struct heap_entry *x, const struct heap_entry *y)
 {
-	const struct trace_input *x = &tr->inputs[a], *y = &tr->inputs[b];
-
-	if (x->pending_ns != y->pending_ns)
-		return x->pending_ns < y->pending_ns;
-	return a < b; /* equal times: the earlier input first, so merging is stable */
+	if (x->ns != y->ns)
+		return x->ns < y->ns;
+	return x->input < y->input;
 }
 
 static void heap_push(struct trace_reader *tr, int input)
 {
 	int i = tr->heap_len++;
 
-	tr->heap[i] = input;
+	tr->heap[i] = (struct heap_entry){ tr->inputs[input].pending_ns, input };
 	while (i > 0) {
 		int parent = (i - 1) / 2;
-		if (!heap_less(tr, tr->heap[i], tr->heap[parent]))
+		if (!heap_less(&tr->heap[i], &tr->heap[parent]))
 			break;
-		int t = tr->heap[i];
+		struct heap_entry t = tr->heap[i];
 		tr->heap[i] = tr->heap[parent];
 		tr->heap[parent] = t;
 		i = parent;
 	}
 }
 
-static int heap_pop(struct trace_reader *tr)
+/* The root's input has a later frame now, or (gone) none: one sift down, not a pop and a push. */
+static void heap_root_moved(struct trace_reader *tr, bool gone)
 {
-	int top = tr->heap[0], i = 0;
+	struct heap_entry *h = tr->heap;
+	int i = 0;
 
-	tr->heap[0] = tr->heap[--tr->heap_len];
+	if (gone)
+		h[0] = h[--tr->heap_len];
+	else
+		h[0].ns = tr->inputs[h[0].input].pending_ns;
 	for (;;) {
 		int l = 2 * i + 1, r = l + 1, m = i;
-		if (l < tr->heap_len && heap_less(tr, tr->heap[l], tr->heap[m]))
+		if (l < tr->heap_len && heap_less(&h[l], &h[m]))
 			m = l;
-		if (r < tr->heap_len && heap_less(tr, tr->heap[r], tr->heap[m]))
+		if (r < tr->heap_len && heap_less(&h[r], &h[m]))
 			m = r;
 		if (m == i)
 			break;
-		int t = tr->heap[i];
-		tr->heap[i] = tr->heap[m];
-		tr->heap[m] = t;
+		struct heap_entry t = h[i];
+		h[i] = h[m];
+		h[m] = t;
 		i = m;
 	}
-	return top;
 }
 
 /* The drop counters of the bytes read so far (all of them once the input ended). */
@@ -758,6 +766,7 @@ int trace_reader_open(struct trace_reader **out, const char *const *paths, int n
 	}
 	for (int i = 0; i < n; i++) {
 		input_fetch(&tr->inputs[i]);
+		tr->unreported |= tr->inputs[i].error_unreported;
 		if (tr->inputs[i].pending)
 			heap_push(tr, i);
 	}
@@ -805,28 +814,29 @@ static int give_frame(struct trace_reader *tr, int idx, struct trace_frame *fram
 	return 1;
 }
 
+/*
+ * The merge keeps the input whose frame the caller holds at the heap's root: the next call
+ * reads that input's next frame and sifts it down once. Keys (time, input index) are all
+ * distinct, so the order is the same whatever the heap's shape.
+ */
 int trace_reader_next(struct trace_reader *tr, struct trace_frame *frame)
 {
 	if (interrupted) {
 		stop_interrupted(tr);
 		tr->last = -1;
 	}
-	if (tr->n == 1 && tr->last == 0) {
-		/* One input (each lane of -j N reads them all, often one): no merge. */
-		input_fetch(tr->inputs);
-		if (tr->inputs->pending && !tr->inputs->error_unreported)
-			return give_frame(tr, 0, frame);
-		if (tr->inputs->pending)
-			heap_push(tr, 0);
-		tr->last = -1;
-	} else if (tr->last >= 0) {
+	if (tr->last >= 0) {
 		struct trace_input *in = &tr->inputs[tr->last];
+
 		input_fetch(in);
-		if (in->pending)
-			heap_push(tr, tr->last);
+		tr->unreported |= in->error_unreported;
+		/* One input (each lane of -j N reads them all, often one): no merge. */
+		if (tr->n == 1 && in->pending && !in->error_unreported)
+			return give_frame(tr, 0, frame);
+		heap_root_moved(tr, !in->pending);
 		tr->last = -1;
 	}
-	for (int i = 0; i < tr->n; i++) {
+	for (int i = 0; tr->unreported && i < tr->n; i++) {
 		struct trace_input *in = &tr->inputs[i];
 		if (!in->error_unreported)
 			continue;
@@ -835,10 +845,10 @@ int trace_reader_next(struct trace_reader *tr, struct trace_frame *frame)
 			 in->path, (unsigned long long)in->health.frames, in->health.stop_reason);
 		return -1;
 	}
+	tr->unreported = false;
 	if (tr->heap_len == 0)
 		return 0;
-
-	return give_frame(tr, heap_pop(tr), frame);
+	return give_frame(tr, tr->heap[0].input, frame);
 }
 
 const char *trace_reader_error(const struct trace_reader *tr)
