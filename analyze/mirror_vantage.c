@@ -138,6 +138,11 @@ uint32_t mirror_vantage_of(struct mirror_vantages *m, int trace, struct roce_pkt
 	if (!same_source(v, trace, pkt) || !v->used) {
 		int64_t found = -1;
 
+		/* Traces read side by side alternate: the trace's own first source before the
+		 * scan (sources are unique, so the scan would find the same one). */
+		if (trace >= 0 && trace < m->n_traces && m->v[trace].used &&
+		    same_source(&m->v[trace], trace, pkt))
+			found = trace;
 		for (uint32_t i = 0; i < m->n && found < 0; i++)
 			if (m->v[i].used && same_source(&m->v[i], trace, pkt))
 				found = i;

@@ -8,8 +8,9 @@
 # reporting range), runs each build's agentxdp-analyze on it with the matrix's options
 # (--topology --paths where the cell has a fabric fault), and times every call of
 # localize() with a uprobe on its entry and return. ROUNDS (default 3) rounds alternate
-# the builds; a trace's figure is its fastest round. Prints one line per cell and the
-# totals; the JSON of the two builds is compared byte for byte on the way.
+# the builds; a trace's figure is its fastest round. Also the whole run's CPU time (user +
+# system, no probes), fastest of ROUNDS. Prints one line per cell and the totals; the JSON
+# of the two builds is compared byte for byte on the way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 2 ] || { echo "usage: $0 BASE_BIN NEW_BIN" >&2; exit 2; }
@@ -65,23 +66,38 @@ time_one() {
 		/_in:/ { t = $1 + 0 } /_out/ { s += ($1 + 0) - t } END { printf "%.6f\n", s }'
 }
 
+# The whole run's CPU seconds (user + system, every thread), without probes.
+run_cpu() {
+	local bin=$1 dir=$2 TIMEFORMAT='%U %S'
+	mapfile -t args <"$dir/args"
+	{ time "$bin/agentxdp-analyze" -q "${args[@]}" >/dev/null 2>&1; } 2>&1 | awk '{ print $1 + $2 }'
+}
+
+min() { awk -v a="$1" -v b="${2:-$1}" 'BEGIN { print (a < b ? a : b) }'; }
+
 for dir in "$work"/*/; do
 	cell=$(basename "$dir")
-	best_b=; best_n=
+	best_b=; best_n=; run_b=; run_n=
 	for _ in $(seq "$rounds"); do
-		tb=$(time_one base "$base" "$dir"); tn=$(time_one new "$new" "$dir")
-		best_b=$(awk -v a="$tb" -v b="${best_b:-$tb}" 'BEGIN { print (a < b ? a : b) }')
-		best_n=$(awk -v a="$tn" -v b="${best_n:-$tn}" 'BEGIN { print (a < b ? a : b) }')
+		best_b=$(min "$(time_one base "$base" "$dir")" "$best_b")
+		best_n=$(min "$(time_one new "$new" "$dir")" "$best_n")
+		run_b=$(min "$(run_cpu "$base" "$dir")" "$run_b")
+		run_n=$(min "$(run_cpu "$new" "$dir")" "$run_n")
 	done
 	same=differs; cmp -s "$dir/json.base" "$dir/json.new" && same=same
-	echo "$cell $best_b $best_n $same"
+	echo "$cell $best_b $best_n $same $run_b $run_n"
 done >"$work/times"
-printf '%-28s %10s %10s %6s %s\n' cell base_ms new_ms ratio json
-awk '{ printf "%-28s %10.2f %10.2f %6.2f %s\n", $1, $2 * 1e3, $3 * 1e3, ($2 > 0 ? $3 / $2 : 0), $4 }' "$work/times"
-median=$(awk '$2 > 0 { print $3 / $2 }' "$work/times" | sort -g |
-	awk '{ r[NR] = $1 } END { print (NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2) }')
-awk -v median="$median" '
-	{ tb += $2; tn += $3; if ($4 != "same") d++ }
-	END { printf "total over %d traces: base %.1f ms, new %.1f ms, ratio %.2f; median per-trace ratio %.2f; JSON differs on %d\n",
-	             NR, tb * 1e3, tn * 1e3, tn / tb, median, d + 0 }' "$work/times"
+printf '%-28s %10s %10s %6s %8s %12s %12s %6s\n' cell base_ms new_ms ratio json base_run_ms new_run_ms ratio
+awk '{ printf "%-28s %10.2f %10.2f %6.2f %8s %12.1f %12.1f %6.2f\n", $1, $2 * 1e3, $3 * 1e3,
+	($2 > 0 ? $3 / $2 : 0), $4, $5 * 1e3, $6 * 1e3, ($5 > 0 ? $6 / $5 : 0) }' "$work/times"
+median_of() {
+	awk -v a="$1" -v b="$2" '$a > 0 { print $b / $a }' "$work/times" | sort -g |
+		awk '{ r[NR] = $1 } END { print (NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2) }'
+}
+awk -v median="$(median_of 2 3)" -v run_median="$(median_of 5 6)" '
+	{ tb += $2; tn += $3; rb += $5; rn += $6; if ($4 != "same") d++ }
+	END { printf "localize(), total over %d traces: base %.1f ms, new %.1f ms, ratio %.2f; median per-trace ratio %.2f; JSON differs on %d\n",
+	             NR, tb * 1e3, tn * 1e3, tn / tb, median, d + 0
+	      printf "whole run, CPU (user + system): base %.0f ms, new %.0f ms, ratio %.2f; median per-trace ratio %.2f\n",
+	             rb * 1e3, rn * 1e3, rn / rb, run_median }' "$work/times"
 echo "command: ROUNDS=$rounds SEED=$seed bash eval/loc_cost.sh $1 $2"
