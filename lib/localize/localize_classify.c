@@ -574,6 +574,28 @@ static void link_kind(const struct ctx *c, struct candidate *cand)
 }
 
 /*
+ * A few connections (FEW_FLOWS_MAX at most) slower than their peers, CE-marked no more than
+ * them (under queue_marks_z), in a fabric whose other connections are marked at
+ * HEAVY_CE_RATE or more: a loaded fabric's queues sit on some paths for a while and not on
+ * others. A faulty link in such a fabric hurts the many connections it carries. Tuning seeds
+ * 2746-2845 (docs/evaluation.md, "Fifteenth round: a few connections in a fabric marking
+ * everywhere"): the wrong alerts of this shape (healthy-over60, ecn20-fab-over: 3-4
+ * connections, latency, peers marked 1.95-2.37%, hurt z 0.8-2.8) against every right
+ * latency or completion alert on 4 connections or fewer (all cells, 2746-2755): peers marked
+ * 0.03% at most, or the hurt connections marked beyond queue_marks_z (an ECN fault's, z 16).
+ */
+#define FEW_FLOWS_MAX 4
+#define HEAVY_CE_RATE 0.005
+
+static bool few_in_heavy_queueing(const struct ctx *c, const struct candidate *cand)
+{
+	return cand->kind == FINDING_SLOW && cand->flows_hurt <= FEW_FLOWS_MAX &&
+	       (cand->signal == SIG_LATENCY || cand->signal == SIG_COMPLETION) &&
+	       cand->peer_ce_rate >= HEAVY_CE_RATE && cand->hurt_ce_rate >= 0 &&
+	       cand->hurt_ce_z < c->cfg->queue_marks_z;
+}
+
+/*
  * Alert or notice: an alert is what ordinary traffic does not explain. A slow or congested
  * subject carrying at least load_notice_ratio times its peers' load queues because of it,
  * and a responder's turnaround under 2x its peers' is a busy host; loss, RNR and the rest
@@ -682,6 +704,9 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	if (!cand->notice_why && cand->kind != FINDING_HOST && cand->flows_hurt == 1 &&
 	    fabric_busy(cand, cfg))
 		cand->notice_why = "one connection in a fabric queueing everywhere: what its queues give some connection";
+	if (!cand->notice_why && few_in_heavy_queueing(c, cand))
+		cand->notice_why = "a few connections slower than their peers and marked no more, in a fabric "
+				   "marking everywhere: what its queues give some connections";
 	loc_turnaround_idle(c, cand);
 	if (cand->notice_why)
 		cand->level = FINDING_NOTICE;
