@@ -175,7 +175,7 @@ win=$(($(date +%s) - t_impair - 1))
 [ "$win" -ge 3 ] || win=3
 p50_now=$(promql "histogram_quantile(0.5, sum by (le) (increase(agentxdp_ack_latency_seconds_bucket{$sel_ab}[${win}s])))")
 if awk -v now="${p50_now:-x}" -v before="${p50:-x}" 'BEGIN { exit !(now + 0 > 5 * before && before + 0 > 0) }'; then
-	pass "$N: ACK latency p50 under the rate limit ${p50_now}s > 5 x healthy ${p50}s (PromQL rate over the histogram)"
+	pass "$N: ACK latency p50 under the rate limit ${p50_now}s > 5 x healthy ${p50}s (PromQL increase of the histogram since the rate limit)"
 else
 	fail "$N: latency under the rate limit" "p50 ${p50_now:-missing} s vs healthy ${p50:-missing} s"
 fi
