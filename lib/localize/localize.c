@@ -12,6 +12,7 @@
  */
 #include "lib/localize/localize.h"
 #include "lib/localize/localize_internal.h"
+#include "lib/util/log.h"
 #include "lib/util/robust_stats.h"
 
 #include <errno.h>
@@ -470,6 +471,15 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 	demote_small_followers(best, n_best);
 	if (n_best)
 		qsort(best, n_best, sizeof(*best), cmp_candidate);
+	for (size_t i = 0; i < n_best && agentxdp_log_level >= LOG_DEBUG; i++) {
+		char subj[128];
+
+		loc_var_subject(&c, &c.vars[best[i].var], subj, sizeof(subj));
+		pr_debug("localize: ranked %zu: %s %s %s (%s) confidence %.3f%s\n", i,
+			 best[i].level == FINDING_ALERT ? "alert" : "notice",
+			 finding_kind_name(best[i].kind), subj, loc_signal_name(best[i].signal),
+			 best[i].confidence, i >= cfg->max_findings ? ", beyond the cap" : "");
+	}
 	if (n_best > cfg->max_findings)
 		n_best = cfg->max_findings;
 	findings = calloc(n_best ? n_best : 1, sizeof(*findings));

@@ -885,6 +885,9 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 		if (cand.n_set)
 			cand.confidence /= (double)cand.n_set;
 		if (cand.set_confidence < c->cfg->min_confidence) {
+			pr_debug("localize: %s pick %u: confidence %.3f (share %.3f) under %.2f: "
+				 "dropped\n", loc_signal_name(s), iter, cand.set_confidence,
+				 cand.share, c->cfg->min_confidence);
 			free(cand.resid);
 			continue;
 		}
