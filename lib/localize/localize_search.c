@@ -803,6 +803,14 @@ static bool shift_too_late(const struct candidate *cand)
 	return cand->onset_after < need && cand->onset_ratio < SHIFT_LATE_MAX_RATIO;
 }
 
+/* The pick's lowest floor leads every other switch link's (loc_floor_leads()). */
+static bool floor_leads_alone(const struct ctx *c, const struct candidate *cand)
+{
+	struct candidate probe = *cand;
+
+	return c->step_floor && loc_floor_leads(c, &probe, c->step_floor + 3 * c->n_vars);
+}
+
 int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n_cands,
 	       size_t *cap_cands)
 {
@@ -879,6 +887,13 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 			continue;
 		/* What a later pick explains is a remainder: weigh it by its share. */
 		cand.share = best_score / first_score;
+		/* A step whose lowest floor leads every other switch link's stands on it, not
+		 * on the excess the queues picked before it left: they hide a step in the
+		 * median, not in the minimum. A floor that only stands out on average may be
+		 * the step's seen through links its connections share (slow20us-fab-coll
+		 * 2977): that keeps its share. */
+		if (cand.floor_step && floor_leads_alone(c, &cand))
+			cand.share = 1;
 		cand.confidence = cand.strength * cand.specificity * sqrt(cand.share);
 		/* A set: the evidence says one of them, not which; each gets its share. */
 		cand.set_confidence = cand.confidence;
