@@ -82,6 +82,14 @@ mirror_topo_run() {
 		--seed "$seed" --fault "$fault" -- --topology "$dir/links.csv" --paths "$dir/paths.csv"
 }
 
+# coll_step_run TAG DIR SEED LINK ONSET: mirror_topo_run the shape of eval/matrix.txt's
+# slow20us-fab-coll (32 hosts, 8 leaves, 4 spines, a collective at 10% load) with +20 us on
+# LINK from ONSET, into DIR/out.json.
+coll_step_run() {
+	mirror_topo_run "$1" "$2" "$3" "link=$4,kind=slow,size=20us,onset=$5" --hosts 32 \
+		--leaves 8 --spines 4 --load 10% --mtu 4096 --duration 10ms --workload collective
+}
+
 # each_run TAG NAME [SYNTH-ARGS...]: "$SYNTH" -q -o $work/NAME SYNTH-ARGS, then analyze every
 # trace it wrote ($work/NAME/trace*.pcapng: one per host with --vantage each-host) without a
 # topology into $work/NAME.json. On either error, fail TAG-NAME with the tool's first stderr

@@ -14,10 +14,7 @@ synth_test_start collective-step
 for case in 1041:leaf2-spine3:3000us 1049:leaf1-spine2:3000us; do
 	IFS=: read -r seed fault onset <<<"$case"
 	d=$work/$seed
-	synth_analyze "coll-step-$seed" "$d" "$d/out.json" --hosts 32 --leaves 8 --spines 4 \
-		--load 10% --mtu 4096 --duration 10ms --workload collective --vantage mirror \
-		--snaplen 128 --seed "$seed" --fault "link=$fault,kind=slow,size=20us,onset=$onset" -- \
-		--topology "$d/links.csv" --paths "$d/paths.csv" || continue
+	coll_step_run "coll-step-$seed" "$d" "$seed" "$fault" "$onset" || continue
 	link=$(jq -r '[.links[] | select(.faulty) | .link][0]' "$d/truth.json")
 	got=$(jq -r '.findings[0] | "\(.level) \(.kind) \(.subject) \(.evidence.signal)"' "$d/out.json")
 	[ "$got" = "alert slow $link completion" ] &&

@@ -13,10 +13,7 @@ synth_test_start floor-step-share
 for case in 2953:leaf3-spine3:3000us 2959:leaf0-spine3:4000us 2977:leaf0-spine0:3000us; do
 	IFS=: read -r seed fault onset <<<"$case"
 	d=$work/$seed
-	synth_analyze "floor-share-$seed" "$d" "$d/out.json" --hosts 32 --leaves 8 --spines 4 \
-		--load 10% --mtu 4096 --duration 10ms --workload collective --vantage mirror \
-		--snaplen 128 --seed "$seed" --fault "link=$fault,kind=slow,size=20us,onset=$onset" -- \
-		--topology "$d/links.csv" --paths "$d/paths.csv" || continue
+	coll_step_run "floor-share-$seed" "$d" "$seed" "$fault" "$onset" || continue
 	got=$(jq -r '[.findings[] | select(.level == "alert") | "\(.kind) \(.subject)"] | join("; ")' \
 		"$d/out.json")
 	[ "$got" = "slow $fault" ] &&

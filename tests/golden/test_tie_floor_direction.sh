@@ -14,10 +14,7 @@ synth_test_start tie-floor-direction
 for case in 2567:leaf5-spine1:1000us 2555:leaf3-spine1:4000us; do
 	IFS=: read -r seed fault onset <<<"$case"
 	d=$work/$seed
-	synth_analyze "tie-floor-$seed" "$d" "$d/out.json" --hosts 32 --leaves 8 --spines 4 \
-		--load 10% --mtu 4096 --duration 10ms --workload collective --vantage mirror \
-		--snaplen 128 --seed "$seed" --fault "link=$fault,kind=slow,size=20us,onset=$onset" -- \
-		--topology "$d/links.csv" --paths "$d/paths.csv" || continue
+	coll_step_run "tie-floor-$seed" "$d" "$seed" "$fault" "$onset" || continue
 	got=$(jq -r '[.findings[] | select(.level == "alert")][0] |
 		"\(.kind) \(.subject) \(if (.direction // "") == "" then "both" else .direction end)"' "$d/out.json")
 	[ "$got" = "slow $fault both" ] &&
