@@ -393,15 +393,28 @@ static int slow_queue(struct ctx *c, struct candidate *best, size_t n_best,
 	return 0;
 }
 
+/* -vv: every subject's final rank, those beyond the cap too. */
+static void log_ranked(const struct ctx *c, const struct candidate *best, size_t n_best)
+{
+	for (size_t i = 0; i < n_best && agentxdp_log_level >= LOG_DEBUG; i++) {
+		char subj[128];
+
+		loc_var_subject(c, &c->vars[best[i].var], subj, sizeof(subj));
+		pr_debug("localize: ranked %zu: %s %s %s (%s) confidence %.3f%s\n", i,
+			 best[i].level == FINDING_ALERT ? "alert" : "notice",
+			 finding_kind_name(best[i].kind), subj, loc_signal_name(best[i].signal),
+			 best[i].confidence, i >= c->cfg->max_findings ? ", beyond the cap" : "");
+	}
+}
+
 int localize(const struct flow_stats *flows, size_t n_flows, const struct topology *topo,
 	     const struct localize_config *cfg, struct finding **out, size_t *n_out)
 {
 	struct localize_config defaults;
 	struct ctx c = { 0 };
 	struct candidate *cands = NULL, *best = NULL;
-	size_t n_cands = 0, cap_cands = 0, n_best = 0;
+	size_t n_cands = 0, cap_cands = 0, n_best = 0, n_findings = 0;
 	struct finding *findings = NULL;
-	size_t n_findings = 0;
 	bool *mark = NULL;
 	int err;
 
@@ -471,15 +484,7 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 	demote_small_followers(best, n_best);
 	if (n_best)
 		qsort(best, n_best, sizeof(*best), cmp_candidate);
-	for (size_t i = 0; i < n_best && agentxdp_log_level >= LOG_DEBUG; i++) {
-		char subj[128];
-
-		loc_var_subject(&c, &c.vars[best[i].var], subj, sizeof(subj));
-		pr_debug("localize: ranked %zu: %s %s %s (%s) confidence %.3f%s\n", i,
-			 best[i].level == FINDING_ALERT ? "alert" : "notice",
-			 finding_kind_name(best[i].kind), subj, loc_signal_name(best[i].signal),
-			 best[i].confidence, i >= cfg->max_findings ? ", beyond the cap" : "");
-	}
+	log_ranked(&c, best, n_best);
 	if (n_best > cfg->max_findings)
 		n_best = cfg->max_findings;
 	findings = calloc(n_best ? n_best : 1, sizeof(*findings));
