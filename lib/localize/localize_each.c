@@ -272,7 +272,7 @@ void loc_responder_waits(const struct ctx *c, struct candidate *best, size_t n, 
 		const uint8_t *h;
 		double own, peer, rt;
 		long hv;
-		bool taken = false;
+		bool taken = false, host_alert = false;
 
 		if (x->kind != FINDING_SLOW || !x->n_hurt_idx || !(x->hurt_p99_us > x->peer_p99_us))
 			continue;
@@ -281,8 +281,11 @@ void loc_responder_waits(const struct ctx *c, struct candidate *best, size_t n, 
 			continue;
 		hv = host_var(c, VAR_HOST, h);
 		for (size_t j = 0; j < n && hv >= 0; j++)
-			taken |= j != i && best[j].var == (uint32_t)hv;
-		if (hv < 0 || taken)
+			if (j != i && best[j].var == (uint32_t)hv) {
+				taken = true;
+				host_alert |= best[j].level == FINDING_ALERT;
+			}
+		if (hv < 0 || (taken && !host_alert))
 			continue;
 		loc_mark_hurt(x, mark, true);
 		own = own_p99(c, mark, true);
@@ -293,6 +296,16 @@ void loc_responder_waits(const struct ctx *c, struct candidate *best, size_t n, 
 			 own, peer, rt, (own - peer) / rt);
 		if (own < 0 || peer < 0 || own - peer < OWN_WAIT_MIN_SHARE * rt)
 			continue;
+		/* The host is an alert already (its turnaround): this is its wait again, seen
+		 * on other connections (slowresp-each-mixed 2946: the host on 1 connection, its
+		 * link on 4). */
+		if (host_alert) {
+			if (x->level == FINDING_ALERT) {
+				x->level = FINDING_NOTICE;
+				x->notice_why = "its responder's own capture times the wait: the host's alert, seen again";
+			}
+			continue;
+		}
 		x->var = (uint32_t)hv;
 		/* A set shared its confidence among members: the wait is at one of them. */
 		if (x->n_set && x->set_confidence > x->confidence)

@@ -33,6 +33,17 @@ if run coalesced --seed 1341 --host-fault 'host=198.18.0.12,kind=slow-responder,
 	expect_eq "slow-responder-mixed-coalesced: the slow responder is the first alert" \
 		"host 198.18.0.12" "$(first_alert "$work/coalesced.json")"
 fi
+# Round 16 (docs/evaluation.md "Sixteenth round: a slow responder's own link"): beside
+# the host's alert (its turnaround, on 1-2 connections) a latency shift on other
+# connections to the same host raised a second alert on its link; the host's own copy
+# times that wait too, so it is the host's alert seen again: a notice. Seeds 2946, 2951.
+for case in 2946:198.18.0.17:1000us 2951:198.18.0.10:2000us; do
+	IFS=: read -r seed host onset <<<"$case"
+	run "again$seed" --seed "$seed" --host-fault "host=$host,kind=slow-responder,size=50us,onset=$onset" ||
+		continue
+	expect_eq "slow-responder-mixed-again$seed: the host is the one alert" \
+		"[[\"host\",\"$host\"]]" "$(alert_list "$work/again$seed.json")"
+done
 nic=()
 for i in $(seq 10 17); do
 	nic+=(--host-fault "host=198.18.0.$i,kind=slow-responder,size=1us,onset=0us")
