@@ -21,7 +21,7 @@ for seed in 2812 2772; do
 			>"$d/topo.json" 2>/dev/null && runs+=(topo) || fail "few-flows-$seed topo" "analyze failed"
 	fi
 	for mode in "${runs[@]}"; do
-		alerts=$(jq -c '[.findings[] | select(.level == "alert") | [.kind, .subject]]' "$d/$mode.json")
+		alerts=$(alert_list "$d/$mode.json")
 		[ "$alerts" = "[]" ] && pass "few-flows-$seed ($mode): a healthy busy fabric, no alert" ||
 			fail "few-flows-$seed ($mode): no alert" "$alerts"
 		why=$(jq -r '[.findings[] | select(.subject | startswith("198.18.0.23")) |

@@ -13,10 +13,9 @@ synth_test_start loss-beyond-marks
 coll=(--hosts 64 --leaves 16 --spines 8 --load 10% --mtu 4096 --duration 5ms --workload collective)
 for run in 2996:leaf15-spine4 3020:leaf9-spine5; do
 	seed=${run%%:*} link=${run#*:} d=$work/${run%%:*}
-	synth_analyze "loss-beyond-marks-$seed" "$d" "$d/out.json" "${coll[@]}" --vantage mirror \
-		--snaplen 128 --seed "$seed" --fault "link=$link,kind=loss,size=5%,onset=0us" -- \
-		--topology "$d/links.csv" --paths "$d/paths.csv" || continue
-	got=$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject)"' "$d/out.json")
+	mirror_topo_run "loss-beyond-marks-$seed" "$d" "$seed" "link=$link,kind=loss,size=5%,onset=0us" \
+		"${coll[@]}" || continue
+	got=$(first_alert "$d/out.json")
 	[ "$got" = "lossy $link" ] && pass "loss-beyond-marks-$seed: the 5% lossy cable is lossy $link" ||
 		fail "loss-beyond-marks-$seed: first alert lossy $link" "$got"
 	# The marks stay in the headline and the evidence: one line says both.
