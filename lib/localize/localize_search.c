@@ -87,10 +87,73 @@ static int cmp_win(const void *a, const void *b)
 	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
 }
 
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * The tracker starts every window on a multiple of the window's length, so the points'
+ * starts lie on a grid: each point adds into its grid slot, in input order, which is
+ * what a stable sort followed by the sums gives, bit for bit (glibc's qsort merges).
+ * Returns false when the grid is too sparse for the slots (or memory short): sort then.
+ */
+static bool sum_windows_on_grid(struct win_point *pts, size_t n, size_t *out)
+{
+	uint64_t lo = UINT64_MAX, hi = 0, step = 0;
+	struct win_point *slot;
+	bool *used;
+	size_t n_slots, m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		lo = pts[i].start_ns < lo ? pts[i].start_ns : lo;
+		hi = pts[i].start_ns > hi ? pts[i].start_ns : hi;
+	}
+	for (size_t i = 0; i < n && step != 1; i++)
+		step = gcd_u64(pts[i].start_ns - lo, step);
+	if (!step)
+		step = 1; /* one start for every point */
+	if ((hi - lo) / step >= 4 * (uint64_t)n + 64)
+		return false;
+	n_slots = (size_t)((hi - lo) / step) + 1;
+	slot = malloc(n_slots * sizeof(*slot));
+	used = calloc(n_slots, sizeof(*used));
+	if (!slot || !used) {
+		free(slot);
+		free(used);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t k = (size_t)((pts[i].start_ns - lo) / step);
+
+		if (used[k]) {
+			slot[k].num += pts[i].num;
+			slot[k].den += pts[i].den;
+		} else {
+			slot[k] = pts[i];
+			used[k] = true;
+		}
+	}
+	for (size_t k = 0; k < n_slots; k++)
+		if (used[k])
+			pts[m++] = slot[k];
+	free(slot);
+	free(used);
+	*out = m;
+	return true;
+}
+
 size_t loc_sum_windows(struct win_point *pts, size_t n)
 {
 	size_t m = 0;
 
+	if (n > 1 && sum_windows_on_grid(pts, n, &m))
+		return m;
 	qsort(pts, n, sizeof(*pts), cmp_win);
 	for (size_t i = 0; i < n; i++) {
 		if (m && pts[m - 1].start_ns == pts[i].start_ns) {
