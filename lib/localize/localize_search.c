@@ -717,33 +717,77 @@ static int egress_rank(const struct ctx *c, size_t slot)
  * explains (fit gain / penalty). Returns the best slot (-1 when none explains any); the
  * runner-up subject and its score, for the specificity, in *second and *second_score.
  */
-static long pick_best(const struct ctx *c, enum signal s, const double *resid, double *num,
-		      double *den, const bool *picked, double *best_score, long *second,
-		      double *second_score)
+/*
+ * One connection's weight on one subject's variant for the pursuit's signal: the parts of
+ * the least-squares sums that do not change from pick to pick, taken once per signal.
+ */
+struct pursuit_term {
+	uint32_t conn;	/* index into c->conns */
+	uint32_t slot;	/* subject * 3 + variant */
+	double wa;	/* the connection's weight times its coefficient */
+};
+
+struct pursuit_terms {
+	struct pursuit_term *t;
+	size_t n;
+	double *den; /* per slot: the sum of wa * coefficient, the same for every pick */
+};
+
+/* The terms of signal s, in the order the sums were always taken (connection, incidence,
+ * variant), so that every sum comes out the same bit for bit. */
+static int pursuit_terms_build(const struct ctx *c, enum signal s, struct pursuit_terms *pt)
+{
+	int n_variants = s == SIG_TURNAROUND ? 1 : 3;
+	size_t cap = 0;
+
+	pt->t = NULL;
+	pt->n = 0;
+	pt->den = calloc(3 * (c->n_vars ? c->n_vars : 1), sizeof(*pt->den));
+	if (!pt->den)
+		return -ENOMEM;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+
+		if (!cn->valid[s])
+			continue;
+		for (size_t i = 0; i < cn->inc_len; i++) {
+			const struct incidence *e = &c->inc[cn->inc_start + i];
+
+			for (int var = 0; var < n_variants; var++) {
+				double a = coef(c, e, s, var), wa = cn->w[s] * a;
+				uint32_t slot = e->var * 3 + (uint32_t)var;
+
+				if (a <= 0)
+					continue;
+				if (util_ensure_mem((void **)&pt->t, &cap, sizeof(*pt->t), pt->n + 1))
+					return -ENOMEM;
+				pt->t[pt->n++] = (struct pursuit_term){ (uint32_t)k, slot, wa };
+				pt->den[slot] += wa * a;
+			}
+		}
+	}
+	return 0;
+}
+
+static void pursuit_terms_free(struct pursuit_terms *pt)
+{
+	free(pt->t);
+	free(pt->den);
+}
+
+static long pick_best(const struct ctx *c, const struct pursuit_terms *pt, const double *resid,
+		      double *num, double *den, const bool *picked, double *best_score,
+		      long *second, double *second_score)
 {
 	size_t nv = c->n_vars;
-	int n_variants = s == SIG_TURNAROUND ? 1 : 3;
 	long best = -1;
 
 	*best_score = *second_score = 0;
 	*second = -1;
 	memset(num, 0, 3 * nv * sizeof(*num));
-	memset(den, 0, 3 * nv * sizeof(*den));
-	for (size_t k = 0; k < c->n_conns; k++) {
-		const struct conn *cn = &c->conns[k];
-		if (!cn->valid[s])
-			continue;
-		for (size_t i = 0; i < cn->inc_len; i++) {
-			const struct incidence *e = &c->inc[cn->inc_start + i];
-			for (int var = 0; var < n_variants; var++) {
-				double a = coef(c, e, s, var);
-				if (a <= 0)
-					continue;
-				num[e->var * 3 + var] += cn->w[s] * a * resid[k];
-				den[e->var * 3 + var] += cn->w[s] * a * a;
-			}
-		}
-	}
+	memcpy(den, pt->den, 3 * nv * sizeof(*den));
+	for (size_t i = 0; i < pt->n; i++)
+		num[pt->t[i].slot] += pt->t[i].wa * resid[pt->t[i].conn];
 	for (size_t v = 0; v < 3 * nv; v++) {
 		double score;
 		if (den[v] <= 0 || num[v] <= 0 || picked[v / 3])
@@ -884,9 +928,10 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 	double first_score = 0;
 	bool *hurt = calloc(c->n_conns ? c->n_conns : 1, sizeof(*hurt));
 	bool *picked = calloc(nv ? nv : 1, sizeof(*picked));
+	struct pursuit_terms terms = { 0 };
 	int err = -ENOMEM;
 
-	if (!resid || !num || !den || !hurt || !picked)
+	if (!resid || !num || !den || !hurt || !picked || pursuit_terms_build(c, s, &terms))
 		goto cleanup;
 	if (s == SIG_COMPLETION && c->topo && c->cfg->floor_min_z > 0) {
 		c->step_floor = step_floors(c);
@@ -897,8 +942,8 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 		resid[k] = c->conns[k].valid[s] ? c->conns[k].y[s] : 0;
 	for (uint32_t iter = 0; iter < c->cfg->max_findings + 2; iter++) {
 		double best_score, second_score;
-		long second, best = pick_best(c, s, resid, num, den, picked, &best_score, &second,
-					      &second_score);
+		long second, best = pick_best(c, &terms, resid, num, den, picked, &best_score,
+					      &second, &second_score);
 
 		if (best < 0 || best_score <= 0)
 			break;
@@ -989,6 +1034,7 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 cleanup:
 	free(c->step_floor);
 	c->step_floor = NULL;
+	pursuit_terms_free(&terms);
 	free(resid);
 	free(num);
 	free(den);
