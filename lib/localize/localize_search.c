@@ -388,6 +388,17 @@ static void peer_severity(struct ctx *c, struct candidate *cand, const bool *hur
  */
 #define STEP_FLOOR_SHARE 0.9
 
+/*
+ * A completion pick under slow_min_z still stands on its floor from FLOOR_STEP_MIN_Z on: in
+ * a light fabric (5% load, 4 peers a host) a +20 us step from 1-4 ms into a 10 ms trace
+ * gave its completion pick z 4.4-4.7 against peers spread by their few samples (sigma
+ * 14-15 us over a 34 us baseline), while its lowest floor stood 20 us over the base and
+ * every other switch link's at 0 (tuning seeds 3086-3125: slow20us-fab-light 3104, 3105
+ * and slowx5-fab-1dir 3115 named, no other run changed). The floor's tests decide as
+ * before; this only lets them be asked.
+ */
+#define FLOOR_STEP_MIN_Z 3
+
 /* How many ends of a links.csv link are hosts (-1: not a links.csv link). 0: a link between
  * switches, whose floor's peers are the other such links; 1: a host's access link. */
 static int link_host_ends(const struct ctx *c, uint32_t var)
@@ -598,9 +609,9 @@ static bool judge_latency(struct ctx *c, struct candidate *cand, const bool *hur
 		min_ratio = fmax(min_ratio, cfg->shift_min_ratio);
 	/* What people read: against healthy peers where there are some, else the fit. */
 	cand->severity = cand->peer_ratio > 0 && !cand->own_past ? cand->peer_ratio : fit_ratio;
-	if (cand->baseline_us <= 0 || cand->z < min_z)
+	if (cand->baseline_us <= 0 || cand->z < (s == SIG_COMPLETION ? FLOOR_STEP_MIN_Z : min_z))
 		return false;
-	if (fit_ratio >= min_ratio)
+	if (cand->z >= min_z && fit_ratio >= min_ratio)
 		return true;
 	cand->floor_step = s == SIG_COMPLETION && cfg->floor_min_z > 0 && !cand->n_set &&
 			   link_host_ends(c, cand->var) == 0 &&
