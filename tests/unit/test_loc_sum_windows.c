@@ -5,35 +5,48 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/localize/localize_internal.h"
 
-/* The reference: a stable insertion sort by start, then each start's points summed left
- * to right (what the code did before the grid path, glibc's qsort being a merge sort). */
+/* The reference, by another road: take the distinct starts from the lowest up, and for each
+ * sum its points left to right in input order (what a stable sort followed by the sums
+ * gives, as the code did before the grid path, glibc's qsort being a merge sort). */
 static size_t reference_sum(struct win_point *pts, size_t n)
 {
+	struct win_point *out = malloc((n ? n : 1) * sizeof(*out));
+	uint64_t prev = 0;
 	size_t m = 0;
 
-	for (size_t i = 1; i < n; i++) {
-		struct win_point p = pts[i];
-		size_t j = i;
+	assert_non_null(out);
+	for (;;) {
+		bool found = false;
+		uint64_t next = UINT64_MAX;
 
-		while (j > 0 && pts[j - 1].start_ns > p.start_ns) {
-			pts[j] = pts[j - 1];
-			j--;
+		for (size_t i = 0; i < n; i++)
+			if ((!m || pts[i].start_ns > prev) && pts[i].start_ns <= next) {
+				next = pts[i].start_ns;
+				found = true;
+			}
+		if (!found)
+			break;
+		for (size_t i = 0, first = 1; i < n; i++) {
+			if (pts[i].start_ns != next)
+				continue;
+			if (first) {
+				out[m++] = pts[i];
+				first = 0;
+			} else {
+				out[m - 1].num += pts[i].num;
+				out[m - 1].den += pts[i].den;
+			}
 		}
-		pts[j] = p;
+		prev = next;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (m && pts[m - 1].start_ns == pts[i].start_ns) {
-			pts[m - 1].num += pts[i].num;
-			pts[m - 1].den += pts[i].den;
-		} else {
-			pts[m++] = pts[i];
-		}
-	}
+	memcpy(pts, out, m * sizeof(*out));
+	free(out);
 	return m;
 }
 
