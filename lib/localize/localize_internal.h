@@ -256,7 +256,7 @@ void loc_responder_waits(const struct ctx *c, struct candidate *best, size_t n, 
  * host at one end), NULL for switch links, host pairs and fabric findings. */
 const uint8_t *loc_subject_host(const struct ctx *c, uint32_t var);
 
-/* localize_search.c: one window's value over a set of connections (num / den). */
+/* localize_onset.c: one window's value over a set of connections (num / den). */
 struct win_point {
 	uint64_t start_ns;
 	double num, den;
@@ -275,6 +275,9 @@ bool loc_conn_windows_next(struct conn_windows *it, uint64_t *start,
 /* A window's loss events as fill_conn_counts() counts the connection's: NAKs, timeouts and
  * a READ's re-reads, each the larger of the two directions' counts. */
 double loc_window_loss_events(const struct flow_window *a, const struct flow_window *b);
+/* The onset of cand: the change point of its hurt connections' summed per-window series
+ * (its first window with evidence when none shows). */
+void loc_find_onset(struct ctx *c, struct candidate *cand, const bool *hurt);
 
 /* localize_overflow.c: how clustered in time a lossy subject's loss events are (about 1 or
  * less: at random, as a cable drops; -1: too few to tell). */
