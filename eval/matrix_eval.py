@@ -192,8 +192,12 @@ def synth_command(cell, seed, work, faults):
 def fault_seen(f, truth):
     """Packets the fault could act on (model-side): a fault nobody crosses is invisible."""
     if f["where"] == "node":
+        # Every host fault acts on reliable connections only: a slow responder delays its
+        # ACKs and READ responses, RNR is a NAK, a NIC's early retransmit its ACK timer.
+        # UC and UD requests get no response, so a host that only serves those shows nothing.
         role = "requester" if f["kind"] == "nic-retransmit" else "responder"
-        return sum(q["request_packets"] for q in truth["qps"] if q[role] == f["subject"])
+        return sum(q["request_packets"] for q in truth["qps"]
+                   if q[role] == f["subject"] and q.get("transport", "RC") == "RC")
     return sum(l["packets"] for l in truth["links"]
                if l["link"] == f["subject"] and l["dir"] in f["dirs"])
 
