@@ -495,11 +495,6 @@ static int egress_rank(const struct ctx *c, size_t slot)
 }
 
 /*
- * Score every (subject, variant) slot not picked yet by how much of the residual it
- * explains (fit gain / penalty). Returns the best slot (-1 when none explains any); the
- * runner-up subject and its score, for the specificity, in *second and *second_score.
- */
-/*
  * One connection's weight on one subject's variant for the pursuit's signal: the parts of
  * the least-squares sums that do not change from pick to pick, taken once per signal.
  */
@@ -557,17 +552,22 @@ static void pursuit_terms_free(struct pursuit_terms *pt)
 	free(pt->den);
 }
 
+/*
+ * Score every (subject, variant) slot not picked yet by how much of the residual it
+ * explains (fit gain / penalty). Returns the best slot (-1 when none explains any); the
+ * runner-up subject and its score, for the specificity, in *second and *second_score.
+ */
 static long pick_best(const struct ctx *c, const struct pursuit_terms *pt, const double *resid,
-		      double *num, double *den, const bool *picked, double *best_score,
-		      long *second, double *second_score)
+		      double *num, const bool *picked, double *best_score, long *second,
+		      double *second_score)
 {
+	const double *den = pt->den;
 	size_t nv = c->n_vars;
 	long best = -1;
 
 	*best_score = *second_score = 0;
 	*second = -1;
 	memset(num, 0, 3 * nv * sizeof(*num));
-	memcpy(den, pt->den, 3 * nv * sizeof(*den));
 	for (size_t i = 0; i < pt->n; i++)
 		num[pt->t[i].slot] += pt->t[i].wa * resid[pt->t[i].conn];
 	for (size_t v = 0; v < 3 * nv; v++) {
@@ -715,15 +715,16 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 	size_t nv = c->n_vars;
 	double *resid = malloc((c->n_conns ? c->n_conns : 1) * sizeof(*resid));
 	double *num = calloc(3 * (nv ? nv : 1), sizeof(*num));
-	double *den = calloc(3 * (nv ? nv : 1), sizeof(*den));
 	double first_score = 0;
 	bool *hurt = calloc(c->n_conns ? c->n_conns : 1, sizeof(*hurt));
 	bool *picked = calloc(nv ? nv : 1, sizeof(*picked));
 	struct pursuit_terms terms = { 0 };
+	const double *den = NULL;
 	int err = -ENOMEM;
 
-	if (!resid || !num || !den || !hurt || !picked || pursuit_terms_build(c, s, &terms))
+	if (!resid || !num || !hurt || !picked || pursuit_terms_build(c, s, &terms))
 		goto cleanup;
+	den = terms.den; /* the same for every pick */
 	if (s == SIG_COMPLETION && c->topo && c->cfg->floor_min_z > 0) {
 		c->step_floor = step_floors(c);
 		if (!c->step_floor)
@@ -733,8 +734,8 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 		resid[k] = c->conns[k].valid[s] ? c->conns[k].y[s] : 0;
 	for (uint32_t iter = 0; iter < c->cfg->max_findings + 2; iter++) {
 		double best_score, second_score;
-		long second, best = pick_best(c, &terms, resid, num, den, picked, &best_score,
-					      &second, &second_score);
+		long second, best = pick_best(c, &terms, resid, num, picked, &best_score, &second,
+					      &second_score);
 
 		if (best < 0 || best_score <= 0)
 			break;
@@ -825,7 +826,6 @@ cleanup:
 	pursuit_terms_free(&terms);
 	free(resid);
 	free(num);
-	free(den);
 	free(hurt);
 	free(picked);
 	return err;
