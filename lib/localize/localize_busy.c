@@ -307,10 +307,13 @@ bool loc_marks_drain(const struct candidate *cand)
  * the peers' (busy_outlier()) on such a link are the hottest queue of a busy fabric, not
  * a fault. Tuning seeds 1221-1260: the healthy alerts of this shape stood at most 0.49 us
  * and 0.65 sigmas above their peers, the rate-halved links alerting by their marks 1.83
- * us and 1.85 sigmas and up (docs/evaluation.md, "Eighth round: busy fabrics").
+ * us and 1.85 sigmas and up (docs/evaluation.md, "Eighth round: busy fabrics"). Tuning
+ * seeds 3126-3185: two more healthy alerts stood higher on few quick samples (+20.2 us at
+ * 1.52 sigmas, +1.95 us at 1.56), so the sigmas' bar sits between them and 1.85
+ * ("Eighteenth round").
  */
 #define DRAIN_FLOOR_US 1.0
-#define DRAIN_FLOOR_Z 1.0
+#define DRAIN_FLOOR_Z 1.7
 
 bool loc_queue_drains(const struct candidate *cand)
 {
