@@ -162,6 +162,7 @@ bench_trace() {
 	echo "| $shape: agentxdp-analyze -j 2 against -j 1, --json (no database), best wall of 3 each | $(speedup "$json1_wall" "$json2_wall") wall: -j 1 ${json1_wall} s wall, ${json1_cpu} s CPU; -j 2 ${json2_wall} s wall, ${json2_cpu} s CPU | target >= 1.7x on 2 idle cores | \`$A -q -j 2 --json $trace\` |"
 }
 
+# 48 hosts x 16 peers x 4 QPs = 3,072 queue pairs, about 80% of them RC (the mixed workload).
 # The shape issue #20 measured: 12 hosts a leaf at 60% load over 2 100G uplinks, oversubscribed
 # 2.7:1, so the uplinks drop more than they forward (the synthesizer's truth.json: 2.9M drops,
 # 2.4M of the 10M packets resent) and few messages complete, which makes it cheap to analyze.
