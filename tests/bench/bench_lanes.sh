@@ -6,11 +6,13 @@
 # CPU at once / apart (about 1.0: the lanes share nothing that costs; more: they contend,
 # as when they shared cache lines, docs/benchmarks.md). On idle cores, or with
 # BENCH_LANES_RT=1 (chrt -f 1: each run preempts everything else; runs last seconds).
-# Usage: tests/bench/bench_lanes.sh TRACE [ROUNDS] (default 3; --json, or BENCH_LANES_ARGS;
-# BENCH_LANES_BIN: another build's agentxdp-analyze)
+# Usage: tests/bench/bench_lanes.sh [TRACE [ROUNDS]] (default: bench_analyze.sh's
+# non-blocking 10M-packet trace, which make bench builds first, and 3 rounds; --json, or
+# BENCH_LANES_ARGS; BENCH_LANES_BIN: another build's agentxdp-analyze). The last line is a
+# markdown row for scripts/bench.sh's table.
 set -u
-[ $# -ge 1 ] || { echo "usage: $0 TRACE [ROUNDS]" >&2; exit 2; }
-trace=$(realpath -- "$1" 2>/dev/null) || trace=$1
+default_trace=$(dirname "$0")/../../build/bench/nonblocking/prod-10000000.pcapng
+trace=$(realpath -- "${1:-$default_trace}" 2>/dev/null) || trace=${1:-$default_trace}
 rounds=${2:-3}
 [ -n "${BENCH_LANES_BIN:-}" ] && BENCH_LANES_BIN=$(realpath -- "$BENCH_LANES_BIN" 2>/dev/null)
 cd "$(dirname "$0")/../.."
@@ -57,3 +59,7 @@ echo "medians: -j 1 wall $w1 s (reader $r1 s), -j 2 wall $w2 s (slower lane $l2 
 awk -v a="$w1" -v b="$w2" -v c="$l2" -v d="$l1" -v r="$r1" 'BEGIN {
 	printf "-j 2 against -j 1: %.2fx by the wall clock; slower lane / -j 1 reader: %.2f; lane at once / apart: %.2f\n",
 		a / b, c / r, c / d }'
+awk -v a="$w1" -v b="$w2" -v c="$l2" -v d="$l1" -v n="$rounds" -v l="$(cut -d' ' -f1 /proc/loadavg)" \
+	-v cmd="bash tests/bench/bench_lanes.sh $trace $rounds" -v args="${args[*]}" 'BEGIN {
+	printf "| -j 2 against -j 1, %s, medians of %d rounds (bench_lanes.sh; load average %s) | %.2fx wall (%.2f -> %.2f s); slower lane at once / apart: %.2f | target >= 1.7x on 2 idle cores | `%s` |\n",
+		args, n, l, a / b, a, b, c / d, cmd }'
