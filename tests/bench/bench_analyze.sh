@@ -47,7 +47,8 @@ measure() {
 	return $rc
 }
 
-# keep_best VAR: the last measure into ${VAR}_wall and ${VAR}_cpu when its wall is the best.
+# keep_best VAR: the last measure into ${VAR}_wall, ${VAR}_cpu and ${VAR}_rss when its wall is
+# the best.
 keep_best() {
 	local var=$1 w c r bw
 	read -r w c r <"$work/b"
@@ -55,6 +56,7 @@ keep_best() {
 	if [ -z "$bw" ] || awk -v w="$w" -v b="$bw" 'BEGIN { exit !(w < b) }'; then
 		printf -v "${var}_wall" %s "$w"
 		printf -v "${var}_cpu" %s "$c"
+		printf -v "${var}_rss" %s "$r"
 	fi
 }
 speedup() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", (b > 0 ? a / b : 0) }'; }
@@ -63,7 +65,7 @@ field() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) 
 # bench_trace SHAPE TRACE SYNTH_ARGS...: every row for one trace, made once by agentxdp-synth.
 bench_trace() {
 	local shape=$1 trace=$2
-	unset db1_wall db2_wall json1_wall json2_wall
+	unset a_wall j_wall db1_wall db2_wall json1_wall json2_wall
 	shift 2
 	local synth_cmd="$S -q -o $trace $*"
 	if [ ! -s "$trace" ]; then
@@ -73,26 +75,18 @@ bench_trace() {
 	cat "$trace" >/dev/null # page cache
 
 	# The analyzer takes seconds: the best wall clock of 3 runs (tshark, minutes, runs once).
-	a_wall=
 	for run in 1 2 3; do
 		rm -f "$work/out.db"
-		measure "$work/a" "$A" -q "$trace" -o "$work/out.db" || {
+		measure "$work/b" "$A" -q "$trace" -o "$work/out.db" || {
 			echo "bench_analyze: agentxdp-analyze failed: $(head -n 1 "$work/stderr")" >&2
 			exit 1
 		}
-		read -r w c r <"$work/a"
-		if [ -z "$a_wall" ] || awk -v w="$w" -v b="$a_wall" 'BEGIN { exit !(w < b) }'; then
-			a_wall=$w a_cpu=$c a_rss=$r
-		fi
+		keep_best a
 	done
 	# The same analysis without the database (--json on stdout), best of 3: what SQLite costs.
-	j_wall=
 	for run in 1 2 3; do
-		measure "$work/j" "$A" -q --json "$trace" || { echo "bench_analyze: agentxdp-analyze --json failed" >&2; exit 1; }
-		read -r w c r <"$work/j"
-		if [ -z "$j_wall" ] || awk -v w="$w" -v b="$j_wall" 'BEGIN { exit !(w < b) }'; then
-			j_wall=$w j_cpu=$c
-		fi
+		measure "$work/b" "$A" -q --json "$trace" || { echo "bench_analyze: agentxdp-analyze --json failed" >&2; exit 1; }
+		keep_best j
 	done
 	# -j 1 against -j 2, runs alternating so both see the same machine, best wall of 3 each.
 	load_before=$(cut -d' ' -f1 /proc/loadavg)

@@ -56,10 +56,10 @@ median() {
 }
 w1=$(median j1 2) w2=$(median j2 2) l2=$(median j2 max) l1=$(median j2-one-cpu max) r1=$(median j1 max)
 echo "medians: -j 1 wall $w1 s (reader $r1 s), -j 2 wall $w2 s (slower lane $l2 s at once, $l1 s apart)"
-awk -v a="$w1" -v b="$w2" -v c="$l2" -v d="$l1" -v r="$r1" 'BEGIN {
+awk -v a="$w1" -v b="$w2" -v c="$l2" -v d="$l1" -v r="$r1" -v n="$rounds" \
+	-v l="$(cut -d' ' -f1 /proc/loadavg)" -v cmd="bash tests/bench/bench_lanes.sh $trace $rounds" \
+	-v args="${args[*]}" 'BEGIN {
 	printf "-j 2 against -j 1: %.2fx by the wall clock; slower lane / -j 1 reader: %.2f; lane at once / apart: %.2f\n",
-		a / b, c / r, c / d }'
-awk -v a="$w1" -v b="$w2" -v c="$l2" -v d="$l1" -v n="$rounds" -v l="$(cut -d' ' -f1 /proc/loadavg)" \
-	-v cmd="bash tests/bench/bench_lanes.sh $trace $rounds" -v args="${args[*]}" 'BEGIN {
+		a / b, c / r, c / d
 	printf "| -j 2 against -j 1, %s, medians of %d rounds (bench_lanes.sh; load average %s) | %.2fx wall (%.2f -> %.2f s); slower lane at once / apart: %.2f | target >= 1.7x on 2 idle cores | `%s` |\n",
 		args, n, l, a / b, a, b, c / d, cmd }'
