@@ -21,6 +21,11 @@ Usage:
   matrix_eval.py run      run the matrix (environment below), append raw lines, print table
   matrix_eval.py table F  print the table of raw file F again (no run)
   matrix_eval.py list     print the cells and their estimated packets per run
+  matrix_eval.py evidence DIR [CELLS [KEYS]]
+                          one line per finding of the JSON kept in DIR (EVAL_JSON_DIR):
+                          right/wrong/healthy as the table scores it, its level, kind,
+                          subject, signal and the evidence KEYS (comma-separated, default
+                          EVIDENCE_KEYS), for cells matching the regular expression CELLS
 
 Environment: SEEDS (per cell, default 20), FIRST_SEED (1; thresholds are tuned on
 1001-1999, reported on 1-999), JOBS (2), CELLS (regular expression on cell names),
@@ -436,6 +441,40 @@ def print_table(runs, command, cells=None):
     print("\nseeds %s; command: %s" % (seed_range(runs), command))
 
 
+# ---------------------------------------------------------------- evidence
+
+# The figures the alert-or-notice rules read (docs/localization.md), as the JSON names them.
+EVIDENCE_KEYS = ("effect,load_ratio,late_load_ratio,floor_excess_us,floor_z,stall,stall_lead,"
+                 "mark_outlier_ratio,mark_outlier_z,mark_lead,marks_floor,hurt_ce_z,peer_ce_rate")
+
+
+def evidence_lines(json_dir, cells, pattern="", keys=EVIDENCE_KEYS):
+    """Every finding of the kept JSON (CELL-SEED-MODE.json), scored as score() does."""
+    by_name = {c["name"]: c for c in cells}
+    keys = keys.split(",")
+    lines = []
+    for path in sorted(glob.glob(os.path.join(json_dir, "*.json"))):
+        name, seed, mode = os.path.basename(path)[:-len(".json")].rsplit("-", 2)
+        if name not in by_name or not re.search(pattern, name):
+            continue
+        faults = place_faults(by_name[name], int(seed))
+        try:
+            with open(path) as f:
+                findings = json.load(f).get("findings") or []
+        except ValueError:
+            lines.append("%s %s %s unreadable" % (name, seed, mode))
+            continue
+        for rank, x in enumerate(findings, 1):
+            ev = x.get("evidence") or {}
+            hit = any(names_fault(x, f, mode == "topo") for f in faults)
+            mark = "right" if hit else "wrong" if faults else "healthy"
+            lines.append("%-7s %s %s %s #%d %s %s %s signal=%s %s" % (
+                mark, name, seed, mode, rank, x.get("level", "alert"), x.get("kind"),
+                ",".join(finding_subjects(x)).replace(" ", ""), ev.get("signal"),
+                " ".join("%s=%s" % (k, ev.get(k, "-")) for k in keys)))
+    return lines
+
+
 def seed_range(runs):
     seeds = sorted({int(r["seed"]) for r in runs})
     return "%d-%d" % (seeds[0], seeds[-1]) if seeds else "-"
@@ -450,6 +489,12 @@ def main():
                                                  " ".join(modes(c))))
         print("total %d packets per seed" % sum(est_packets(c) for c in cells
                                                  if c["target"] != "missing"))
+        return
+    if what == "evidence":
+        if len(sys.argv) < 3:
+            sys.exit("usage: matrix_eval.py evidence DIR [CELLS [KEYS]]")
+        for line in evidence_lines(sys.argv[2], cells, *sys.argv[3:5]):
+            print(line)
         return
     if what == "table":
         runs = read_runs(sys.argv[2])
