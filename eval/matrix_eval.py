@@ -454,14 +454,16 @@ def evidence_lines(json_dir, cells, pattern="", keys=EVIDENCE_KEYS):
     keys = keys.split(",")
     lines = []
     for path in sorted(glob.glob(os.path.join(json_dir, "*.json"))):
-        name, seed, mode = os.path.basename(path)[:-len(".json")].rsplit("-", 2)
-        if name not in by_name or not re.search(pattern, name):
-            continue
+        parts = os.path.basename(path)[:-len(".json")].rsplit("-", 2)
+        if len(parts) != 3 or parts[0] not in by_name or not parts[1].isdigit() or \
+                not re.search(pattern, parts[0]):
+            continue  # not a run of this matrix
+        name, seed, mode = parts
         faults = place_faults(by_name[name], int(seed))
         try:
             with open(path) as f:
                 findings = json.load(f).get("findings") or []
-        except ValueError:
+        except (ValueError, AttributeError):
             lines.append("%s %s %s unreadable" % (name, seed, mode))
             continue
         for rank, x in enumerate(findings, 1):
@@ -493,6 +495,8 @@ def main():
     if what == "evidence":
         if len(sys.argv) < 3:
             sys.exit("usage: matrix_eval.py evidence DIR [CELLS [KEYS]]")
+        if not os.path.isdir(sys.argv[2]):
+            sys.exit("matrix_eval: %s is not a directory (EVAL_JSON_DIR of a run)" % sys.argv[2])
         for line in evidence_lines(sys.argv[2], cells, *sys.argv[3:5]):
             print(line)
         return

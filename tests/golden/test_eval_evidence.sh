@@ -25,11 +25,15 @@ with open(os.path.join(sys.argv[1], "healthy-base-1001-topo.json"), "w") as f:
     json.dump({"findings": [finding("alert", "slow", "leaf1-spine0", load_ratio=1.2)]}, f)
 with open(os.path.join(sys.argv[1], "healthy-base-1002-topo.json"), "w") as f:
     f.write("{ not json")
+with open(os.path.join(sys.argv[1], "healthy-base-1003-topo.json"), "w") as f:
+    f.write("[]")
+with open(os.path.join(sys.argv[1], "notes.json"), "w") as f:
+    f.write("{}")
 PY
 ) || fail "eval-evidence: JSON written" "python3 failed"
 
 out=$(cd "$root" && python3 eval/matrix_eval.py evidence "$dir" '' load_ratio,stall)
-expect_eq "eval-evidence: a line per finding and per unreadable file" 4 "$(wc -l <<<"$out")"
+expect_eq "eval-evidence: a line per finding and per unreadable file" 5 "$(wc -l <<<"$out")"
 expect_eq "eval-evidence: the fault's link is right" \
 	"right alert lossy load_ratio=0.9 stall=-" \
 	"$(awk '$2 == "loss1-host" && $5 == "#1" { print $1, $6, $7, $10, $11 }' <<<"$out")"
@@ -37,8 +41,11 @@ expect_eq "eval-evidence: another link of a faulty run is wrong" "wrong notice s
 	"$(awk '$5 == "#2" { print $1, $6, $11 }' <<<"$out")"
 expect_eq "eval-evidence: an alert of a healthy run is healthy" "healthy alert slow leaf1-spine0" \
 	"$(awk '$3 == "1001" && $2 == "healthy-base" { print $1, $6, $7, $8 }' <<<"$out")"
-expect_eq "eval-evidence: a broken file is said, not skipped" "healthy-base 1002 topo unreadable" \
-	"$(grep 1002 <<<"$out")"
+expect_eq "eval-evidence: broken files are said, not skipped" \
+	"healthy-base 1002 topo unreadable,healthy-base 1003 topo unreadable" \
+	"$(grep unreadable <<<"$out" | paste -sd,)"
+(cd "$root" && python3 eval/matrix_eval.py evidence "$dir/none" >/dev/null 2>&1)
+expect_eq "eval-evidence: a missing directory is an error" 1 "$?"
 expect_eq "eval-evidence: CELLS selects cells" 1 \
 	"$(cd "$root" && python3 eval/matrix_eval.py evidence "$dir" '^healthy' | grep -c alert)"
 exit 0
