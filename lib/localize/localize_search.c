@@ -129,7 +129,7 @@ static void peer_severity(struct ctx *c, struct candidate *cand, const bool *hur
 
 			if (hurt[j] || conn_coef(c, o, cand->var, s, 0) > 0)
 				continue;
-			if (comp && o->has_comp && o->hops == cn->hops && o->comp_p50_us > 0)
+			if (comp && o->has_comp && loc_same_comp_class(o, cn) && o->comp_p50_us > 0)
 				tmp[m++] = o->comp_p50_us;
 			else if (!comp && o->has_lat && o->klass == cn->klass && o->lat_p50_us > 0)
 				tmp[m++] = o->lat_p50_us;
@@ -351,7 +351,7 @@ static bool judge_latency(struct ctx *c, struct candidate *cand, const bool *hur
 			const struct conn *o = &c->conns[j];
 			if (hurt[j])
 				continue;
-			if (comp && o->has_comp && o->hops == cn->hops && o->comp_p99_us > 0)
+			if (comp && o->has_comp && loc_same_comp_class(o, cn) && o->comp_p99_us > 0)
 				tmp[m++] = o->comp_p99_us;
 			else if (!comp && o->has_lat && o->klass == cn->klass && o->lat_p99_us > 0)
 				tmp[m++] = o->lat_p99_us;

@@ -95,14 +95,14 @@ static void signal_completion(struct ctx *c)
 			continue;
 		for (size_t j = 0; j < n; j++)
 			if (c->conns[j].has_comp && c->conns[j].inc_len &&
-			    c->conns[j].hops == cn->hops)
+			    loc_same_comp_class(&c->conns[j], cn))
 				v[m++] = c->conns[j].comp_p50_us;
 		if (m < c->cfg->min_class_flows)
 			continue;
 		double med = rs_median(v, m);
 		for (size_t j = 0; j < n; j++) {
 			struct conn *o = &c->conns[j];
-			if (!o->has_comp || !o->inc_len || o->hops != cn->hops)
+			if (!o->has_comp || !o->inc_len || !loc_same_comp_class(o, cn))
 				continue;
 			o->comp_baseline_us = med;
 			o->y[SIG_COMPLETION] = o->comp_p50_us - med;

@@ -554,6 +554,64 @@ static void test_host_turnaround(void **state)
 	findings_free(f, n);
 }
 
+/*
+ * Message completions on a healthy fabric whose requesters send messages of unlike lengths:
+ * every flow's ACK latency is its path's, one-packet SENDs complete with their ACK, and the
+ * 64-packet WRITEs of host `writer` complete 5.8 us later (their data arrive over 64
+ * serializations). slow_host >= 0 completes its messages 3x slower than the other writers'.
+ */
+static void message_lengths(int writer_mod, int slow_host, struct finding **out, size_t *n)
+{
+	struct localize_config cfg;
+	char ip[32];
+
+	fx_build(&fx, 16, 4, 2, 96, 7, NULL);
+	for (size_t i = 0; i < fx.n_flows; i++) {
+		struct flow_stats *f = &fx.flows[i];
+		int host;
+
+		if (f->role != FLOW_ROLE_REQUESTER)
+			continue;
+		for (host = 0; host < 16; host++) {
+			uint8_t a[16];
+
+			fx_host_ip(host, ip, sizeof(ip));
+			topo_parse_addr(ip, a);
+			if (!memcmp(a, f->key.src_ip, 16))
+				break;
+		}
+		f->first_transmissions = f->packets;
+		f->completion_samples = f->packets;
+		f->completion_p50_us = f->ack_latency_p50_us;
+		if (host % writer_mod == 0) {
+			f->completion_samples = f->packets / 64;
+			f->completion_p50_us += host == slow_host ? 3 * 5.8 : 5.8;
+		}
+		f->completion_p99_us = f->completion_max_us = f->completion_p50_us * 1.2;
+	}
+	localize_config_default(&cfg);
+	assert_int_equal(localize(fx.flows, fx.n_flows, NULL, &cfg, out, n), 0);
+}
+
+/* Longer messages take longer: not a slow host (a mixed each-host fabric, tuning seed 3429). */
+static void test_completion_message_lengths(void **state)
+{
+	struct finding *f;
+	size_t n;
+
+	message_lengths(7, -1, &f, &n); /* hosts 0, 7, 14 write */
+	for (size_t i = 0; i < n; i++)
+		print_message("  #%zu %s %s\n", i + 1, f[i].subject, f[i].severity_text);
+	assert_int_equal(n, 0);
+	findings_free(f, n);
+	/* ... and among writers, one three times slower than the others is still found. */
+	message_lengths(2, 6, &f, &n);
+	assert_true(n >= 1);
+	assert_int_equal(f[0].kind, FINDING_SLOW);
+	assert_string_equal(f[0].subject, "198.18.0.16");
+	findings_free(f, n);
+}
+
 static void test_onset(void **state)
 {
 	struct fx_fault fault = { .kind = FX_SLOW, .extra_us = 5, .both_dirs = true,
@@ -1134,6 +1192,7 @@ int main(void)
 		cmocka_unit_test(test_quiet_floor_off),
 		cmocka_unit_test(test_sender_timer),
 		cmocka_unit_test(test_host_turnaround),
+		cmocka_unit_test(test_completion_message_lengths),
 		cmocka_unit_test(test_turnaround_pair_not_set),
 		cmocka_unit_test(test_onset),
 		cmocka_unit_test(test_two_vantages_split_host),
