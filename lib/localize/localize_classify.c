@@ -25,9 +25,13 @@ static int var_tier(const struct ctx *c, const struct var *v)
 	return c->topo->nodes[l->a].is_host || c->topo->nodes[l->b].is_host ? 1 : 2;
 }
 
-/* Packets through each subject, weighted by how surely: load[3 * var] either way,
+/* Bytes of data through each subject, weighted by how surely: load[3 * var] either way,
  * load[3 * var + 1] from its a to its b, load[3 * var + 2] from b to a (the variants).
- * late: only the packets of the later half of the trace (conn.late_share): a fault
+ * Bytes, not packets: a queue waits for the bytes ahead of it to serialize, and a mixed
+ * fabric's packets run from a 64-byte atomic to a 4 KiB WRITE segment (healthy-over-mixed,
+ * tuning seeds 3446-3465: four spine cables carrying 0.73-0.78x their peers' packets but
+ * 0.98-1.41x their bytes raised alerts as links queueing while carrying less).
+ * late: only the data of the later half of the trace (conn.late_share): a fault
  * starting inside the trace sheds its link's load after its onset (0-40% into the run in
  * the matrix), which the whole trace's load dilutes with the time before it. */
 static double *subject_loads(const struct ctx *c, bool late)
@@ -38,7 +42,7 @@ static double *subject_loads(const struct ctx *c, bool late)
 		return NULL;
 	for (size_t k = 0; k < c->n_conns; k++) {
 		const struct conn *cn = &c->conns[k];
-		double p = late ? cn->packets * cn->late_share : cn->packets;
+		double p = late ? cn->bytes * cn->late_share : cn->bytes;
 
 		for (size_t i = 0; i < cn->inc_len; i++) {
 			const struct incidence *e = &c->inc[cn->inc_start + i];

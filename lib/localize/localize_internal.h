@@ -72,6 +72,7 @@ struct conn {
 	int hops;			/* data path length; without topology the TTL's hops, 0 none */
 	bool valid[N_SIGNALS];
 	double packets, loss_events, ce_events, rnr_naks;
+	double bytes;			/* the data's bytes on the wire, mirror copies left out */
 	double naks, timeouts;		/* the loss events' two sources (RNR's share removed) */
 	size_t inc_start, inc_len;
 	double late_share;		/* share of its data packets in the later half of the trace */

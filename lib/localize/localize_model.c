@@ -324,6 +324,11 @@ static void fill_conn_counts(struct conn *k)
 	k->data_rev = q && r && r->packets > q->packets;
 	if (k->data_rev)
 		k->packets = flow_packets_once(r);
+	{
+		const struct flow_stats *data = k->data_rev ? r : q ? q : r;
+
+		k->bytes = data->packets ? (double)data->bytes * k->packets / (double)data->packets : 0;
+	}
 	/* A READ's responder NAKs a gap in the requests it received; a lost response is
 	 * re-read without a NAK. NAKs that outnumber the timeouts and re-reads put the loss on the
 	 * requests' way (a one-way fault on it drops read requests, not responses). */

@@ -6,7 +6,9 @@
 # stands out of the queueing", loc_queue_drains()). A rate-halved link marks the same way
 # but keeps a standing queue, so its floor rises: it stays an alert.
 #   - healthy-over-mixed seeds 1223 and 1236: no alert (the build before this rule raised
-#     a `slow` alert on leaf2-spine0 and leaf3-spine1, "its marks come and go");
+#     a `slow` alert on leaf2-spine0 and leaf3-spine1, "its marks come and go"). They carried
+#     less than their peers counted in packets; counted in bytes (load since round 20) they
+#     carry 1.08-1.19x, so the load alone keeps them notices now;
 #   - rate2x-fab-over60 seed 1236: the half-rate link leaf3-spine1, alerting by its marks
 #     that come and go with its floor 2.7 sigmas and 1.8 us above its peers', stays a
 #     `slow` alert.
@@ -24,7 +26,7 @@ healthy() {
 		--vantage mirror --snaplen 128 --seed "$seed" \
 		-- --topology "$d/links.csv" --paths "$d/paths.csv" || return 0
 	shape=$(jq --arg l "$link" '[.findings[] | select(.subject == $l)][0].evidence |
-		.peer_ce_rate >= 0.001 and .mark_outlier_ratio >= 2 and .load_ratio < 0.9 and
+		.peer_ce_rate >= 0.001 and .mark_outlier_ratio >= 2 and
 		.marks_floor < 0.007 and .floor_excess_us < 1' "$d/out.json")
 	expect_eq "queue-drains-healthy-$seed: $link marks ahead, floor unmoved" true "$shape"
 	alerts=$(alert_list "$d/out.json")
