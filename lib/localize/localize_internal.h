@@ -68,7 +68,7 @@ struct conn {
 	bool has_floor;
 	bool has_comp;			/* message completion times (first packet -> last ACK) */
 	double comp_p50_us, comp_p99_us, comp_baseline_us;
-	int comp_shape;			/* its messages' length class: loc_comp_shape() */
+	int comp_shape;			/* its messages' length class (localize_model.c) */
 	int hops;			/* data path length; without topology the TTL's hops, 0 none */
 	bool valid[N_SIGNALS];
 	double packets, loss_events, ce_events, rnr_naks;
@@ -186,13 +186,13 @@ static inline double max2(double a, double b)
 	return a > b ? a : b;
 }
 
-/* Set (or clear) the n_conns-sized flags of x's hurt connections. */
 /* Completions compared: the same path length and messages of about the same length. */
 static inline bool loc_same_comp_class(const struct conn *a, const struct conn *b)
 {
 	return a->hops == b->hops && a->comp_shape == b->comp_shape;
 }
 
+/* Set (or clear) the n_conns-sized flags of x's hurt connections. */
 static inline void loc_mark_hurt(const struct candidate *x, bool *mark, bool on)
 {
 	for (size_t k = 0; k < x->n_hurt_idx; k++)

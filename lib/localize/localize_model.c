@@ -280,6 +280,12 @@ static double flow_packets_once(const struct flow_stats *f)
 	return (double)(f->packets - (f->duplicates < f->packets ? f->duplicates : f->packets));
 }
 
+/* Its bytes on the wire, the duplicate copies' share left out as flow_packets_once() does. */
+static double flow_bytes_once(const struct flow_stats *f)
+{
+	return f->packets ? (double)f->bytes * flow_packets_once(f) / (double)f->packets : 0;
+}
+
 static void fill_conn_counts(struct conn *k)
 {
 	const struct flow_stats *q = k->req, *r = k->resp;
@@ -324,11 +330,7 @@ static void fill_conn_counts(struct conn *k)
 	k->data_rev = q && r && r->packets > q->packets;
 	if (k->data_rev)
 		k->packets = flow_packets_once(r);
-	{
-		const struct flow_stats *data = k->data_rev ? r : q ? q : r;
-
-		k->bytes = data->packets ? (double)data->bytes * k->packets / (double)data->packets : 0;
-	}
+	k->bytes = flow_bytes_once(k->data_rev ? r : q ? q : r);
 	/* A READ's responder NAKs a gap in the requests it received; a lost response is
 	 * re-read without a NAK. NAKs that outnumber the timeouts and re-reads put the loss on the
 	 * requests' way (a one-way fault on it drops read requests, not responses). */
@@ -442,8 +444,8 @@ static void split_key(const struct ctx *c, const size_t *order, size_t i, size_t
  * 3429: 64-packet WRITEs completing in 9.9 us beside one-packet SENDs in 4.1 us, and the
  * host whose connections wrote read as a slow host link). So completions are compared among
  * messages of about the same length: data packets sent once per completed message, to the
- * nearest power of 2, READs apart (their data come back after a turnaround). Counted per connection, not
- * per message: a connection mixing lengths is classed by its mean.
+ * nearest power of 2, READs apart (their data come back after a turnaround). Counted per
+ * connection, not per message: a connection mixing lengths is classed by its mean.
  */
 static int comp_shape(const struct conn *k)
 {

@@ -8,7 +8,8 @@
 #   - healthy-over-mixed seeds 1223 and 1236: no alert (the build before this rule raised
 #     a `slow` alert on leaf2-spine0 and leaf3-spine1, "its marks come and go"). They carried
 #     less than their peers counted in packets; counted in bytes (load since round 20) they
-#     carry 1.08-1.19x, so the load alone keeps them notices now;
+#     carry 1.08-1.19x, so the floor and stall exceptions, which ask a link carrying less,
+#     no longer apply to them either;
 #   - rate2x-fab-over60 seed 1236: the half-rate link leaf3-spine1, alerting by its marks
 #     that come and go with its floor 2.7 sigmas and 1.8 us above its peers', stays a
 #     `slow` alert.

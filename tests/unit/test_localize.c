@@ -557,8 +557,9 @@ static void test_host_turnaround(void **state)
 /*
  * Message completions on a healthy fabric whose requesters send messages of unlike lengths:
  * every flow's ACK latency is its path's, one-packet SENDs complete with their ACK, and the
- * 64-packet WRITEs of host `writer` complete 5.8 us later (their data arrive over 64
- * serializations). slow_host >= 0 completes its messages 3x slower than the other writers'.
+ * 64-packet WRITEs of the hosts whose index is a multiple of writer_mod complete 5.8 us
+ * later (their data arrive over 64 serializations). slow_host >= 0, a writer, completes its
+ * messages 3x slower than the other writers'.
  */
 static void message_lengths(int writer_mod, int slow_host, struct finding **out, size_t *n)
 {
