@@ -148,6 +148,32 @@ static bool same_host(const struct ctx *c, uint32_t x, uint32_t y)
 	return a && b && !memcmp(a, b, 16);
 }
 
+/*
+ * A host's latency alert (its answers wait) beside an alert on the host's own link that
+ * slows connections the host starts: a host's turnaround delays only what it answers, a
+ * slow access link both what it answers and what it asks. When every connection of the
+ * host alert crosses that link, the link is the one fault (slow20us-host-light, tuning
+ * seeds 3433 and 3446: a +20 us host link named first, the host itself second, both alerts).
+ */
+static bool latency_signal(enum signal s);
+
+static bool host_behind_own_link(const struct ctx *c, const struct candidate *by,
+				 const struct candidate *x, size_t crossing)
+{
+	const uint8_t *host = loc_subject_host(c, x->var);
+	enum var_kind k = c->vars[by->var].kind;
+
+	if (x->kind != FINDING_HOST || c->vars[x->var].kind != VAR_HOST || by->kind == FINDING_HOST ||
+	    !latency_signal(x->signal) || !latency_signal(by->signal) ||
+	    (k != VAR_LINK && k != VAR_HOST_LINK) || !same_host(c, by->var, x->var) ||
+	    crossing < x->n_hurt_idx)
+		return false;
+	for (size_t i = 0; i < by->n_hurt_idx; i++)
+		if (!memcmp(c->conns[by->hurt_idx[i]].src, host, 16))
+			return true;
+	return false;
+}
+
 /* How many of x's hurt connections are marked, and how many cross by's subject. */
 static void hurt_overlap(const struct ctx *c, const struct candidate *by, const struct candidate *x,
 			 const bool *mark, size_t *shared, size_t *crossing)
@@ -197,7 +223,11 @@ static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bo
 			/* A host's own link explains nothing about the host's own wait. */
 			behind &= !same_host(c, by->var, x->var);
 			hurt_overlap(c, by, x, mark, &shared, &crossing);
-			if (2 * shared >= x->n_hurt_idx) {
+			if (host_behind_own_link(c, by, x, crossing)) {
+				x->level = FINDING_NOTICE;
+				x->notice_why = "its own link slows the connections it starts as well: the link, "
+						"not the host's answers";
+			} else if (2 * shared >= x->n_hurt_idx) {
 				x->level = FINDING_NOTICE;
 				x->notice_why = "its hurt flows are mostly those of a stronger alert: the same fault seen again";
 			} else if (behind && 2 * crossing >= x->n_hurt_idx &&
