@@ -155,7 +155,10 @@ static bool same_host(const struct ctx *c, uint32_t x, uint32_t y)
  * host alert crosses that link, the link is the one fault (slow20us-host-light, tuning
  * seeds 3433 and 3446: a +20 us host link named first, the host itself second, both alerts).
  */
-static bool latency_signal(enum signal s);
+static bool latency_signal(enum signal s)
+{
+	return s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION || s == SIG_TURNAROUND;
+}
 
 static bool host_behind_own_link(const struct ctx *c, const struct candidate *by,
 				 const struct candidate *x, size_t crossing)
@@ -220,7 +223,8 @@ static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bo
 
 			if (i == j || x->level != FINDING_ALERT || !x->n_hurt_idx || (i < j && !behind))
 				continue;
-			/* A host's own link explains nothing about the host's own wait. */
+			/* A host's own link explains nothing about the host's own wait, unless
+			 * it slows what the host asks as well (host_behind_own_link()). */
 			behind &= !same_host(c, by->var, x->var);
 			hurt_overlap(c, by, x, mark, &shared, &crossing);
 			if (host_behind_own_link(c, by, x, crossing)) {
@@ -243,11 +247,6 @@ static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bo
 		}
 		loc_mark_hurt(by, mark, false);
 	}
-}
-
-static bool latency_signal(enum signal s)
-{
-	return s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION || s == SIG_TURNAROUND;
 }
 
 /*
