@@ -148,6 +148,11 @@ static bool same_host(const struct ctx *c, uint32_t x, uint32_t y)
 	return a && b && !memcmp(a, b, 16);
 }
 
+static bool latency_signal(enum signal s)
+{
+	return s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION || s == SIG_TURNAROUND;
+}
+
 /*
  * A host's latency alert (its answers wait) beside an alert on the host's own link that
  * slows connections the host starts: a host's turnaround delays only what it answers, a
@@ -155,11 +160,6 @@ static bool same_host(const struct ctx *c, uint32_t x, uint32_t y)
  * host alert crosses that link, the link is the one fault (slow20us-host-light, tuning
  * seeds 3433 and 3446: a +20 us host link named first, the host itself second, both alerts).
  */
-static bool latency_signal(enum signal s)
-{
-	return s == SIG_LATENCY || s == SIG_SHIFT || s == SIG_COMPLETION || s == SIG_TURNAROUND;
-}
-
 static bool host_behind_own_link(const struct ctx *c, const struct candidate *by,
 				 const struct candidate *x, size_t crossing)
 {
