@@ -62,6 +62,8 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->loss_marks_ratio = 3;
 	cfg->loss_random_max = 3;
 	cfg->loss_random_min_events = 50;
+	cfg->loss_random_min_ratio = 2;
+	cfg->loss_random_short_events = 150;
 	cfg->timer_min_timeouts = 10;
 	cfg->max_ecmp_paths = 64;
 	cfg->max_findings = 5;

@@ -91,6 +91,10 @@ struct localize_config {
 	double loss_random_max;		/* ... unless its loss events are spread at random in
 					   time: their chi-square per window under this (3; 0 off) */
 	double loss_random_min_events;	/* ... counted on at least this many events (50) */
+	double loss_random_min_ratio;	/* a switch link's drops so spread pass at this rate
+					   through / rate elsewhere, short of loss_min_ratio
+					   (2; 0 off) ... */
+	double loss_random_short_events;	/* ... on this many events or more (150) */
 	uint32_t timer_min_timeouts;	/* lossy with only timeouts, no PSN sequence NAK, from
 					   one sender: this many make it the sender's timer,
 					   kind host (10; 0 off) */

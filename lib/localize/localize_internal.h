@@ -211,6 +211,8 @@ void loc_turnaround_medians(const struct ctx *c, double med[LAT_COMPLETION + 1])
 /* What a turnaround's excess is weighed against (its severity's base), in us. */
 double loc_turnaround_base(const struct conn *cn);
 int loc_build_incidence(struct ctx *c);
+/* Is var a link between two switches (a topology's link, no host at either end)? */
+bool loc_switch_link(const struct ctx *c, size_t var);
 
 /* localize_classify.c: alert or notice; do two candidates name the same subject (or set)?
  * Does a connection cross a candidate; does a candidate (or its set) name a variable? */
@@ -290,6 +292,8 @@ void loc_find_onset(struct ctx *c, struct candidate *cand, const bool *hurt);
 /* localize_overflow.c: how clustered in time a lossy subject's loss events are (about 1 or
  * less: at random, as a cable drops; -1: too few to tell). */
 double loc_loss_dispersion(const struct ctx *c, const struct candidate *cand);
+/* A switch link's drops short of loss_min_ratio pass when spread at random in time. */
+bool loc_loss_random_short_ratio(struct ctx *c, const struct candidate *cand, const bool *hurt);
 int loc_random_loss_under_marks(struct ctx *c, struct candidate *best, size_t n_best,
 				const struct candidate *cands, size_t n_cands);
 

@@ -131,18 +131,6 @@ cleanup:
 	return err;
 }
 
-/* Is var a link between two switches? */
-static bool switch_link(const struct ctx *c, size_t var)
-{
-	const struct var *v = &c->vars[var];
-	const struct topo_link *l;
-
-	if (v->kind != VAR_LINK)
-		return false;
-	l = &c->topo->links[v->link];
-	return !c->topo->nodes[l->a].is_host && !c->topo->nodes[l->b].is_host;
-}
-
 /*
  * The switch link direction marking most at random (its column, 2 var + dir) with its
  * figure and its lead over every other switch link's directions, and the column of the
@@ -171,7 +159,7 @@ static bool random_marks_top(const struct ctx *c, size_t *col, double *level, do
 		goto cleanup;
 	*level = -1;
 	for (size_t j = 0; j < 2 * c->n_vars; j++)
-		if (switch_link(c, j / 2) && x[j] > *level) {
+		if (loc_switch_link(c, j / 2) && x[j] > *level) {
 			*level = x[j];
 			*col = j;
 		}
@@ -179,7 +167,7 @@ static bool random_marks_top(const struct ctx *c, size_t *col, double *level, do
 		goto cleanup;
 	*next_col = 2 * c->n_vars;
 	for (size_t j = 0; j < 2 * c->n_vars; j++)
-		if (j / 2 != *col / 2 && switch_link(c, j / 2) && x[j] > next) {
+		if (j / 2 != *col / 2 && loc_switch_link(c, j / 2) && x[j] > next) {
 			next = x[j];
 			*next_col = j;
 		}

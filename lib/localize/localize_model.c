@@ -768,3 +768,15 @@ int loc_build_incidence(struct ctx *c)
 	free(buf);
 	return err;
 }
+
+/* Is var a link between two switches? */
+bool loc_switch_link(const struct ctx *c, size_t var)
+{
+	const struct var *v = &c->vars[var];
+	const struct topo_link *l;
+
+	if (v->kind != VAR_LINK)
+		return false;
+	l = &c->topo->links[v->link];
+	return !c->topo->nodes[l->a].is_host && !c->topo->nodes[l->b].is_host;
+}

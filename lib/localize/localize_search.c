@@ -761,6 +761,8 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 			cand.alt_score_ratio = second_score / best_score;
 		}
 		bool report = loc_judge(c, &cand, resid, hurt);
+		if (!report && s == SIG_LOSS)
+			report = loc_loss_random_short_ratio(c, &cand, hurt);
 		if (agentxdp_log_level >= LOG_DEBUG) {
 			char subj[128];
 			loc_var_subject(c, &c->vars[cand.var], subj, sizeof(subj));
