@@ -479,8 +479,9 @@ bool loc_judge(struct ctx *c, struct candidate *cand, const double *resid, bool 
 		cand->kind = s == SIG_LOSS ? FINDING_LOSSY : FINDING_CONGESTED;
 		cand->strength = strength_of(cand->z, min_z);
 		direction_text(c, cand);
-		return cand->in_events >= min_events && cand->in_rate >= min_rate &&
-		       cand->in_rate >= min_ratio * cand->out_rate && cand->z >= min_z;
+		return (cand->in_events >= min_events && cand->in_rate >= min_rate &&
+			cand->in_rate >= min_ratio * cand->out_rate && cand->z >= min_z) ||
+		       loc_loss_random_short_ratio(c, cand, hurt);
 	}
 
 	return judge_latency(c, cand, hurt, n_out);
@@ -761,8 +762,6 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 			cand.alt_score_ratio = second_score / best_score;
 		}
 		bool report = loc_judge(c, &cand, resid, hurt);
-		if (!report && s == SIG_LOSS)
-			report = loc_loss_random_short_ratio(c, &cand, hurt);
 		if (agentxdp_log_level >= LOG_DEBUG) {
 			char subj[128];
 			loc_var_subject(c, &c->vars[cand.var], subj, sizeof(subj));
