@@ -10,7 +10,6 @@
 #include <stdlib.h>
 
 #include "lib/localize/localize_internal.h"
-#include "lib/localize/topology.h"
 #include "lib/track/flow.h"
 #include "lib/util/log.h"
 
@@ -47,18 +46,6 @@ double loc_later_floor_us(const struct flow_stats *f)
 			lo = p50;
 	}
 	return lo;
-}
-
-/* A links.csv link between two switches? */
-static bool switch_to_switch(const struct ctx *c, uint32_t var)
-{
-	const struct var *v = &c->vars[var];
-	const struct topo_link *l;
-
-	if (v->kind != VAR_LINK || !c->topo)
-		return false;
-	l = &c->topo->links[v->link];
-	return !c->topo->nodes[l->a].is_host && !c->topo->nodes[l->b].is_host;
 }
 
 /*
@@ -113,10 +100,10 @@ bool loc_floor_leads(const struct ctx *c, struct candidate *cand, const double *
 	double x = low[cand->var], second = 0;
 	size_t n = 0;
 
-	if (x < -1e8 || !switch_to_switch(c, cand->var))
+	if (x < -1e8 || !loc_switch_link(c, cand->var))
 		return false;
 	for (size_t v = 0; v < c->n_vars; v++) {
-		if (v == cand->var || low[v] < -1e8 || !switch_to_switch(c, (uint32_t)v))
+		if (v == cand->var || low[v] < -1e8 || !loc_switch_link(c, v))
 			continue;
 		n++;
 		if (low[v] > second)
@@ -154,10 +141,10 @@ bool loc_floor_breaks_tie(const struct ctx *c, struct candidate *cand, const dou
 
 	for (size_t i = 0; i < cand->n_set; i++) {
 		uint32_t m = cand->set[i];
-		bool leads = low[m] > 0 && switch_to_switch(c, m);
+		bool leads = low[m] > 0 && loc_switch_link(c, m);
 
 		for (size_t v = 0; leads && v < c->n_vars; v++)
-			if (v != m && low[v] > -1e8 && switch_to_switch(c, (uint32_t)v) &&
+			if (v != m && low[v] > -1e8 && loc_switch_link(c, v) &&
 			    low[m] < FLOOR_LEAD_RATIO * low[v])
 				leads = false;
 		if (leads)

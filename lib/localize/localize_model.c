@@ -775,7 +775,7 @@ bool loc_switch_link(const struct ctx *c, size_t var)
 	const struct var *v = &c->vars[var];
 	const struct topo_link *l;
 
-	if (v->kind != VAR_LINK)
+	if (v->kind != VAR_LINK || !c->topo)
 		return false;
 	l = &c->topo->links[v->link];
 	return !c->topo->nodes[l->a].is_host && !c->topo->nodes[l->b].is_host;
