@@ -476,10 +476,11 @@ static bool quiet_queueing(const struct ctx *c, const struct candidate *cand)
 	if (c->vars[cand->var].kind == VAR_FABRIC || cand->load_ratio < cfg->outlier_max_load)
 		return false;
 	/* A queue drains in quiet moments: a floor that moved is a fault, whatever the
-	 * latency ratio (slowx2-host 1099 and 1109: 1.5-1.6x, floor +3 us). With the
-	 * floor rules off (floor_min_z 0) no floor moves: the ratio decides. */
+	 * latency ratio (slowx2-host 1099 and 1109: 1.5-1.6x, floor +3 us), and so is one
+	 * that rose under a pick 2x its peers (loc_floor_rose_slow()). With the floor
+	 * rules off (floor_min_z 0) no floor moves: the ratio decides. */
 	if (cfg->floor_min_z > 0 && loc_floor_known(cand))
-		return !loc_floor_moved(c, cand);
+		return !loc_floor_moved(c, cand) && !loc_floor_rose_slow(c, cand);
 	return cand->signal == SIG_ECN || cand->severity < cfg->quiet_max_ratio;
 }
 

@@ -32,6 +32,19 @@ bool loc_floor_moved(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
+ * Or did it rise QUIET_FLOOR_US under a pick quiet_max_ratio times its peers' or more? Switch
+ * links' floors spread more than alike host links': tuning seeds 3506-3545, 5x serializers
+ * (slowx5-fab-1dir 3518, 3521, slowx5-fab-each 3531) stood 2.75-4.7 us above their peers at
+ * 2.8-3.7 sigmas, under floor_min_z, at 2.4-3.8x their latency or completions; the quiet
+ * queues of the same runs 0.01-0.29 us at 1.25-1.6x.
+ */
+bool loc_floor_rose_slow(const struct ctx *c, const struct candidate *cand)
+{
+	return c->cfg->floor_min_z > 0 && cand->signal != SIG_ECN &&
+	       cand->floor_excess_us >= QUIET_FLOOR_US && cand->severity >= c->cfg->quiet_max_ratio;
+}
+
+/*
  * A subject carrying at least load_notice_ratio times its peers' load is a notice (its
  * load explains its queue), but in a fabric that is not busy a queue from load alone
  * still drains: healthy incast host links at 2.5-4x their peers' load and ECMP-skewed
