@@ -237,6 +237,8 @@ void loc_build_signals(struct ctx *c);
 
 /* localize_search.c: the matching pursuit and the verdict on each pick. */
 bool loc_judge(struct ctx *c, struct candidate *cand, const double *resid, bool *hurt);
+/* The connections a pick hurts, as indices (NULL when none, or out of memory). */
+uint32_t *loc_hurt_list(const struct ctx *c, const bool *hurt, size_t *n);
 int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n_cands,
 	       size_t *cap_cands);
 int loc_rnr_candidates(struct ctx *c, struct candidate **cands, size_t *n_cands,

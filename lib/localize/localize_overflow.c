@@ -76,7 +76,8 @@ double loc_loss_dispersion(const struct ctx *c, const struct candidate *cand)
  * the rate elsewhere, z 22-31, rejected; the overflowing links picked after them passed at
  * 5-8x). Drops at random in time (loc_loss_dispersion()) are no queue's overflow: they pass
  * at loss_random_min_ratio. Counted on loss_random_short_events or more: on fewer, overflow
- * drops looked random too (ecn20-fab-over: 54-111 events at 2.0-2.9). False on ENOMEM.
+ * drops looked random too (ecn20-fab-over: 54-111 events at 2.0-2.9). False on ENOMEM
+ * (or with nothing hurt).
  */
 bool loc_loss_random_short_ratio(struct ctx *c, const struct candidate *cand, const bool *hurt)
 {
@@ -90,13 +91,9 @@ bool loc_loss_random_short_ratio(struct ctx *c, const struct candidate *cand, co
 	    cand->in_rate < cfg->loss_min_rate || cand->z < cfg->loss_min_z ||
 	    cand->in_rate < cfg->loss_random_min_ratio * cand->out_rate)
 		return false;
-	probe.hurt_idx = malloc((c->n_conns ? c->n_conns : 1) * sizeof(*probe.hurt_idx));
+	probe.hurt_idx = loc_hurt_list(c, hurt, &probe.n_hurt_idx);
 	if (!probe.hurt_idx)
 		return false;
-	probe.n_hurt_idx = 0;
-	for (size_t k = 0; k < c->n_conns; k++)
-		if (hurt[k])
-			probe.hurt_idx[probe.n_hurt_idx++] = (uint32_t)k;
 	loc_find_onset(c, &probe, hurt);
 	dispersion = loc_loss_dispersion(c, &probe);
 	free(probe.hurt_idx);

@@ -650,7 +650,7 @@ static void collect_ties(struct ctx *c, struct candidate *cand, const double *nu
 }
 
 /* The connections a pick hurts, as indices (NULL when none, or out of memory). */
-static uint32_t *hurt_list(const struct ctx *c, const bool *hurt, size_t *n)
+uint32_t *loc_hurt_list(const struct ctx *c, const bool *hurt, size_t *n)
 {
 	uint32_t *idx;
 
@@ -811,7 +811,7 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 			free(cand.resid);
 			continue;
 		}
-		cand.hurt_idx = hurt_list(c, hurt, &cand.n_hurt_idx);
+		cand.hurt_idx = loc_hurt_list(c, hurt, &cand.n_hurt_idx);
 		if ((cand.n_hurt_idx && !cand.hurt_idx) ||
 		    util_ensure_mem((void **)cands, cap_cands, sizeof(**cands), *n_cands + 1)) {
 			free(cand.resid);
@@ -1073,7 +1073,7 @@ int loc_fabric_candidate(struct ctx *c, struct candidate **cands, size_t *n_cand
 	if (cand.confidence < c->cfg->min_confidence)
 		goto out;
 	loc_find_onset(c, &cand, hurt);
-	cand.hurt_idx = hurt_list(c, hurt, &cand.n_hurt_idx);
+	cand.hurt_idx = loc_hurt_list(c, hurt, &cand.n_hurt_idx);
 	if (!cand.hurt_idx || util_ensure_mem((void **)cands, cap_cands, sizeof(**cands), *n_cands + 1)) {
 		free(cand.hurt_idx);
 		err = -ENOMEM;
