@@ -45,12 +45,28 @@ bool loc_floor_rose_slow(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
+ * A switch link carrying k times its peers' load keeps a standing queue of its own: its
+ * floor must rise QUIET_FLOOR_US per multiple of their load to say a fault. Tuning seeds
+ * 3606-3705, healthy-ecmp-skew: spine links at 3.0-4.1x their peers' load stood 1.2-1.35
+ * us above them (4.8-15 sigmas), three wrong alerts in 100 runs; the right switch link
+ * alerts of this kind (slowx5-fab-each 3511, 3518: 5x serializers at 2.5-2.8x) 5.4-7.3 us.
+ * A host link's floor is its own: host links keep QUIET_FLOOR_US (slowx2-host 3620, a 2x
+ * serializer at 2.7x its peers' load, 3.1 us).
+ */
+static bool floor_moved_over_load(const struct ctx *c, const struct candidate *cand)
+{
+	return loc_floor_moved(c, cand) &&
+	       (!loc_switch_link(c, cand->var) || cand->floor_excess_us >= QUIET_FLOOR_US * cand->load_ratio);
+}
+
+/*
  * A subject carrying at least load_notice_ratio times its peers' load is a notice (its
  * load explains its queue), but in a fabric that is not busy a queue from load alone
  * still drains: healthy incast host links at 2.5-4x their peers' load and ECMP-skewed
  * spine links at 2.5-3x kept their floor within 0.34 us of their peers' (tuning seeds
  * 1081-1120), while slowx2-host 1095, a 2x serializer on a host link that happened to
- * carry 2.3x, stood 2.8 us above. Such a notice whose floor moved is an alert again.
+ * carry 2.3x, stood 2.8 us above. Such a notice whose floor moved (floor_moved_over_load())
+ * is an alert again.
  */
 void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n)
 {
@@ -63,7 +79,7 @@ void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n)
 		    (x->kind != FINDING_SLOW && x->kind != FINDING_CONGESTED) ||
 		    x->load_ratio < cfg->load_notice_ratio || c->vars[x->var].kind == VAR_FABRIC ||
 		    (cfg->busy_ce_rate > 0 && x->peer_ce_rate >= cfg->busy_ce_rate) ||
-		    !loc_floor_moved(c, x))
+		    !floor_moved_over_load(c, x))
 			continue;
 		x->level = FINDING_ALERT;
 		x->notice_why = NULL;
