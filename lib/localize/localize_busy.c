@@ -50,17 +50,8 @@ static size_t switch_slots(const struct ctx *c, int32_t *slot)
 {
 	size_t n = 0;
 
-	for (size_t v = 0; v < c->n_vars; v++) {
-		const struct var *cv = &c->vars[v];
-		const struct topo_link *l;
-
-		slot[v] = -1;
-		if (cv->kind != VAR_LINK || !c->topo)
-			continue;
-		l = &c->topo->links[cv->link];
-		if (!c->topo->nodes[l->a].is_host && !c->topo->nodes[l->b].is_host)
-			slot[v] = (int32_t)n++;
-	}
+	for (size_t v = 0; v < c->n_vars; v++)
+		slot[v] = loc_switch_link(c, v) ? (int32_t)n++ : -1;
 	return n;
 }
 
