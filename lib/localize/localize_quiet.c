@@ -55,8 +55,8 @@ bool loc_floor_rose_slow(const struct ctx *c, const struct candidate *cand)
  */
 static bool floor_moved_over_load(const struct ctx *c, const struct candidate *cand)
 {
-	return loc_floor_moved(c, cand) &&
-	       (!loc_switch_link(c, cand->var) || cand->floor_excess_us >= QUIET_FLOOR_US * cand->load_ratio);
+	return loc_floor_moved(c, cand) && (!loc_switch_link(c, cand->var) ||
+					    cand->floor_excess_us >= QUIET_FLOOR_US * cand->load_ratio);
 }
 
 /*
