@@ -378,6 +378,46 @@ static bool latency_step(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
+ * A host link (of the topology, or a host's own without one) whose floor rose as a step:
+ * the link's quickest round trips moved by HOST_STEP_MIN_US or more (floor_min_z robust
+ * sigmas over its peers'), and so did the floor of each connection it hurts, by about as
+ * much (within HOST_STEP_TOLERANCE of the link's excess). Added latency delays every
+ * packet, the quickest too, so each connection's floor moves by the link's step; a queue in
+ * a fabric queueing everywhere lifts a link's floor over its peers' now and then but leaves
+ * its connections' own floors (the lowest window p50 of each half) near their class's.
+ * Tuning seeds 3746-3805 of both matrices (docs/evaluation.md, "Twenty-third round"): +30 us
+ * host links in a 40%-loaded 48/6/3 fabric were notices ("the whole fabric is queueing",
+ * "one connection ...") with the link's floor 58-61 us over its peers' at 41-66 sigmas and
+ * their connections' floors 0.97-1.07x that. No healthy run's host link qualified: its
+ * connections' floors stayed at 4.5 us or less (17.8 without a topology). The wrong notices
+ * whose connections' floors rose (they also crossed a faulty link) stood 1.8-4.5x their
+ * link's excess, or on a link whose floor rose 5.2 us.
+ */
+#define HOST_STEP_MIN_US 10.0
+#define HOST_STEP_TOLERANCE 0.5
+
+static bool host_link_step(const struct ctx *c, const struct candidate *cand)
+{
+	const struct var *v = &c->vars[cand->var];
+	double step = cand->floor_excess_us;
+	size_t n = 0;
+
+	if ((var_tier(c, v) != 1 && v->kind != VAR_HOST_LINK) || c->cfg->floor_min_z <= 0 ||
+	    cand->floor_z < c->cfg->floor_min_z || step < HOST_STEP_MIN_US)
+		return false;
+	for (size_t k = 0; k < cand->n_hurt_idx; k++) {
+		const struct conn *cn = &c->conns[cand->hurt_idx[k]];
+
+		if (!cn->has_floor)
+			continue;
+		if (fabs(cn->floor_excess_us - step) > HOST_STEP_TOLERANCE * step)
+			return false;
+		n++;
+	}
+	return n > 0;
+}
+
+/*
  * The same delay on every hurt connection: a fixed step (a slow link's added latency), not
  * a queue. A queue's wait depends on when each connection's packets arrive and what else
  * is queued, so the connections it delays differ; a step adds one constant to all of them.
@@ -541,6 +581,7 @@ static bool loss_at_random(const struct ctx *c, const struct candidate *cand)
  * lossy branch of loc_classify_level() give the same ones). */
 #define WHY_MARKS_STEADY "its marks: a steady share of its packets in every window, a marking fault"
 #define WHY_FLOOR "its floor: a standing queue on a link carrying less than its peers"
+#define WHY_HOST_STEP "its floor and each of its connections' floors rose alike: added latency"
 #define WHY_STALL "its round trips wait longer than its peers' while it carries less: a slow link"
 #define WHY_MARKS_DRAIN "its marks come and go: a queue standing out of its peers', not a marking fault"
 
@@ -566,6 +607,9 @@ static void link_kind(const struct ctx *c, struct candidate *cand)
 	} else if (cand->kind == FINDING_CONGESTED && floor_outlier(c, cand)) {
 		cand->kind = FINDING_SLOW;
 		cand->kind_why = WHY_FLOOR;
+	} else if (cand->kind == FINDING_CONGESTED && host_link_step(c, cand)) {
+		cand->kind = FINDING_SLOW;
+		cand->kind_why = WHY_HOST_STEP;
 	} else if (cand->kind == FINDING_CONGESTED && switch_link(c, cand) &&
 		   loc_marks_drain(cand)) {
 		cand->kind = FINDING_SLOW;
@@ -640,7 +684,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		else if ((cand->signal == SIG_ECN ? fabric_busy(cand, cfg)
 						  : latency_is_queueing(cand, cfg)) &&
 			 !(busy_outlier(c, cand) && !loc_queue_drains(cand)) &&
-			 !floor_outlier(c, cand) && !latency_step(c, cand) && !loc_link_stalls(cand))
+			 !floor_outlier(c, cand) && !latency_step(c, cand) && !loc_link_stalls(cand) &&
+			 !host_link_step(c, cand))
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		else if (quiet_queueing(c, cand))
 			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";
@@ -707,9 +752,9 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	 * connection (tuning seeds 1261-1340: 16 of 16 such alerts in busy fabrics were
 	 * wrong, the right one-connection alerts all came from quiet fabrics). */
 	if (!cand->notice_why && cand->kind != FINDING_HOST && cand->flows_hurt == 1 &&
-	    fabric_busy(cand, cfg))
+	    fabric_busy(cand, cfg) && !host_link_step(c, cand))
 		cand->notice_why = "one connection in a fabric queueing everywhere: what its queues give some connection";
-	if (!cand->notice_why && few_in_heavy_queueing(c, cand))
+	if (!cand->notice_why && few_in_heavy_queueing(c, cand) && !host_link_step(c, cand))
 		cand->notice_why = "a few connections slower than their peers and marked no more, in a fabric "
 				   "marking everywhere: what its queues give some connections";
 	loc_turnaround_idle(c, cand);
