@@ -12,19 +12,18 @@
 # ho-slowx3-fab 3769).
 . "$(dirname "$0")/../lib.sh"
 synth_test_start host-link-step
-cases="3746:198.18.0.46-leaf4:500us 3752:198.18.0.18-leaf1:1500us 3755:198.18.0.28-leaf2:500us"
-for case in $cases; do
+busy48="--hosts 48 --leaves 6 --spines 3 --load 40% --mtu 2048 --duration 5ms --workload mixed"
+for case in 3746:198.18.0.46-leaf4:500us 3752:198.18.0.18-leaf1:1500us \
+	3755:198.18.0.28-leaf2:500us; do
 	IFS=: read -r seed link onset <<<"$case"
 	d=$work/$seed
-	synth_analyze host-link-step "$d" "$work/$seed.json" --hosts 48 --leaves 6 --spines 3 \
-		--load 40% --mtu 2048 --duration 5ms --workload mixed --vantage mirror --snaplen 128 \
-		--seed "$seed" --fault "link=$link,kind=slow,size=30us,onset=$onset" -- \
-		--topology "$d/links.csv" --paths "$d/paths.csv" || exit 0
-	got=$(jq -c '[.findings[] | select(.level == "alert")][0] | [.kind, .subject]' "$work/$seed.json")
-	expect_eq "host-link-step $seed: the +30 us link is the first alert, slow" \
-		"[\"slow\",\"$link\"]" "$got"
+	# shellcheck disable=SC2086 # the shape's words
+	mirror_topo_run host-link-step "$d" "$seed" "link=$link,kind=slow,size=30us,onset=$onset" \
+		$busy48 || exit 0
+	expect_eq "host-link-step $seed: the +30 us link is the first alert, slow" "slow $link" \
+		"$(first_alert "$d/out.json")"
 	got=$(jq --arg s "$link" '[.findings[] | select(.subject == $s)][0].evidence |
-		.floor_excess_us >= 50 and .floor_excess_us <= 70 and .notice_why == null' "$work/$seed.json")
+		.floor_excess_us >= 50 and .floor_excess_us <= 70 and .notice_why == null' "$d/out.json")
 	expect_eq "host-link-step $seed: its floor rose 50-70 us, no notice" true "$got"
 done
 
@@ -37,22 +36,18 @@ expect_eq "host-link-step 3752 without a topology: the host's link is the first 
 	'["slow","host_link","198.18.0.18"]' "$got"
 
 d=$work/over60
-synth_analyze host-link-step "$d" "$work/over60.json" --hosts 64 --leaves 8 --spines 2 \
-	--load 60% --mtu 4096 --duration 5ms --workload write --vantage mirror --snaplen 128 \
-	--seed 3769 -- --topology "$d/links.csv" --paths "$d/paths.csv" || exit 0
-got=$(jq -c '[.findings[] | select(.level == "alert")] | length' "$work/over60.json")
-expect_eq "host-link-step over60 3769: no alert on a healthy fabric" 0 "$got"
+synth_analyze host-link-step "$d" "$d.json" --hosts 64 --leaves 8 --spines 2 --load 60% \
+	--mtu 4096 --duration 5ms --workload write --vantage mirror --snaplen 128 --seed 3769 -- \
+	--topology "$d/links.csv" --paths "$d/paths.csv" || exit 0
+expect_eq "host-link-step over60 3769: no alert on a healthy fabric" 0 "$(alert_count "$d.json")"
 
 d=$work/slowx3
-synth_analyze host-link-step "$d" "$work/slowx3.json" --hosts 24 --leaves 3 --spines 2 \
-	--load 30% --mtu 2048 --duration 10ms --workload write --vantage mirror --snaplen 128 \
-	--seed 3769 --fault link=leaf2-spine1,kind=slow,size=3x \
-	--fault link=leaf2-spine1,kind=slow,size=2us -- \
-	--topology "$d/links.csv" --paths "$d/paths.csv" || exit 0
-got=$(jq -c '[.findings[] | select(.level == "alert")][0].subject' "$work/slowx3.json")
+mirror_topo_run host-link-step "$d" 3769 link=leaf2-spine1,kind=slow,size=3x --hosts 24 \
+	--leaves 3 --spines 2 --load 30% --mtu 2048 --duration 10ms --workload write \
+	--fault link=leaf2-spine1,kind=slow,size=2us || exit 0
 expect_eq "host-link-step slowx3 3769: the slowed spine cable is the first alert" \
-	'"leaf2-spine1"' "$got"
+	"slow leaf2-spine1" "$(first_alert "$d/out.json")"
 got=$(jq '[.findings[] | select(.subject == "198.18.0.33-leaf2" and .level == "alert")] | length' \
-	"$work/slowx3.json")
+	"$d/out.json")
 expect_eq "host-link-step slowx3 3769: a host link behind it is no alert" 0 "$got"
 exit 0
