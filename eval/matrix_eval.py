@@ -522,8 +522,10 @@ def main():
             for line in lines:
                 raw.write(line + "\n")
             raw.flush()
-    command = "SEEDS=%d FIRST_SEED=%d JOBS=%d%s bash eval/matrix_eval.sh" % (
-        seeds, first, jobs, " CELLS='%s'" % pattern if pattern else "")
+    matrix = os.environ.get("MATRIX", "eval/matrix.txt")
+    command = "%sSEEDS=%d FIRST_SEED=%d JOBS=%d%s bash eval/matrix_eval.sh" % (
+        "MATRIX=%s " % matrix if matrix != "eval/matrix.txt" else "", seeds, first, jobs,
+        " CELLS='%s'" % pattern if pattern else "")
     print_table(read_runs(out), command, cells)
     print("%d runs, wall time %.0f s with %d jobs; raw lines: %s"
           % (len(todo), time.time() - start, jobs, out))
