@@ -655,6 +655,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 			const double *late_load, double *scratch)
 {
 	const struct localize_config *cfg = c->cfg;
+	bool host_step; /* host_link_step(), once its inputs are set */
 
 	cand->level = FINDING_ALERT;
 	cand->notice_why = NULL;
@@ -673,6 +674,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		loc_link_stall(c, cand);
 	}
 	cand->loss_dispersion = cand->signal == SIG_LOSS ? loc_loss_dispersion(c, cand) : -1;
+	host_step = host_link_step(c, cand);
 	switch (cand->kind) {
 	case FINDING_CONGESTED:
 	case FINDING_SLOW:
@@ -685,7 +687,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 						  : latency_is_queueing(cand, cfg)) &&
 			 !(busy_outlier(c, cand) && !loc_queue_drains(cand)) &&
 			 !floor_outlier(c, cand) && !latency_step(c, cand) && !loc_link_stalls(cand) &&
-			 !host_link_step(c, cand))
+			 !host_step)
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		else if (quiet_queueing(c, cand))
 			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";
@@ -752,9 +754,9 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	 * connection (tuning seeds 1261-1340: 16 of 16 such alerts in busy fabrics were
 	 * wrong, the right one-connection alerts all came from quiet fabrics). */
 	if (!cand->notice_why && cand->kind != FINDING_HOST && cand->flows_hurt == 1 &&
-	    fabric_busy(cand, cfg) && !host_link_step(c, cand))
+	    fabric_busy(cand, cfg) && !host_step)
 		cand->notice_why = "one connection in a fabric queueing everywhere: what its queues give some connection";
-	if (!cand->notice_why && few_in_heavy_queueing(c, cand) && !host_link_step(c, cand))
+	if (!cand->notice_why && few_in_heavy_queueing(c, cand) && !host_step)
 		cand->notice_why = "a few connections slower than their peers and marked no more, in a fabric "
 				   "marking everywhere: what its queues give some connections";
 	loc_turnaround_idle(c, cand);
