@@ -577,8 +577,8 @@ static bool loss_at_random(const struct ctx *c, const struct candidate *cand)
 	       cand->loss_dispersion >= 0 && cand->loss_dispersion < cfg->loss_random_max;
 }
 
-/* Why a switch link's kind was changed, one text for each reason (link_kind() and the
- * lossy branch of loc_classify_level() give the same ones). */
+/* Why a link's kind was changed, one text for each reason (link_kind() and the lossy
+ * branch of loc_classify_level() give the same ones). */
 #define WHY_MARKS_STEADY "its marks: a steady share of its packets in every window, a marking fault"
 #define WHY_FLOOR "its floor: a standing queue on a link carrying less than its peers"
 #define WHY_HOST_STEP "its floor and each of its connections' floors rose alike: added latency"
@@ -586,13 +586,13 @@ static bool loss_at_random(const struct ctx *c, const struct candidate *cand)
 #define WHY_MARKS_DRAIN "its marks come and go: a queue standing out of its peers', not a marking fault"
 
 /*
- * The story of a switch link alert told by the link rather than by the pick: a standing
- * queue on a link carrying less than its peers is a slow link, whatever signal saw it
- * first (rate-halved links marked and were read congested); in a busy fabric, marks
- * standing out with the floor unmoved are an ECN fault, even when the slowed completions
- * of its flows were picked first.
+ * The story of a link alert told by the link rather than by the pick: a standing queue on
+ * a switch link carrying less than its peers, or a host link's step (host_step:
+ * host_link_step()), is a slow link, whatever signal saw it first (rate-halved links marked
+ * and were read congested); in a busy fabric, marks standing out with the floor unmoved
+ * are an ECN fault, even when the slowed completions of its flows were picked first.
  */
-static void link_kind(const struct ctx *c, struct candidate *cand)
+static void link_kind(const struct ctx *c, struct candidate *cand, bool host_step)
 {
 	/* Marks that hold decide over the floor: a rate-halved link's marks never held (its
 	 * floor 0 on all 40 tuning runs), ECN links that also raised the floor did. */
@@ -607,7 +607,7 @@ static void link_kind(const struct ctx *c, struct candidate *cand)
 	} else if (cand->kind == FINDING_CONGESTED && floor_outlier(c, cand)) {
 		cand->kind = FINDING_SLOW;
 		cand->kind_why = WHY_FLOOR;
-	} else if (cand->kind == FINDING_CONGESTED && host_link_step(c, cand)) {
+	} else if (cand->kind == FINDING_CONGESTED && host_step) {
 		cand->kind = FINDING_SLOW;
 		cand->kind_why = WHY_HOST_STEP;
 	} else if (cand->kind == FINDING_CONGESTED && switch_link(c, cand) &&
@@ -696,7 +696,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		else if (switch_link(c, cand) && loc_quiet_queue_drains(c, cand))
 			cand->notice_why = "its marks come and go over an unmoved floor: a queue draining between bursts";
 		else
-			link_kind(c, cand);
+			link_kind(c, cand, host_step);
 		break;
 	case FINDING_HOST:
 		if (cand->signal == SIG_TURNAROUND && cand->severity < cfg->host_alert_min_ratio)
