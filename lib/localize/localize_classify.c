@@ -418,6 +418,48 @@ static bool host_link_step(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
+ * An ECN fault on a host's link, in a fabric queueing everywhere: it marks every connection
+ * the host has, far beyond the peers' rate, while the link carries less than its peers
+ * (DCQCN sheds what it marks). A busy fabric's hot host link marks a few of its connections
+ * now and then, or carries more than its peers (incast). The figures: the link's marks
+ * HOST_MARKS_MIN_Z robust sigmas over its peer links', carrying under outlier_max_load of
+ * their load, with HOST_MARKS_MIN_CONNS connections or more and HOST_MARKS_CONN_SHARE of
+ * those crossing it each marked HOST_MARKS_CONN_RATIO times the peers' rate, plus two
+ * marks (a short connection's count says little). Tuning seeds 3906-3925 of the matrix
+ * (docs/evaluation.md, "Twenty-fourth round"): 25% ECN host links in a 35%-loaded 36/6/3
+ * fabric were notices ("the whole fabric is queueing") at 10.7-85 sigmas with 5-13
+ * connections, all marked; the healthy and wrong host links of that shape stood 4.8 sigmas
+ * at most, while on two to four connections they reached 37: so few connections do not
+ * tell a fault from a burst.
+ */
+#define HOST_MARKS_MIN_Z 7.0
+#define HOST_MARKS_MIN_CONNS 5
+#define HOST_MARKS_CONN_RATIO 3.0
+#define HOST_MARKS_CONN_SHARE 0.75
+
+static bool host_link_marks(const struct ctx *c, const struct candidate *cand)
+{
+	const struct var *v = &c->vars[cand->var];
+	double ratio, z, lead;
+	size_t marked = 0;
+
+	if (cand->signal != SIG_ECN || (var_tier(c, v) != 1 && v->kind != VAR_HOST_LINK) ||
+	    cand->flows_crossing < HOST_MARKS_MIN_CONNS ||
+	    shed_load(c->cfg, cand) >= c->cfg->outlier_max_load)
+		return false;
+	subject_marks(cand, &ratio, &z, &lead);
+	if (z < HOST_MARKS_MIN_Z)
+		return false;
+	for (size_t k = 0; k < cand->n_hurt_idx; k++) {
+		const struct conn *cn = &c->conns[cand->hurt_idx[k]];
+
+		marked += cn->ce_events >= HOST_MARKS_CONN_RATIO * cand->peer_ce_rate * cn->packets + 2;
+	}
+	return marked >= HOST_MARKS_MIN_CONNS &&
+	       (double)marked >= HOST_MARKS_CONN_SHARE * cand->flows_crossing;
+}
+
+/*
  * The same delay on every hurt connection: a fixed step (a slow link's added latency), not
  * a queue. A queue's wait depends on when each connection's packets arrive and what else
  * is queued, so the connections it delays differ; a step adds one constant to all of them.
@@ -687,7 +729,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 						  : latency_is_queueing(cand, cfg)) &&
 			 !(busy_outlier(c, cand) && !loc_queue_drains(cand)) &&
 			 !floor_outlier(c, cand) && !latency_step(c, cand) && !loc_link_stalls(cand) &&
-			 !host_step)
+			 !host_step && !host_link_marks(c, cand))
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		else if (quiet_queueing(c, cand))
 			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";

@@ -131,6 +131,7 @@ struct candidate {
 	double hurt_p50_us, peer_p50_us;
 	char direction[128];
 	uint32_t flows_hurt;
+	uint32_t flows_crossing;	/* judged connections crossing it wholly (0: not counted) */
 	uint64_t onset_ns;
 	bool onset_change_point;
 	bool own_past;			/* SIG_LATENCY judged against hurt flows' own first windows */

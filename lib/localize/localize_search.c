@@ -453,6 +453,7 @@ bool loc_judge(struct ctx *c, struct candidate *cand, const double *resid, bool 
 							     cand->variant) >= 1;
 	}
 	cand->flows_hurt = (uint32_t)n_hurt;
+	cand->flows_crossing = (uint32_t)n_touch;
 	if (!n_hurt || cand->effect <= 0)
 		return false;
 	/* A slow host link or host slows most of what crosses it; one slow flow among many
