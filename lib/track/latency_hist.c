@@ -8,13 +8,10 @@
 /* key = kind << KEY_KIND_SHIFT | bucket, stored + 1 so that 0 is an empty slot. */
 #define KEY_KIND_SHIFT 12
 #define MIN_CAP 4
-
-struct lat_hist_entry {
-	uint16_t key1;
-	uint16_t pad;
-	uint32_t win;		/* this window */
-	uint64_t total;		/* the whole trace */
-};
+#define SLOT_KEY1(s) ((uint32_t)((s) & 0xffff))
+#define SLOT_COUNT(s) ((s) >> 16)
+#define COUNT_ONE (1ull << 16)
+#define COUNT_MAX (UINT64_MAX >> 16)
 
 _Static_assert(LAT_HIST_MAX_BUCKETS <= (1u << KEY_KIND_SHIFT), "bucket fits below the kind");
 _Static_assert(LAT_HIST_KINDS << KEY_KIND_SHIFT < UINT16_MAX, "key + 1 fits 16 bits");
@@ -54,39 +51,44 @@ static uint32_t slot_of(uint32_t key1, uint32_t cap)
 	return (key1 * 2654435761u) >> 7 & (cap - 1);
 }
 
-static struct lat_hist_entry *find(struct lat_hist_entry *e, uint32_t cap, uint32_t key1)
+static uint64_t *find(uint64_t *slot, uint32_t cap, uint32_t key1)
 {
 	for (uint32_t i = slot_of(key1, cap);; i = (i + 1) & (cap - 1))
-		if (e[i].key1 == key1 || !e[i].key1)
-			return &e[i];
+		if (SLOT_KEY1(slot[i]) == key1 || !slot[i])
+			return &slot[i];
 }
 
-/* The table doubled (its touched-slot list with it, in one allocation), entries rehashed. */
-static int grow(struct lat_flow_hist *h)
+/* The table doubled (the window's used list with it, in one allocation), entries rehashed. */
+static int grow(struct lat_hist_table *t, int listed)
 {
-	uint32_t cap = h->cap ? h->cap * 2 : MIN_CAP;
-	struct lat_hist_entry *e = calloc(cap, sizeof(*e) + sizeof(*h->touched));
-	uint32_t *touched;
+	uint32_t cap = t->cap ? t->cap * 2 : MIN_CAP;
+	size_t per = sizeof(*t->slot) + (listed ? sizeof(*t->used) : 0);
+	uint64_t *slot;
 
-	if (!e)
+	slot = calloc(cap, per);
+	if (!slot)
 		return -ENOMEM;
-	touched = (uint32_t *)(e + cap);
-	h->n_touched = 0;
-	for (uint32_t i = 0; i < h->cap; i++) {
-		struct lat_hist_entry *x;
+	for (uint32_t i = 0, k = 0; i < t->cap; i++) {
+		uint64_t *x;
 
-		if (!h->e[i].key1)
+		if (!t->slot[i])
 			continue;
-		x = find(e, cap, h->e[i].key1);
-		*x = h->e[i];
-		if (x->win)
-			touched[h->n_touched++] = (uint32_t)(x - e);
+		x = find(slot, cap, SLOT_KEY1(t->slot[i]));
+		*x = t->slot[i];
+		if (listed)
+			((uint32_t *)(slot + cap))[k++] = (uint32_t)(x - slot);
 	}
-	free(h->e);
-	h->e = e;
-	h->touched = touched;
-	h->cap = cap;
+	free(t->slot);
+	t->slot = slot;
+	t->used = listed ? (uint32_t *)(slot + cap) : NULL;
+	t->cap = cap;
 	return 0;
+}
+
+/* Room for one more key at most 3/4 full: probes stay short. 0, or -ENOMEM. */
+static inline int reserve(struct lat_hist_table *t, int listed)
+{
+	return (t->n + 1) * 4 > t->cap * 3 ? grow(t, listed) : 0;
 }
 
 /* The window's stats of KIND, added (zero) when new; most flows have one or two kinds. */
@@ -118,26 +120,22 @@ int lat_flow_hist_add(struct lat_flow_hist *h, uint32_t kind, uint64_t ns)
 {
 	uint32_t key1 = (kind << KEY_KIND_SHIFT | latency_hist_bucket(ns)) + 1;
 	struct lat_kind_window *w;
-	struct lat_hist_entry *x;
+	uint64_t *x;
 
 	if (kind >= LAT_HIST_KINDS)
 		return -EINVAL;
 	w = kind_window(h, kind);
 	if (!w)
 		return -ENOMEM;
-	/* At most 3/4 full: probes stay short. */
-	if ((h->n + 1) * 4 > h->cap * 3 && grow(h))
+	if (reserve(&h->win, 1))
 		return -ENOMEM;
-	x = find(h->e, h->cap, key1);
-	if (!x->key1) {
-		x->key1 = (uint16_t)key1;
-		h->n++;
+	x = find(h->win.slot, h->win.cap, key1);
+	if (!*x) {
+		*x = key1;
+		/* Closing the window then visits these slots only. */
+		h->win.used[h->win.n++] = (uint32_t)(x - h->win.slot);
 	}
-	/* Closing the window then visits these slots only, not the whole table. */
-	if (!x->win)
-		h->touched[h->n_touched++] = (uint32_t)(x - h->e);
-	x->win++;
-	x->total++;
+	*x += COUNT_ONE;
 	if (!w->samples || ns < w->min_ns)
 		w->min_ns = ns;
 	if (ns > w->max_ns)
@@ -152,8 +150,10 @@ void lat_flow_hist_prefetch(const struct lat_flow_hist *h, uint32_t kind, uint64
 {
 	uint32_t key1 = (kind << KEY_KIND_SHIFT | latency_hist_bucket(ns)) + 1;
 
-	if (h->cap)
-		__builtin_prefetch(&h->e[slot_of(key1, h->cap)], 1);
+	if (h->win.cap) {
+		__builtin_prefetch(&h->win.slot[slot_of(key1, h->win.cap)], 1);
+		__builtin_prefetch(&h->win.used[h->win.n], 1);
+	}
 	/* Every kind's stats in the window (the first at least): kind_window() reads each
 	 * one's kind until it finds its own, and 40-byte entries cross lines. */
 	if (h->kw) {
@@ -165,22 +165,23 @@ void lat_flow_hist_prefetch(const struct lat_flow_hist *h, uint32_t kind, uint64
 	}
 }
 
-/* Tables up to this size are fetched whole before a close; larger ones only their list. */
+/* Window tables up to this size are fetched whole before a close; larger ones only their list. */
 #define CLOSE_PREFETCH_BYTES 1024
 
 void lat_flow_hist_prefetch_close(const struct lat_flow_hist *h)
 {
-	const char *p = (const char *)h->touched, *end = p + h->n_touched * sizeof(*h->touched);
+	const char *p = (const char *)h->win.used, *end = p + h->win.n * sizeof(*h->win.used);
 
-	if (!h->n_touched)
+	if (!h->win.n)
 		return;
-	/* The closing window's slots are scattered over the table: cheaper to fetch a small
+	/* The closing window's slots are scattered over its table: cheaper to fetch a small
 	 * table's every line than to wait for the list and then for each slot. */
 	for (; p < end; p += 64)
 		__builtin_prefetch(p);
 	__builtin_prefetch(end - 1);
-	if (h->cap * sizeof(*h->e) <= CLOSE_PREFETCH_BYTES)
-		for (p = (const char *)h->e, end = p + h->cap * sizeof(*h->e); p < end; p += 64)
+	if (h->win.cap * sizeof(*h->win.slot) <= CLOSE_PREFETCH_BYTES)
+		for (p = (const char *)h->win.slot, end = p + h->win.cap * sizeof(*h->win.slot); p < end;
+		     p += 64)
 			__builtin_prefetch(p, 1);
 }
 
@@ -211,20 +212,20 @@ static void window_percentiles(const struct lat_flow_hist *h, uint32_t kind, uin
 			       uint64_t *p50, uint64_t *p99)
 {
 	uint64_t bits[BUCKET_WORDS] = { 0 };
-	uint32_t count[LAT_HIST_MAX_BUCKETS]; /* read only where bits has a 1 */
+	uint64_t count[LAT_HIST_MAX_BUCKETS]; /* read only where bits has a 1 */
 	uint64_t rank50 = nearest_rank(samples, 5000), rank99 = nearest_rank(samples, 9900), cum = 0;
 	uint32_t lo = BUCKET_WORDS, hi = 0, last = 0;
 	int found50 = 0;
 
 	*p50 = *p99 = 0;
-	for (uint32_t i = 0; i < h->n_touched; i++) {
-		const struct lat_hist_entry *x = &h->e[h->touched[i]];
-		uint32_t key = (uint32_t)x->key1 - 1, b = key & BUCKET_MASK;
+	for (uint32_t i = 0; i < h->win.n; i++) {
+		uint64_t x = h->win.slot[h->win.used[i]];
+		uint32_t key = SLOT_KEY1(x) - 1, b = key & BUCKET_MASK;
 
 		if (key >> KEY_KIND_SHIFT != kind)
 			continue;
 		bits[b / 64] |= 1ull << (b % 64);
-		count[b] = x->win;
+		count[b] = SLOT_COUNT(x);
 		if (b / 64 < lo)
 			lo = b / 64;
 		if (b / 64 > hi)
@@ -257,6 +258,33 @@ static uint64_t clamp(uint64_t v, const struct lat_kind_window *w)
 	return v < w->min_ns ? w->min_ns : v > w->max_ns ? w->max_ns : v;
 }
 
+/* The window's counts into the whole trace's, the window emptied. Its slots in the large table
+ * are scattered: all are fetched before the first is read. */
+static int fold_window(struct lat_flow_hist *h)
+{
+	struct lat_hist_table *w = &h->win, *t = &h->total;
+	int rc = 0;
+
+	for (uint32_t i = 0; i < w->n && t->cap; i++)
+		__builtin_prefetch(&t->slot[slot_of(SLOT_KEY1(w->slot[w->used[i]]), t->cap)], 1);
+	for (uint32_t i = 0; i < w->n; i++) {
+		uint64_t s = w->slot[w->used[i]], *x, c;
+
+		w->slot[w->used[i]] = 0;
+		if (rc || reserve(t, 0)) {
+			rc = -ENOMEM;
+			continue;
+		}
+		x = find(t->slot, t->cap, SLOT_KEY1(s));
+		if (!*x)
+			t->n++;
+		c = SLOT_COUNT(*x) + SLOT_COUNT(s);
+		*x = SLOT_KEY1(s) | (c < COUNT_MAX ? c : COUNT_MAX) << 16;
+	}
+	w->n = 0;
+	return rc;
+}
+
 int lat_flow_hist_close_window(struct lat_flow_hist *h,
 			       void (*fn)(void *ctx, const struct lat_window_summary *w), void *ctx)
 {
@@ -284,35 +312,43 @@ int lat_flow_hist_close_window(struct lat_flow_hist *h,
 				.max_ns = w->max_ns,
 			});
 	}
-	for (uint32_t i = 0; i < h->n_touched; i++)
-		h->e[h->touched[i]].win = 0;
-	h->n_touched = 0;
 	h->n_kw = 0;
 	h->in_window = 0;
-	return 0;
+	return fold_window(h);
+}
+
+/* KEY1's count in table t (0: none). */
+static uint64_t count_of(const struct lat_hist_table *t, uint32_t key1)
+{
+	return t->cap ? SLOT_COUNT(*find(t->slot, t->cap, key1)) : 0;
 }
 
 int lat_flow_hist_buckets(const struct lat_flow_hist *h,
 			  void (*fn)(void *ctx, uint32_t kind, uint32_t bucket, uint64_t count), void *ctx)
 {
+	const struct lat_hist_table *t[2] = { &h->total, &h->win };
 	uint64_t *v;
 	uint32_t n = 0;
 
-	if (!h->n)
+	if (!h->total.n && !h->win.n)
 		return 0;
-	/* Sorted by key, then looked up again for the whole-trace count. */
-	v = malloc(h->n * sizeof(*v));
+	/* Both tables' keys sorted, then looked up again for their counts. */
+	v = malloc((h->total.n + h->win.n) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	for (uint32_t i = 0; i < h->cap; i++)
-		if (h->e[i].key1)
-			v[n++] = h->e[i].key1;
+	for (int k = 0; k < 2; k++)
+		for (uint32_t i = 0; i < t[k]->cap; i++)
+			if (t[k]->slot[i])
+				v[n++] = SLOT_KEY1(t[k]->slot[i]);
 	qsort(v, n, sizeof(*v), cmp_u64);
 	for (uint32_t i = 0; i < n; i++) {
-		const struct lat_hist_entry *x = find(h->e, h->cap, (uint32_t)v[i]);
 		uint32_t key = (uint32_t)v[i] - 1;
+		uint64_t c;
 
-		fn(ctx, key >> KEY_KIND_SHIFT, key & ((1u << KEY_KIND_SHIFT) - 1), x->total);
+		if (i && v[i] == v[i - 1])
+			continue; /* in both tables */
+		c = count_of(&h->total, (uint32_t)v[i]) + count_of(&h->win, (uint32_t)v[i]);
+		fn(ctx, key >> KEY_KIND_SHIFT, key & BUCKET_MASK, c < COUNT_MAX ? c : COUNT_MAX);
 	}
 	free(v);
 	return 0;
@@ -320,7 +356,8 @@ int lat_flow_hist_buckets(const struct lat_flow_hist *h,
 
 void lat_flow_hist_free(struct lat_flow_hist *h)
 {
-	free(h->e);
+	free(h->win.slot);
+	free(h->total.slot);
 	free(h->kw);
 	memset(h, 0, sizeof(*h));
 }

@@ -7,9 +7,11 @@
  * latency_set uses the same buckets past its exact cap.
  *
  * struct lat_flow_hist counts one flow's samples of every kind: per (kind, bucket) a count
- * for the current time window and one for the whole trace (sparse: 16 bytes a bucket in use),
- * and per kind seen in the window its exact count, sum, min and max (40 bytes a kind). Closing the window reports each
- * kind's summary (p50/p99 from the buckets, clamped to the exact min and max).
+ * for the current time window and, once windows close, one for the whole trace (sparse: 8
+ * bytes a bucket in use in each, counts up to 2^48 - 1), and per kind seen in the window its
+ * exact count, sum, min and max (40 bytes a kind). Closing the window reports each kind's
+ * summary (p50/p99 from the buckets, clamped to the exact min and max) and adds its counts to
+ * the whole trace's: a sample touches the window's small table only, not the large one.
  */
 #ifndef AGENTXDP_LATENCY_HIST_H
 #define AGENTXDP_LATENCY_HIST_H
@@ -40,21 +42,26 @@ uint64_t latency_hist_hi(uint32_t b);
 /* The value a bucket stands for: its midpoint. */
 uint64_t latency_hist_mid(uint32_t b);
 
-struct lat_hist_entry;
 struct lat_kind_window {
 	uint64_t samples, sum_ns, min_ns, max_ns;
 	uint32_t kind;
 };
 
+/* Open addressing by (kind, bucket): a slot holds key + 1 in its low 16 bits (0: empty) and
+ * the count above. The window's table lists its used slots, for the close. */
+struct lat_hist_table {
+	uint64_t *slot;
+	uint32_t *used;		/* window table only: slots in use, in the order they were used */
+	uint32_t n, cap;
+};
+
 /* All zero is empty. */
 struct lat_flow_hist {
-	struct lat_hist_entry *e;	/* open addressing by (kind, bucket) */
-	uint32_t n, cap;
-	uint32_t *touched;		/* slots with a count in the current window */
-	uint32_t n_touched;
+	struct lat_hist_table win;	/* the current window */
 	struct lat_kind_window *kw;	/* the current window's kinds, in first-seen order */
 	uint8_t n_kw, cap_kw;
 	uint8_t in_window;		/* kinds with samples in the current window (bits) */
+	struct lat_hist_table total;	/* the closed windows' counts (no used list) */
 };
 
 /* One kind's samples in a closed window. */
@@ -67,15 +74,16 @@ struct lat_window_summary {
 int lat_flow_hist_add(struct lat_flow_hist *h, uint32_t kind, uint64_t ns);
 /* Bring the memory lat_flow_hist_add(h, kind, ns) will touch into the cache (a hint only). */
 void lat_flow_hist_prefetch(const struct lat_flow_hist *h, uint32_t kind, uint64_t ns);
-/* Bring the memory lat_flow_hist_close_window(h) reads into the cache (a hint only). */
+/* Bring the window lat_flow_hist_close_window(h) reads into the cache (a hint only). */
 void lat_flow_hist_prefetch_close(const struct lat_flow_hist *h);
 /*
- * Close the current window: fn once per kind with samples in it, in kind order. The whole
- * trace counts are kept. 0 (it allocates nothing).
+ * Close the current window: fn once per kind with samples in it, in kind order; its counts
+ * go to the whole trace's. 0, or -ENOMEM (fn was called; the counts could not be kept).
  */
 int lat_flow_hist_close_window(struct lat_flow_hist *h,
 			       void (*fn)(void *ctx, const struct lat_window_summary *w), void *ctx);
-/* fn for every bucket in use over the whole trace, by kind then bucket. 0, or -ENOMEM. */
+/* fn for every bucket in use over the whole trace (the open window's counts too), by kind
+ * then bucket. 0, or -ENOMEM. */
 int lat_flow_hist_buckets(const struct lat_flow_hist *h,
 			  void (*fn)(void *ctx, uint32_t kind, uint32_t bucket, uint64_t count), void *ctx);
 void lat_flow_hist_free(struct lat_flow_hist *h);

@@ -133,7 +133,8 @@ static void on_bucket(void *ctx, uint32_t kind, uint32_t bucket, uint64_t count)
 	b->rows++;
 }
 
-/* The whole trace's buckets survive window closes; a single sample is exact in its window. */
+/* The whole trace's buckets survive window closes and hold the open window's; a single sample is
+ * exact in its window. */
 static void test_whole_trace_buckets(void **state)
 {
 	struct lat_flow_hist h = { 0 };
@@ -158,6 +159,14 @@ static void test_whole_trace_buckets(void **state)
 	assert_int_equal(g.n, 0);
 	assert_int_equal(lat_flow_hist_buckets(&h, on_bucket, &b), 0);
 	assert_int_equal(b.count[0], 1000);
+	assert_int_equal(b.count[7], 1);
+	/* The open window's samples count too, in buckets closed windows have or not. */
+	assert_int_equal(lat_flow_hist_add(&h, 0, 5000), 0);
+	assert_int_equal(lat_flow_hist_add(&h, 3, 42), 0);
+	memset(&b, 0, sizeof(b));
+	assert_int_equal(lat_flow_hist_buckets(&h, on_bucket, &b), 0);
+	assert_int_equal(b.count[0], 1001);
+	assert_int_equal(b.count[3], 1);
 	assert_int_equal(b.count[7], 1);
 	assert_int_equal(lat_flow_hist_add(&h, LAT_HIST_KINDS, 1), -EINVAL);
 	lat_flow_hist_free(&h);
