@@ -9,6 +9,7 @@
 #include "lib/store/store_rows.h"
 #include "lib/store/store_spill.h"
 #include "lib/track/latency_hist.h"
+#include "lib/track/track_mem.h"
 #include "lib/util/util.h"
 
 _Static_assert(QP_SAMPLE_KINDS <= LAT_HIST_KINDS, "every sample kind has its histogram");
@@ -57,6 +58,7 @@ struct store_lat {
 	struct qp_latency_sample pend[LAT_PEND];
 	struct row_batch b[B_N];
 	struct spill_file spill;	/* STORE_SAMPLES_FINDINGS: every raw row, until the end */
+	struct track_mem mem;		/* the histograms' tables */
 	char errmsg[256];
 };
 
@@ -192,7 +194,7 @@ static void close_window(struct store_lat *l, uint64_t flow_id, struct lat_flow 
 {
 	struct window_ctx c = { .l = l, .flow_id = flow_id, .start_ns = f->win_start };
 
-	if (lat_flow_hist_close_window(&f->h, window_row, &c))
+	if (lat_flow_hist_close_window(&f->h, &l->mem, window_row, &c))
 		note_errno(l, ENOMEM, "latency windows");
 }
 
@@ -256,7 +258,7 @@ static void count_sample(struct store_lat *l, const struct qp_latency_sample *x)
 			memset(f->kept, 0, sizeof(f->kept));
 		}
 		/* Late samples count in the current window, as the tracker's windows do. */
-		if (lat_flow_hist_add(&f->h, x->kind, x->latency_ns))
+		if (lat_flow_hist_add(&f->h, &l->mem, x->kind, x->latency_ns))
 			note_errno(l, ENOMEM, "latency histograms");
 		/* --sample-rows: the first rows of each flow, kind and window. */
 		if (l->opts.max_samples_per_window) {
@@ -427,7 +429,7 @@ int store_lat_close(struct store_lat *l)
 		close_window(l, i + 1, f);
 		if (lat_flow_hist_buckets(&f->h, hist_row, &c))
 			note_errno(l, ENOMEM, "latency histograms");
-		lat_flow_hist_free(&f->h);
+		lat_flow_hist_free(&f->h, &l->mem);
 	}
 	for (int i = 0; i < B_N; i++)
 		batch_flush(l, &l->b[i]);
@@ -534,8 +536,9 @@ void store_lat_free(struct store_lat *l)
 	if (!l)
 		return;
 	for (size_t i = 0; i < l->n_flows; i++)
-		lat_flow_hist_free(&l->flows[i].h);
+		lat_flow_hist_free(&l->flows[i].h, &l->mem);
 	free(l->flows);
+	track_mem_release(&l->mem);
 	free(l->keep);
 	for (int i = 0; i < B_N; i++) {
 		sqlite3_finalize(l->b[i].one);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "lib/track/latency_hist.h"
+#include "lib/track/track_mem.h"
 
 /* key = kind << KEY_KIND_SHIFT | bucket, stored + 1 so that 0 is an empty slot. */
 #define KEY_KIND_SHIFT 12
@@ -58,16 +59,22 @@ static uint64_t *find(uint64_t *slot, uint32_t cap, uint32_t key1)
 			return &slot[i];
 }
 
-/* The table doubled (the window's used list with it, in one allocation), entries rehashed. */
-static int grow(struct lat_hist_table *t, int listed)
+/* A table's bytes: the window's used list after its slots (12 bytes a slot, rounded up by
+ * track_mem to 16). */
+static size_t table_bytes(uint32_t cap, int listed)
+{
+	return cap * (sizeof(uint64_t) + (listed ? sizeof(uint32_t) : 0));
+}
+
+/* The table doubled (the window's used list with it, in one piece), entries rehashed. */
+static int grow(struct lat_hist_table *t, struct track_mem *m, int listed)
 {
 	uint32_t cap = t->cap ? t->cap * 2 : MIN_CAP;
-	size_t per = sizeof(*t->slot) + (listed ? sizeof(*t->used) : 0);
-	uint64_t *slot;
+	uint64_t *slot = track_mem_alloc(m, table_bytes(cap, listed));
 
-	slot = calloc(cap, per);
 	if (!slot)
 		return -ENOMEM;
+	memset(slot, 0, table_bytes(cap, listed));
 	for (uint32_t i = 0, k = 0; i < t->cap; i++) {
 		uint64_t *x;
 
@@ -78,7 +85,7 @@ static int grow(struct lat_hist_table *t, int listed)
 		if (listed)
 			((uint32_t *)(slot + cap))[k++] = (uint32_t)(x - slot);
 	}
-	free(t->slot);
+	track_mem_free(m, t->slot, table_bytes(t->cap, listed));
 	t->slot = slot;
 	t->used = listed ? (uint32_t *)(slot + cap) : NULL;
 	t->cap = cap;
@@ -86,13 +93,14 @@ static int grow(struct lat_hist_table *t, int listed)
 }
 
 /* Room for one more key at most 3/4 full: probes stay short. 0, or -ENOMEM. */
-static inline int reserve(struct lat_hist_table *t, int listed)
+static inline int reserve(struct lat_hist_table *t, struct track_mem *m, int listed)
 {
-	return (t->n + 1) * 4 > t->cap * 3 ? grow(t, listed) : 0;
+	return (t->n + 1) * 4 > t->cap * 3 ? grow(t, m, listed) : 0;
 }
 
 /* The window's stats of KIND, added (zero) when new; most flows have one or two kinds. */
-static struct lat_kind_window *kind_window(struct lat_flow_hist *h, uint32_t kind)
+static struct lat_kind_window *kind_window(struct lat_flow_hist *h, struct track_mem *m,
+					   uint32_t kind)
 {
 	struct lat_kind_window *w;
 
@@ -104,7 +112,7 @@ static struct lat_kind_window *kind_window(struct lat_flow_hist *h, uint32_t kin
 
 		if (cap > LAT_HIST_KINDS)
 			cap = LAT_HIST_KINDS;
-		w = realloc(h->kw, cap * sizeof(*w));
+		w = track_mem_realloc(m, h->kw, h->cap_kw * sizeof(*w), cap * sizeof(*w));
 		if (!w)
 			return NULL;
 		h->kw = w;
@@ -116,7 +124,7 @@ static struct lat_kind_window *kind_window(struct lat_flow_hist *h, uint32_t kin
 	return w;
 }
 
-int lat_flow_hist_add(struct lat_flow_hist *h, uint32_t kind, uint64_t ns)
+int lat_flow_hist_add(struct lat_flow_hist *h, struct track_mem *m, uint32_t kind, uint64_t ns)
 {
 	uint32_t key1 = (kind << KEY_KIND_SHIFT | latency_hist_bucket(ns)) + 1;
 	struct lat_kind_window *w;
@@ -124,10 +132,10 @@ int lat_flow_hist_add(struct lat_flow_hist *h, uint32_t kind, uint64_t ns)
 
 	if (kind >= LAT_HIST_KINDS)
 		return -EINVAL;
-	w = kind_window(h, kind);
+	w = kind_window(h, m, kind);
 	if (!w)
 		return -ENOMEM;
-	if (reserve(&h->win, 1))
+	if (reserve(&h->win, m, 1))
 		return -ENOMEM;
 	x = find(h->win.slot, h->win.cap, key1);
 	if (!*x) {
@@ -260,7 +268,7 @@ static uint64_t clamp(uint64_t v, const struct lat_kind_window *w)
 
 /* The window's counts into the whole trace's, the window emptied. Its slots in the large table
  * are scattered: all are fetched before the first is read. */
-static int fold_window(struct lat_flow_hist *h)
+static int fold_window(struct lat_flow_hist *h, struct track_mem *m)
 {
 	struct lat_hist_table *w = &h->win, *t = &h->total;
 	int rc = 0;
@@ -271,7 +279,7 @@ static int fold_window(struct lat_flow_hist *h)
 		uint64_t s = w->slot[w->used[i]], *x, c;
 
 		w->slot[w->used[i]] = 0;
-		if (rc || reserve(t, 0)) {
+		if (rc || reserve(t, m, 0)) {
 			rc = -ENOMEM;
 			continue;
 		}
@@ -285,7 +293,7 @@ static int fold_window(struct lat_flow_hist *h)
 	return rc;
 }
 
-int lat_flow_hist_close_window(struct lat_flow_hist *h,
+int lat_flow_hist_close_window(struct lat_flow_hist *h, struct track_mem *m,
 			       void (*fn)(void *ctx, const struct lat_window_summary *w), void *ctx)
 {
 	if (!h->in_window)
@@ -314,7 +322,7 @@ int lat_flow_hist_close_window(struct lat_flow_hist *h,
 	}
 	h->n_kw = 0;
 	h->in_window = 0;
-	return fold_window(h);
+	return fold_window(h, m);
 }
 
 /* KEY1's count in table t (0: none). */
@@ -354,10 +362,10 @@ int lat_flow_hist_buckets(const struct lat_flow_hist *h,
 	return 0;
 }
 
-void lat_flow_hist_free(struct lat_flow_hist *h)
+void lat_flow_hist_free(struct lat_flow_hist *h, struct track_mem *m)
 {
-	free(h->win.slot);
-	free(h->total.slot);
-	free(h->kw);
+	track_mem_free(m, h->win.slot, table_bytes(h->win.cap, 1));
+	track_mem_free(m, h->total.slot, table_bytes(h->total.cap, 0));
+	track_mem_free(m, h->kw, h->cap_kw * sizeof(*h->kw));
 	memset(h, 0, sizeof(*h));
 }

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "lib/track/latency_hist.h"
+#include "lib/track/track_mem.h"
 #include "test_rng.h"
 
 /* Every value falls in its bucket's [lo, hi); buckets tile the line with no gap. */
@@ -73,6 +74,7 @@ static void assert_within_1pct(uint64_t got, uint64_t want)
 static void test_window_percentiles(void **state)
 {
 	struct lat_flow_hist h = { 0 };
+	struct track_mem m = { 0 };
 	enum { N = 20000 };
 	uint64_t *v[3];
 
@@ -89,9 +91,9 @@ static void test_window_percentiles(void **state)
 			uint64_t ns = (uint64_t)(1000.0 * pow(10000.0, kind == 4 ? x * x * x : x));
 
 			v[kind / 2][n[kind / 2]++] = ns;
-			assert_int_equal(lat_flow_hist_add(&h, kind, ns), 0);
+			assert_int_equal(lat_flow_hist_add(&h, &m, kind, ns), 0);
 		}
-		assert_int_equal(lat_flow_hist_close_window(&h, on_window, &g), 0);
+		assert_int_equal(lat_flow_hist_close_window(&h, &m, on_window, &g), 0);
 		assert_int_equal(g.n, 3);
 		for (int k = 0; k < 3; k++) {
 			const struct lat_window_summary *w = &g.w[k];
@@ -111,7 +113,8 @@ static void test_window_percentiles(void **state)
 	}
 	for (int k = 0; k < 3; k++)
 		free(v[k]);
-	lat_flow_hist_free(&h);
+	lat_flow_hist_free(&h, &m);
+	track_mem_release(&m);
 }
 
 struct bucket_walk {
@@ -138,47 +141,51 @@ static void on_bucket(void *ctx, uint32_t kind, uint32_t bucket, uint64_t count)
 static void test_whole_trace_buckets(void **state)
 {
 	struct lat_flow_hist h = { 0 };
+	struct track_mem m = { 0 };
 	struct bucket_walk b = { 0 };
 	struct got g = { 0 };
 
 	(void)state;
 	for (int i = 0; i < 1000; i++) {
-		assert_int_equal(lat_flow_hist_add(&h, 0, 5000 + (uint64_t)i * 37), 0);
+		assert_int_equal(lat_flow_hist_add(&h, &m, 0, 5000 + (uint64_t)i * 37), 0);
 		if (i % 100 == 99)
-			assert_int_equal(lat_flow_hist_close_window(&h, on_window, &g), 0), g.n = 0;
+			assert_int_equal(lat_flow_hist_close_window(&h, &m, on_window, &g), 0), g.n = 0;
 	}
-	assert_int_equal(lat_flow_hist_add(&h, 7, 6ull << 40), 0);
-	assert_int_equal(lat_flow_hist_close_window(&h, on_window, &g), 0);
+	assert_int_equal(lat_flow_hist_add(&h, &m, 7, 6ull << 40), 0);
+	assert_int_equal(lat_flow_hist_close_window(&h, &m, on_window, &g), 0);
 	assert_int_equal(g.n, 1);
 	assert_int_equal(g.w[0].kind, 7);
 	assert_int_equal(g.w[0].p50_ns, 6ull << 40);
 	assert_int_equal(g.w[0].p99_ns, 6ull << 40);
 	/* Nothing in the window: no summary. */
 	g.n = 0;
-	assert_int_equal(lat_flow_hist_close_window(&h, on_window, &g), 0);
+	assert_int_equal(lat_flow_hist_close_window(&h, &m, on_window, &g), 0);
 	assert_int_equal(g.n, 0);
 	assert_int_equal(lat_flow_hist_buckets(&h, on_bucket, &b), 0);
 	assert_int_equal(b.count[0], 1000);
 	assert_int_equal(b.count[7], 1);
 	/* The open window's samples count too, in buckets closed windows have or not. */
-	assert_int_equal(lat_flow_hist_add(&h, 0, 5000), 0);
-	assert_int_equal(lat_flow_hist_add(&h, 3, 42), 0);
+	assert_int_equal(lat_flow_hist_add(&h, &m, 0, 5000), 0);
+	assert_int_equal(lat_flow_hist_add(&h, &m, 3, 42), 0);
 	memset(&b, 0, sizeof(b));
 	assert_int_equal(lat_flow_hist_buckets(&h, on_bucket, &b), 0);
 	assert_int_equal(b.count[0], 1001);
 	assert_int_equal(b.count[3], 1);
 	assert_int_equal(b.count[7], 1);
-	assert_int_equal(lat_flow_hist_add(&h, LAT_HIST_KINDS, 1), -EINVAL);
-	lat_flow_hist_free(&h);
+	assert_int_equal(lat_flow_hist_add(&h, &m, LAT_HIST_KINDS, 1), -EINVAL);
+	lat_flow_hist_free(&h, &m);
+	track_mem_release(&m);
 }
 
 /* The window's p50/p99 are the nearest-rank sample's bucket midpoint, clamped to the window's
- * min and max, for any mix of kinds and spreads (up to the last bucket, ending at 2^64). */
+ * min and max, for any mix of kinds and spreads (up to the last bucket, ending at 2^64). The
+ * tables in track_mem's pool, as in a run, not malloc as under ASan by default. */
 static void test_window_nearest_rank_bucket(void **state)
 {
 	enum { MAX_N = 3000 };
 	static uint64_t vals[LAT_HIST_KINDS][MAX_N], buckets[MAX_N];
 	struct lat_flow_hist h = { 0 };
+	struct track_mem m = { .pool_under_asan = 1 };
 
 	(void)state;
 	for (int round = 0; round < 300; round++) {
@@ -194,9 +201,9 @@ static void test_window_nearest_rank_bucket(void **state)
 			if (!(kinds & 1u << kind))
 				continue;
 			vals[kind][n[kind]++] = v;
-			assert_int_equal(lat_flow_hist_add(&h, kind, v), 0);
+			assert_int_equal(lat_flow_hist_add(&h, &m, kind, v), 0);
 		}
-		assert_int_equal(lat_flow_hist_close_window(&h, on_window, &g), 0);
+		assert_int_equal(lat_flow_hist_close_window(&h, &m, on_window, &g), 0);
 		for (int k = 0, gi = 0; k < LAT_HIST_KINDS; k++) {
 			uint64_t lo = UINT64_MAX, hi = 0, p50, p99;
 
@@ -217,7 +224,8 @@ static void test_window_nearest_rank_bucket(void **state)
 			gi++;
 		}
 	}
-	lat_flow_hist_free(&h);
+	lat_flow_hist_free(&h, &m);
+	track_mem_release(&m);
 }
 
 int main(void)
