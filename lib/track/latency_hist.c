@@ -193,13 +193,6 @@ void lat_flow_hist_prefetch_close(const struct lat_flow_hist *h)
 			__builtin_prefetch(p, 1);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 #define BUCKET_MASK ((1u << KEY_KIND_SHIFT) - 1)
 #define BUCKET_WORDS ((LAT_HIST_MAX_BUCKETS + 63) / 64)
 
@@ -331,34 +324,33 @@ static uint64_t count_of(const struct lat_hist_table *t, uint32_t key1)
 	return t->cap ? SLOT_COUNT(*find(t->slot, t->cap, key1)) : 0;
 }
 
+/* Keys as bits: LAT_HIST_KINDS kinds of 1 << KEY_KIND_SHIFT buckets. */
+#define KEY_WORDS ((LAT_HIST_KINDS << KEY_KIND_SHIFT) / 64)
+
 int lat_flow_hist_buckets(const struct lat_flow_hist *h,
 			  void (*fn)(void *ctx, uint32_t kind, uint32_t bucket, uint64_t count), void *ctx)
 {
 	const struct lat_hist_table *t[2] = { &h->total, &h->win };
-	uint64_t *v;
-	uint32_t n = 0;
+	uint64_t bits[KEY_WORDS];
 
 	if (!h->total.n && !h->win.n)
 		return 0;
-	/* Both tables' keys sorted, then looked up again for their counts. */
-	v = malloc((h->total.n + h->win.n) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
+	memset(bits, 0, sizeof(bits));
+	/* Both tables' keys marked, then walked in order (no sort) and looked up for the counts. */
 	for (int k = 0; k < 2; k++)
 		for (uint32_t i = 0; i < t[k]->cap; i++)
-			if (t[k]->slot[i])
-				v[n++] = SLOT_KEY1(t[k]->slot[i]);
-	qsort(v, n, sizeof(*v), cmp_u64);
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t key = (uint32_t)v[i] - 1;
-		uint64_t c;
+			if (t[k]->slot[i]) {
+				uint32_t key = SLOT_KEY1(t[k]->slot[i]) - 1;
 
-		if (i && v[i] == v[i - 1])
-			continue; /* in both tables */
-		c = count_of(&h->total, (uint32_t)v[i]) + count_of(&h->win, (uint32_t)v[i]);
-		fn(ctx, key >> KEY_KIND_SHIFT, key & BUCKET_MASK, c < COUNT_MAX ? c : COUNT_MAX);
-	}
-	free(v);
+				bits[key / 64] |= 1ull << (key % 64);
+			}
+	for (uint32_t wi = 0; wi < KEY_WORDS; wi++)
+		for (uint64_t m = bits[wi]; m; m &= m - 1) {
+			uint32_t key = wi * 64 + (uint32_t)__builtin_ctzll(m);
+			uint64_t c = count_of(&h->total, key + 1) + count_of(&h->win, key + 1);
+
+			fn(ctx, key >> KEY_KIND_SHIFT, key & BUCKET_MASK, c < COUNT_MAX ? c : COUNT_MAX);
+		}
 	return 0;
 }
 

@@ -89,7 +89,7 @@ void lat_flow_hist_prefetch_close(const struct lat_flow_hist *h);
 int lat_flow_hist_close_window(struct lat_flow_hist *h, struct track_mem *m,
 			       void (*fn)(void *ctx, const struct lat_window_summary *w), void *ctx);
 /* fn for every bucket in use over the whole trace (the open window's counts too), by kind
- * then bucket. 0, or -ENOMEM. */
+ * then bucket. 0 (it allocates nothing). */
 int lat_flow_hist_buckets(const struct lat_flow_hist *h,
 			  void (*fn)(void *ctx, uint32_t kind, uint32_t bucket, uint64_t count), void *ctx);
 void lat_flow_hist_free(struct lat_flow_hist *h, struct track_mem *m);
