@@ -82,6 +82,26 @@ mirror_topo_run() {
 		--seed "$seed" --fault "$fault" -- --topology "$dir/links.csv" --paths "$dir/paths.csv"
 }
 
+# link_case_run TAG SEED:LINK:ONSET KIND-AND-SIZE [SYNTH-ARGS...]: mirror_topo_run one fault
+# (link=LINK,KIND-AND-SIZE,onset=ONSET) into $work/SEED; sets seed, link and d (that
+# directory) for the checks that follow.
+link_case_run() {
+	local tag=$1 spec=$3 onset
+	IFS=: read -r seed link onset <<<"$2"
+	d=$work/$seed
+	shift 3
+	mirror_topo_run "$tag" "$d" "$seed" "link=$link,$spec,onset=$onset" "$@"
+}
+
+# hosts_first_alert TAG DIR: analyze DIR/trace.pcapng without a topology into DIR-hosts.json
+# and print its first alert as [kind, subject_kind, subject] (fail TAG when analyze fails).
+hosts_first_alert() {
+	"$ANALYZE" -q --json "$2/trace.pcapng" >"$2-hosts.json" ||
+		fail "$1" "analyze $2 without a topology failed"
+	jq -c '[.findings[] | select(.level == "alert")][0] | [.kind, .subject_kind, .subject]' \
+		"$2-hosts.json"
+}
+
 # coll_step_run TAG DIR SEED LINK ONSET: mirror_topo_run the shape of eval/matrix.txt's
 # slow20us-fab-coll (32 hosts, 8 leaves, 4 spines, a collective at 10% load) with +20 us on
 # LINK from ONSET, into DIR/out.json.

@@ -12,20 +12,14 @@ synth_test_start host-link-marks
 busy36="--hosts 36 --leaves 6 --spines 3 --load 35% --mtu 1024 --duration 3ms --workload mixed"
 for case in 3909:198.18.0.39-leaf4:600us 3911:198.18.0.34-leaf4:300us \
 	3912:198.18.0.13-leaf0:0us; do
-	IFS=: read -r seed link onset <<<"$case"
-	d=$work/$seed
 	# shellcheck disable=SC2086 # the shape's words
-	mirror_topo_run host-link-marks "$d" "$seed" "link=$link,kind=ecn,size=25%,onset=$onset" \
-		$busy36 || exit 0
+	link_case_run host-link-marks "$case" kind=ecn,size=25% $busy36 || exit 0
 	expect_eq "host-link-marks $seed: the marking link is the first alert, congested" \
 		"congested $link" "$(first_alert "$d/out.json")"
 done
 
 # Without a topology the host's own link is the subject, by the same rule.
-"$ANALYZE" -q --json "$work/3912/trace.pcapng" >"$work/3912-hosts.json" ||
-	fail host-link-marks "analyze 3912 without a topology failed"
-got=$(jq -c '[.findings[] | select(.level == "alert")][0] | [.kind, .subject_kind, .subject]' \
-	"$work/3912-hosts.json")
+got=$(hosts_first_alert host-link-marks "$work/3912")
 expect_eq "host-link-marks 3912 without a topology: the host's link is the first alert" \
 	'["congested","host_link","198.18.0.13"]' "$got"
 

@@ -15,11 +15,8 @@ synth_test_start host-link-step
 busy48="--hosts 48 --leaves 6 --spines 3 --load 40% --mtu 2048 --duration 5ms --workload mixed"
 for case in 3746:198.18.0.46-leaf4:500us 3752:198.18.0.18-leaf1:1500us \
 	3755:198.18.0.28-leaf2:500us; do
-	IFS=: read -r seed link onset <<<"$case"
-	d=$work/$seed
 	# shellcheck disable=SC2086 # the shape's words
-	mirror_topo_run host-link-step "$d" "$seed" "link=$link,kind=slow,size=30us,onset=$onset" \
-		$busy48 || exit 0
+	link_case_run host-link-step "$case" kind=slow,size=30us $busy48 || exit 0
 	expect_eq "host-link-step $seed: the +30 us link is the first alert, slow" "slow $link" \
 		"$(first_alert "$d/out.json")"
 	got=$(jq --arg s "$link" '[.findings[] | select(.subject == $s)][0].evidence |
@@ -28,10 +25,7 @@ for case in 3746:198.18.0.46-leaf4:500us 3752:198.18.0.18-leaf1:1500us \
 done
 
 # Without a topology the host's own link is the subject, by the same rule.
-"$ANALYZE" -q --json "$work/3752/trace.pcapng" >"$work/3752-hosts.json" ||
-	fail host-link-step "analyze 3752 without a topology failed"
-got=$(jq -c '[.findings[] | select(.level == "alert")][0] | [.kind, .subject_kind, .subject]' \
-	"$work/3752-hosts.json")
+got=$(hosts_first_alert host-link-step "$work/3752")
 expect_eq "host-link-step 3752 without a topology: the host's link is the first alert" \
 	'["slow","host_link","198.18.0.18"]' "$got"
 
