@@ -413,6 +413,8 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 			jnum(cand->peer_ce_rate));
 	if (cand->late_load_ratio > 0)
 		text_buf_printf(ev, ",\"late_load_ratio\":%.3f", jnum(cand->late_load_ratio));
+	if (cand->flows_crossing)
+		text_buf_printf(ev, ",\"flows_crossing\":%u", cand->flows_crossing);
 	if (cand->hurt_ce_rate >= 0)
 		text_buf_printf(ev, ",\"hurt_ce_rate\":%.4g,\"hurt_ce_z\":%.2f",
 				jnum(cand->hurt_ce_rate), jnum(cand->hurt_ce_z));
