@@ -580,6 +580,19 @@ static bool small_fabric_set(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
+ * One host pair's connections CE-marked and no other pair's: ECMP hashed them onto a path
+ * whose queue marks them, a collision. A link marking for a fault marks every pair that
+ * crosses it (a link with a topology, a `fabric` set of pairs without one), and a host
+ * link's marks reach every peer of the host, so the pair alone says queue. Tuning seeds
+ * 3906-3945 of the matrix: 10 of 10 ECN host-pair alerts were wrong, 8 on healthy fabrics
+ * (marked 11-100x their peers, 0.5-1.4% of packets) and 2 beside a host fault.
+ */
+static bool pair_marks(const struct ctx *c, const struct candidate *cand)
+{
+	return c->vars[cand->var].kind == VAR_PATH && cand->signal == SIG_ECN;
+}
+
+/*
  * Loss that tracks marks: the hurt connections CE-marked at least loss_marks_ratio times
  * as often as they lose packets. A queue that overflows marks first; a lossy cable or a
  * flapping link drops without marking (on the tuning seeds 1011-1020: injected loss and
@@ -733,6 +746,9 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		else if (quiet_queueing(c, cand))
 			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";
+		else if (pair_marks(c, cand))
+			cand->notice_why = "one host pair's connections CE-marked: a queue on the path ECMP gave them, "
+					   "not a fault (a faulty link marks every pair crossing it)";
 		else if (small_fabric_set(c, cand))
 			cand->notice_why = "host pairs a little slower than their peers: ECMP collisions, not a fault";
 		else if (switch_link(c, cand) && loc_quiet_queue_drains(c, cand))
