@@ -580,6 +580,29 @@ static bool small_fabric_set(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
+ * A host (or its link) whose round trips run under quiet_max_ratio times its peers', its
+ * connections marked no more than theirs, in a fabric queueing everywhere: the queues of
+ * the paths its connections hash to, which give some host such an excess in any busy
+ * fabric. A fault of the size the targets name doubles a round trip, and a step of added
+ * latency keeps its alert whatever the ratio (host_link_step()). Tuning seeds 3906-3945 of
+ * the matrix, host latency and completion alerts in busy fabrics with unmarked
+ * connections: healthy fabrics 1.20-1.47x, wrong ones beside a fault 1.65-1.90x, every
+ * right one 2.10x and up (4x serializers, +15 and +30 us steps).
+ */
+static bool busy_host_latency(const struct ctx *c, const struct candidate *cand)
+{
+	const struct var *v = &c->vars[cand->var];
+
+	return (var_tier(c, v) == 1 || v->kind == VAR_HOST_LINK || v->kind == VAR_HOST) &&
+	       (cand->signal == SIG_LATENCY || cand->signal == SIG_COMPLETION) &&
+	       fabric_busy(cand, c->cfg) && cand->hurt_ce_rate >= 0 &&
+	       cand->hurt_ce_z < c->cfg->queue_marks_z && cand->severity < c->cfg->quiet_max_ratio;
+}
+
+#define WHY_BUSY_HOST "under 2x its peers' round trips and marked no more, in a fabric queueing " \
+		      "everywhere: the queues of its paths"
+
+/*
  * One host pair's connections CE-marked and no other pair's: ECMP hashed them onto a path
  * whose queue marks them, a collision. A link marking for a fault marks every pair that
  * crosses it (a link with a topology, a `fabric` set of pairs without one), and a host
@@ -746,6 +769,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		else if (quiet_queueing(c, cand))
 			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";
+		else if (busy_host_latency(c, cand) && !host_step)
+			cand->notice_why = WHY_BUSY_HOST;
 		else if (pair_marks(c, cand))
 			cand->notice_why = "one host pair's connections CE-marked: a queue on the path ECMP gave them, "
 					   "not a fault (a faulty link marks every pair crossing it)";
@@ -770,6 +795,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		else if ((cand->signal == SIG_LATENCY || cand->signal == SIG_COMPLETION) &&
 			 latency_is_queueing(cand, cfg))
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
+		else if (busy_host_latency(c, cand) && !host_step)
+			cand->notice_why = WHY_BUSY_HOST;
 		break;
 	case FINDING_LOSSY:
 		/* Overflow drops of a fabric queueing everywhere: healthy loaded fabrics
