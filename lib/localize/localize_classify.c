@@ -621,7 +621,7 @@ static bool pair_marks(const struct ctx *c, const struct candidate *cand)
  * flapping link drops without marking (on the tuning seeds 1011-1020: injected loss and
  * flaps at most 1.1 marks per loss event, overflow drops of busy fabrics 5.5-110).
  */
-static bool loss_tracks_marks(const struct ctx *c, const struct candidate *cand)
+bool loc_loss_tracks_marks(const struct ctx *c, const struct candidate *cand)
 {
 	double ce = 0, lost = 0;
 
@@ -801,7 +801,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	case FINDING_LOSSY:
 		/* Overflow drops of a fabric queueing everywhere: healthy loaded fabrics
 		 * lose 0.06-1% on links marked several times as often. */
-		if (cand->signal == SIG_LOSS && fabric_busy(cand, cfg) && loss_tracks_marks(c, cand) &&
+		if (cand->signal == SIG_LOSS && fabric_busy(cand, cfg) && loc_loss_tracks_marks(c, cand) &&
 		    !loss_at_random(c, cand)) {
 			/* ... unless the queue stands on a link that carries less than its
 			 * peers: its overflow is the link's own (a slowed serializer), or the

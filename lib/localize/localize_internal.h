@@ -298,6 +298,8 @@ void loc_find_onset(struct ctx *c, struct candidate *cand, const bool *hurt);
 double loc_loss_dispersion(const struct ctx *c, const struct candidate *cand);
 /* A switch link's drops short of loss_min_ratio pass when spread at random in time. */
 bool loc_loss_random_short_ratio(struct ctx *c, const struct candidate *cand, const bool *hurt);
+/* localize_classify.c: the hurt connections marked loss_marks_ratio times per loss or more. */
+bool loc_loss_tracks_marks(const struct ctx *c, const struct candidate *cand);
 int loc_random_loss_under_marks(struct ctx *c, struct candidate *best, size_t n_best,
 				const struct candidate *cands, size_t n_cands);
 

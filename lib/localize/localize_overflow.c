@@ -126,18 +126,18 @@ int loc_random_loss_under_marks(struct ctx *c, struct candidate *best, size_t n_
 
 		if (b->signal != SIG_ECN || b->kind != FINDING_CONGESTED || b->level != FINDING_NOTICE)
 			continue;
-		/* Only where the whole fabric queues: there the cable's flows are marked by the
-		 * queues they cross. A quiet fabric's marks notice (loc_quiet_queue_drains())
-		 * is a queue draining between bursts, and so are its drops (healthy-over-mixed
-		 * 1479 made a wrong lossy alert here). */
-		if (c->cfg->busy_ce_rate <= 0 || b->peer_ce_rate < c->cfg->busy_ce_rate)
-			continue;
 		for (size_t j = 0; j < n_cands; j++)
 			if (cands[j].signal == SIG_LOSS && cands[j].kind == FINDING_LOSSY &&
 			    loc_names_within(&cands[j], b) &&
 			    (!pick || cands[j].confidence > pick->confidence))
 				pick = &cands[j];
-		if (!pick)
+		/* Where the whole fabric queues, the cable's flows are marked by the queues
+		 * they cross. A quiet fabric's marks notice (loc_quiet_queue_drains()) is a
+		 * queue draining between bursts, and so are its drops (healthy-over-mixed 1479
+		 * made a wrong lossy alert here), unless the drops outrun the marks: a queue
+		 * marks loss_marks_ratio times before it overflows, a lossy wire does not. */
+		if (!pick || c->cfg->busy_ce_rate <= 0 ||
+		    (b->peer_ce_rate < c->cfg->busy_ce_rate && loc_loss_tracks_marks(c, pick)))
 			continue;
 		loss = *pick;
 		err = loc_classify_levels(c, &loss, 1);
