@@ -418,6 +418,41 @@ static bool host_link_step(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
+ * A host link whose floor rose (HOST_STEP_MIN_US or more, floor_min_z sigmas over its
+ * peers') and so did every hurt connection's own floor, by at least HOST_STEP_TOLERANCE of
+ * the link's rise: a standing queue on the host's link, which every connection crossing it
+ * waits in, as behind a slowed serializer; its marks and drops are that queue's. Unlike a
+ * step (host_link_step()) a queue delays connections unequally, so there is no upper
+ * bound. A marking or lossy wire delays nothing (its connections' floors stay), and a
+ * host link whose connections also cross a slow switch link has some connections that
+ * do not (their floors stay). Not told apart: a marking host link all of whose connections
+ * cross a slow switch link (that link is then an alert of its own). Tuning seeds
+ * 3926-3945: 6x host links read `congested` or `lossy` in 9 of 40 runs rose 12.4-17.6 us,
+ * every connection 0.67-2.5x that; the ECN host links of ho3-two-slow-ecn (+60 us on a
+ * spine cable) rose 6-58 us, most with under 75% of their connections along.
+ */
+static bool host_link_queue(const struct ctx *c, const struct candidate *cand)
+{
+	const struct var *v = &c->vars[cand->var];
+	double step = cand->floor_excess_us;
+	size_t n = 0;
+
+	if ((var_tier(c, v) != 1 && v->kind != VAR_HOST_LINK) || c->cfg->floor_min_z <= 0 ||
+	    cand->floor_z < c->cfg->floor_min_z || step < HOST_STEP_MIN_US)
+		return false;
+	for (size_t k = 0; k < cand->n_hurt_idx; k++) {
+		const struct conn *cn = &c->conns[cand->hurt_idx[k]];
+
+		if (!cn->has_floor)
+			continue;
+		if (cn->floor_excess_us < HOST_STEP_TOLERANCE * step)
+			return false;
+		n++;
+	}
+	return n >= 2;
+}
+
+/*
  * An ECN fault on a host's link, in a fabric queueing everywhere: it marks every connection
  * the host has, far beyond the peers' rate, while the link carries less than its peers
  * (DCQCN sheds what it marks). A busy fabric's hot host link marks a few of its connections
@@ -844,6 +879,12 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	if (!cand->notice_why && few_in_heavy_queueing(c, cand) && !host_step)
 		cand->notice_why = "a few connections slower than their peers and marked no more, in a fabric "
 				   "marking everywhere: what its queues give some connections";
+	if ((cand->kind == FINDING_CONGESTED || cand->kind == FINDING_LOSSY) &&
+	    host_link_queue(c, cand)) {
+		cand->kind = FINDING_SLOW;
+		cand->kind_why = "its floor and every connection's floor rose: a standing queue on the host's "
+				 "link, a slow link";
+	}
 	loc_turnaround_idle(c, cand);
 	if (cand->notice_why)
 		cand->level = FINDING_NOTICE;
