@@ -650,6 +650,56 @@ static bool pair_marks(const struct ctx *c, const struct candidate *cand)
 	return c->vars[cand->var].kind == VAR_PATH && cand->signal == SIG_ECN;
 }
 
+/* Is node n a leaf: a switch with a host on one of its links? */
+static bool leaf_node(const struct topology *t, uint32_t n)
+{
+	for (size_t l = 0; l < t->n_links; l++)
+		if ((t->links[l].a == n && t->nodes[t->links[l].b].is_host) ||
+		    (t->links[l].b == n && t->nodes[t->links[l].a].is_host))
+			return !t->nodes[n].is_host;
+	return false;
+}
+
+/*
+ * A set of links that explain the evidence alike (with paths known) holding every link
+ * between one leaf and the spines: each connection of the leaf crosses one of them, so they
+ * mark alike because the leaf's own traffic queues on all of them (an oversubscribed leaf);
+ * one faulty cable marks its own connections and not its siblings'. Tuning seeds 3906-3945:
+ * 3 `congested` alerts of this shape, all on healthy fabrics (ho-healthy-24, 8 hosts per
+ * leaf on 2 spines at 30%); every right set alert named links of one spine (2-leaf fabrics,
+ * whose two links of a spine every connection through it crosses) or of two leaves.
+ */
+static bool leaf_wide_set(const struct ctx *c, const struct candidate *cand)
+{
+	const struct topology *t = c->topo;
+	uint32_t ends[2];
+	size_t n_uplinks;
+
+	if (!t || cand->n_set < 2 || c->vars[cand->set[0]].kind != VAR_LINK)
+		return false;
+	ends[0] = t->links[c->vars[cand->set[0]].link].a;
+	ends[1] = t->links[c->vars[cand->set[0]].link].b;
+	for (int e = 0; e < 2; e++) {
+		bool all = leaf_node(t, ends[e]);
+
+		for (size_t i = 0; all && i < cand->n_set; i++) {
+			const struct var *v = &c->vars[cand->set[i]];
+
+			all = v->kind == VAR_LINK && loc_switch_link(c, cand->set[i]) &&
+			      (t->links[v->link].a == ends[e] || t->links[v->link].b == ends[e]);
+		}
+		if (!all)
+			continue;
+		n_uplinks = 0;
+		for (size_t l = 0; l < t->n_links; l++)
+			n_uplinks += (t->links[l].a == ends[e] && !t->nodes[t->links[l].b].is_host) ||
+				     (t->links[l].b == ends[e] && !t->nodes[t->links[l].a].is_host);
+		if (n_uplinks == cand->n_set)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Loss that tracks marks: the hurt connections CE-marked at least loss_marks_ratio times
  * as often as they lose packets. A queue that overflows marks first; a lossy cable or a
@@ -806,6 +856,9 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";
 		else if (busy_host_latency(c, cand) && !host_step)
 			cand->notice_why = WHY_BUSY_HOST;
+		else if (leaf_wide_set(c, cand))
+			cand->notice_why = "every link between one leaf and the spines, alike: the leaf's own traffic "
+					   "queues (one faulty cable stands alone)";
 		else if (pair_marks(c, cand))
 			cand->notice_why = "one host pair's connections CE-marked: a queue on the path ECMP gave them, "
 					   "not a fault (a faulty link marks every pair crossing it)";
