@@ -396,7 +396,13 @@ static bool latency_step(const struct ctx *c, const struct candidate *cand)
 #define HOST_STEP_MIN_US 10.0
 #define HOST_STEP_TOLERANCE 0.5
 
-static bool host_link_step(const struct ctx *c, const struct candidate *cand)
+/*
+ * How many of the candidate's hurt connections carry a floor, when the host link's floor
+ * rose HOST_STEP_MIN_US or more at floor_min_z sigmas and each of those connections' floors
+ * rose by at least (1 - HOST_STEP_TOLERANCE) of the link's rise, and by at most
+ * (1 + HOST_STEP_TOLERANCE) of it when bounded; 0 otherwise.
+ */
+static size_t host_floors_rise(const struct ctx *c, const struct candidate *cand, bool bounded)
 {
 	const struct var *v = &c->vars[cand->var];
 	double step = cand->floor_excess_us;
@@ -404,17 +410,23 @@ static bool host_link_step(const struct ctx *c, const struct candidate *cand)
 
 	if ((var_tier(c, v) != 1 && v->kind != VAR_HOST_LINK) || c->cfg->floor_min_z <= 0 ||
 	    cand->floor_z < c->cfg->floor_min_z || step < HOST_STEP_MIN_US)
-		return false;
+		return 0;
 	for (size_t k = 0; k < cand->n_hurt_idx; k++) {
 		const struct conn *cn = &c->conns[cand->hurt_idx[k]];
 
 		if (!cn->has_floor)
 			continue;
-		if (fabs(cn->floor_excess_us - step) > HOST_STEP_TOLERANCE * step)
-			return false;
+		if (cn->floor_excess_us < (1 - HOST_STEP_TOLERANCE) * step ||
+		    (bounded && cn->floor_excess_us > (1 + HOST_STEP_TOLERANCE) * step))
+			return 0;
 		n++;
 	}
-	return n > 0;
+	return n;
+}
+
+static bool host_link_step(const struct ctx *c, const struct candidate *cand)
+{
+	return host_floors_rise(c, cand, true) > 0;
 }
 
 /*
@@ -433,23 +445,7 @@ static bool host_link_step(const struct ctx *c, const struct candidate *cand)
  */
 static bool host_link_queue(const struct ctx *c, const struct candidate *cand)
 {
-	const struct var *v = &c->vars[cand->var];
-	double step = cand->floor_excess_us;
-	size_t n = 0;
-
-	if ((var_tier(c, v) != 1 && v->kind != VAR_HOST_LINK) || c->cfg->floor_min_z <= 0 ||
-	    cand->floor_z < c->cfg->floor_min_z || step < HOST_STEP_MIN_US)
-		return false;
-	for (size_t k = 0; k < cand->n_hurt_idx; k++) {
-		const struct conn *cn = &c->conns[cand->hurt_idx[k]];
-
-		if (!cn->has_floor)
-			continue;
-		if (cn->floor_excess_us < HOST_STEP_TOLERANCE * step)
-			return false;
-		n++;
-	}
-	return n >= 2;
+	return host_floors_rise(c, cand, false) >= 2;
 }
 
 /*
