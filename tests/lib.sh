@@ -72,14 +72,15 @@ synth_analyze() {
 
 # mirror_topo_run TAG DIR SEED FAULT [SYNTH-ARGS...]: synth_analyze a mirror trace of the busy
 # oversubscribed shape of eval/matrix.txt's ecn20-fab-over (or the arguments given) with one
-# fault, analyzed with its topology and paths into DIR/out.json.
+# fault (none when FAULT is empty), analyzed with its topology and paths into DIR/out.json.
 mirror_topo_run() {
 	local tag=$1 dir=$2 seed=$3 fault=$4
 	shift 4
 	[ $# -gt 0 ] || set -- --hosts 64 --leaves 8 --spines 2 --load 40% --mtu 4096 \
 		--duration 5ms --workload write
 	synth_analyze "$tag" "$dir" "$dir/out.json" "$@" --vantage mirror --snaplen 128 \
-		--seed "$seed" --fault "$fault" -- --topology "$dir/links.csv" --paths "$dir/paths.csv"
+		--seed "$seed" ${fault:+--fault "$fault"} -- --topology "$dir/links.csv" \
+		--paths "$dir/paths.csv"
 }
 
 # link_case_run TAG SEED:LINK:ONSET KIND-AND-SIZE [SYNTH-ARGS...]: mirror_topo_run one fault
@@ -91,6 +92,20 @@ link_case_run() {
 	d=$work/$seed
 	shift 3
 	mirror_topo_run "$tag" "$d" "$seed" "link=$link,$spec,onset=$onset" "$@"
+}
+
+# link_cases TAG KIND SPEC SHAPE CASE...: link_case_run every SEED:LINK:ONSET case with the
+# fault SPEC on the fabric SHAPE (synthesizer words) and expect KIND LINK as its first
+# alert; returns 1 when a run fails.
+link_cases() {
+	local tag=$1 kind=$2 spec=$3 shape=$4 case
+	shift 4
+	for case in "$@"; do
+		# shellcheck disable=SC2086 # the shape's words
+		link_case_run "$tag" "$case" "$spec" $shape || return 1
+		expect_eq "$tag $seed: $link is the first alert, $kind" "$kind $link" \
+			"$(first_alert "$d/out.json")"
+	done
 }
 
 # hosts_first_alert TAG DIR: analyze DIR/trace.pcapng without a topology into DIR-hosts.json

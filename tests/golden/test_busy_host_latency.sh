@@ -21,12 +21,10 @@ for seed in 3936 3945; do
 done
 
 d=$work/incast44
-synth_analyze busy-host-latency "$d" "$d.json" --hosts 44 --leaves 4 --spines 4 --load 20% \
-	--mtu 2048 --duration 4ms --workload write --vantage mirror --snaplen 128 --seed 3928 \
-	--incast 198.18.0.12 --incast-factor 3 -- --topology "$d/links.csv" \
-	--paths "$d/paths.csv" || exit 0
+mirror_topo_run busy-host-latency "$d" 3928 "" --hosts 44 --leaves 4 --spines 4 --load 20% \
+	--mtu 2048 --duration 4ms --workload write --incast 198.18.0.12 --incast-factor 3 || exit 0
 expect_eq "busy-host-latency incast 44/4/4 3928 with a topology: no alert" 0 \
-	"$(alert_count "$d.json")"
+	"$(alert_count "$d/out.json")"
 
 link_case_run busy-host-latency 3927:198.18.0.14-leaf1:0us \
 	"kind=slow,size=4x,dir=198.18.0.14>leaf1" --hosts 28 --leaves 7 --spines 2 --load 15% \

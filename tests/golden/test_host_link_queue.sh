@@ -26,6 +26,7 @@ for case in 3927:198.18.0.36-leaf6:1800us 3928:198.18.0.36-leaf6:1800us \
 done
 
 d=$work/two
+# shellcheck disable=SC2086 # the shape's words
 synth_analyze host-link-queue "$d" "$d/out.json" $busy28 --vantage mirror --snaplen 128 \
 	--seed 3929 --fault link=leaf4-spine0,kind=slow,size=60us,onset=1800us \
 	--fault link=198.18.0.29-leaf4,kind=ecn,size=20%,onset=1200us -- \

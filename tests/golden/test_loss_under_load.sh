@@ -10,12 +10,11 @@
 . "$(dirname "$0")/../lib.sh"
 synth_test_start loss-under-load
 read18="--hosts 18 --leaves 3 --spines 6 --load 10% --mtu 1024 --duration 15ms --workload read"
-for case in 3928:198.18.0.21-leaf1:6000us 3935:198.18.0.21-leaf1:0us \
-	3938:198.18.0.13-leaf0:4500us; do
-	# shellcheck disable=SC2086 # the shape's words
-	link_case_run loss-under-load "$case" kind=loss,size=3% $read18 || exit 0
-	expect_eq "loss-under-load $seed: the lossy host link is the first alert" \
-		"lossy $link" "$(first_alert "$d/out.json")"
+cases=(3928:198.18.0.21-leaf1:6000us 3935:198.18.0.21-leaf1:0us 3938:198.18.0.13-leaf0:4500us)
+link_cases loss-under-load lossy kind=loss,size=3% "$read18" "${cases[@]}" || exit 0
+for case in "${cases[@]}"; do
+	IFS=: read -r seed link _ <<<"$case"
+	d=$work/$seed
 	expect_eq "loss-under-load $seed: its marks are evidence beside the drops" true \
 		"$(jq '[.findings[] | select(.level == "alert")][0].evidence.also |
 			map(.signal) | index("ecn") != null' "$d/out.json")"
@@ -25,11 +24,10 @@ for case in 3928:198.18.0.21-leaf1:6000us 3935:198.18.0.21-leaf1:0us \
 done
 
 d=$work/incast
-synth_analyze loss-under-load "$d" "$d.json" --hosts 20 --leaves 5 --spines 2 --load 25% \
-	--mtu 2048 --duration 10ms --workload write --vantage mirror --snaplen 128 --seed 3944 \
-	--incast 198.18.0.19 --incast-factor 3 -- --topology "$d/links.csv" \
-	--paths "$d/paths.csv" || exit 0
+mirror_topo_run loss-under-load "$d" 3944 "" --hosts 20 --leaves 5 --spines 2 --load 25% \
+	--mtu 2048 --duration 10ms --workload write --incast 198.18.0.19 --incast-factor 3 || exit 0
 expect_eq "loss-under-load incast 3944: the incast link's drops and marks stay a notice" \
-	'"notice"' "$(jq '[.findings[] | select(.subject == "198.18.0.19-leaf2")][0].level' "$d.json")"
-expect_eq "loss-under-load incast 3944: no alert" 0 "$(alert_count "$d.json")"
+	'"notice"' "$(jq '[.findings[] | select(.subject == "198.18.0.19-leaf2")][0].level' \
+		"$d/out.json")"
+expect_eq "loss-under-load incast 3944: no alert" 0 "$(alert_count "$d/out.json")"
 exit 0
