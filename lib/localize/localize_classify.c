@@ -804,6 +804,28 @@ static bool few_in_heavy_queueing(const struct ctx *c, const struct candidate *c
 }
 
 /*
+ * The notices of a fabric queueing everywhere that any kind may get once its own story is
+ * told, unless the floor stepped (host_step). A faulty link or host hurts every connection
+ * crossing it; there, one connection's excess or few drops are what the queues give some
+ * connection (tuning seeds 1261-1340: 16 of 16 such alerts in busy fabrics were wrong, the
+ * right one-connection alerts all came from quiet fabrics); so are a few connections
+ * marked no more than their peers (few_in_heavy_queueing()) and a host's small excess
+ * (busy_host_latency()).
+ */
+static void busy_fabric_notices(const struct ctx *c, struct candidate *cand, bool host_step)
+{
+	if (cand->notice_why || host_step)
+		return;
+	if (cand->kind != FINDING_HOST && cand->flows_hurt == 1 && fabric_busy(cand, c->cfg))
+		cand->notice_why = "one connection in a fabric queueing everywhere: what its queues give some connection";
+	else if (few_in_heavy_queueing(c, cand))
+		cand->notice_why = "a few connections slower than their peers and marked no more, in a fabric "
+				   "marking everywhere: what its queues give some connections";
+	else if (busy_host_latency(c, cand))
+		cand->notice_why = WHY_BUSY_HOST;
+}
+
+/*
  * Alert or notice: an alert is what ordinary traffic does not explain. A slow or congested
  * subject carrying at least load_notice_ratio times its peers' load queues because of it,
  * and a responder's turnaround under 2x its peers' is a busy host; loss, RNR and the rest
@@ -850,8 +872,6 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		else if (quiet_queueing(c, cand))
 			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";
-		else if (busy_host_latency(c, cand) && !host_step)
-			cand->notice_why = WHY_BUSY_HOST;
 		else if (leaf_wide_set(c, cand))
 			cand->notice_why = "every link between one leaf and the spines, alike: the leaf's own traffic "
 					   "queues (one faulty cable stands alone)";
@@ -879,8 +899,6 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		else if ((cand->signal == SIG_LATENCY || cand->signal == SIG_COMPLETION) &&
 			 latency_is_queueing(cand, cfg))
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
-		else if (busy_host_latency(c, cand) && !host_step)
-			cand->notice_why = WHY_BUSY_HOST;
 		break;
 	case FINDING_LOSSY:
 		/* Overflow drops of a fabric queueing everywhere: healthy loaded fabrics
@@ -918,16 +936,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	default:
 		break;
 	}
-	/* A faulty link or host hurts every connection crossing it; in a fabric queueing
-	 * everywhere, one connection's excess or few drops are what the queues give some
-	 * connection (tuning seeds 1261-1340: 16 of 16 such alerts in busy fabrics were
-	 * wrong, the right one-connection alerts all came from quiet fabrics). */
-	if (!cand->notice_why && cand->kind != FINDING_HOST && cand->flows_hurt == 1 &&
-	    fabric_busy(cand, cfg) && !host_step)
-		cand->notice_why = "one connection in a fabric queueing everywhere: what its queues give some connection";
-	if (!cand->notice_why && few_in_heavy_queueing(c, cand) && !host_step)
-		cand->notice_why = "a few connections slower than their peers and marked no more, in a fabric "
-				   "marking everywhere: what its queues give some connections";
+	busy_fabric_notices(c, cand, host_step);
 	if ((cand->kind == FINDING_CONGESTED || cand->kind == FINDING_LOSSY) &&
 	    host_link_queue(c, cand)) {
 		cand->kind = FINDING_SLOW;
