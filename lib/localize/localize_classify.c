@@ -290,6 +290,15 @@ static bool switch_link(const struct ctx *c, const struct candidate *cand)
 	return var_tier(c, &c->vars[cand->var]) == 2 && !cand->n_set;
 }
 
+/* A host's access link: a links.csv link with a host at one end, or a host's own link
+ * (no topology). */
+static bool host_link(const struct ctx *c, const struct candidate *cand)
+{
+	const struct var *v = &c->vars[cand->var];
+
+	return var_tier(c, v) == 1 || v->kind == VAR_HOST_LINK;
+}
+
 /* The subject's marks against its peers' (ratio to their median, robust z, ratio to the
  * highest): its own signal's figures when marks picked it. */
 static void subject_marks(const struct candidate *cand, double *ratio, double *z, double *lead)
@@ -404,11 +413,10 @@ static bool latency_step(const struct ctx *c, const struct candidate *cand)
  */
 static size_t host_floors_rise(const struct ctx *c, const struct candidate *cand, bool bounded)
 {
-	const struct var *v = &c->vars[cand->var];
 	double step = cand->floor_excess_us;
 	size_t n = 0;
 
-	if ((var_tier(c, v) != 1 && v->kind != VAR_HOST_LINK) || c->cfg->floor_min_z <= 0 ||
+	if (!host_link(c, cand) || c->cfg->floor_min_z <= 0 ||
 	    cand->floor_z < c->cfg->floor_min_z || step < HOST_STEP_MIN_US)
 		return 0;
 	for (size_t k = 0; k < cand->n_hurt_idx; k++) {
@@ -470,11 +478,10 @@ static bool host_link_queue(const struct ctx *c, const struct candidate *cand)
 
 static bool host_link_marks(const struct ctx *c, const struct candidate *cand)
 {
-	const struct var *v = &c->vars[cand->var];
 	double ratio, z, lead;
 	size_t marked = 0;
 
-	if (cand->signal != SIG_ECN || (var_tier(c, v) != 1 && v->kind != VAR_HOST_LINK) ||
+	if (cand->signal != SIG_ECN || !host_link(c, cand) ||
 	    cand->flows_crossing < HOST_MARKS_MIN_CONNS ||
 	    shed_load(c->cfg, cand) >= c->cfg->outlier_max_load)
 		return false;
@@ -622,9 +629,7 @@ static bool small_fabric_set(const struct ctx *c, const struct candidate *cand)
  */
 static bool busy_host_latency(const struct ctx *c, const struct candidate *cand)
 {
-	const struct var *v = &c->vars[cand->var];
-
-	return (var_tier(c, v) == 1 || v->kind == VAR_HOST_LINK || v->kind == VAR_HOST) &&
+	return (host_link(c, cand) || c->vars[cand->var].kind == VAR_HOST) &&
 	       (cand->signal == SIG_LATENCY || cand->signal == SIG_COMPLETION) &&
 	       fabric_busy(cand, c->cfg) && cand->hurt_ce_rate >= 0 &&
 	       cand->hurt_ce_z < c->cfg->queue_marks_z && cand->severity < c->cfg->quiet_max_ratio;
@@ -646,14 +651,23 @@ static bool pair_marks(const struct ctx *c, const struct candidate *cand)
 	return c->vars[cand->var].kind == VAR_PATH && cand->signal == SIG_ECN;
 }
 
-/* Is node n a leaf: a switch with a host on one of its links? */
-static bool leaf_node(const struct topology *t, uint32_t n)
+/* Node n's links to switches; 0 unless n is a leaf (a switch with a host on one of its
+ * links). */
+static size_t leaf_uplinks(const struct topology *t, uint32_t n)
 {
-	for (size_t l = 0; l < t->n_links; l++)
-		if ((t->links[l].a == n && t->nodes[t->links[l].b].is_host) ||
-		    (t->links[l].b == n && t->nodes[t->links[l].a].is_host))
-			return !t->nodes[n].is_host;
-	return false;
+	size_t hosts = 0, switches = 0;
+
+	for (size_t l = 0; l < t->n_links; l++) {
+		uint32_t a = t->links[l].a, b = t->links[l].b;
+
+		if (a != n && b != n)
+			continue;
+		if (t->nodes[a == n ? b : a].is_host)
+			hosts++;
+		else
+			switches++;
+	}
+	return hosts && !t->nodes[n].is_host ? switches : 0;
 }
 
 /*
@@ -669,14 +683,13 @@ static bool leaf_wide_set(const struct ctx *c, const struct candidate *cand)
 {
 	const struct topology *t = c->topo;
 	uint32_t ends[2];
-	size_t n_uplinks;
 
 	if (!t || cand->n_set < 2 || c->vars[cand->set[0]].kind != VAR_LINK)
 		return false;
 	ends[0] = t->links[c->vars[cand->set[0]].link].a;
 	ends[1] = t->links[c->vars[cand->set[0]].link].b;
 	for (int e = 0; e < 2; e++) {
-		bool all = leaf_node(t, ends[e]);
+		bool all = leaf_uplinks(t, ends[e]) == cand->n_set;
 
 		for (size_t i = 0; all && i < cand->n_set; i++) {
 			const struct var *v = &c->vars[cand->set[i]];
@@ -684,13 +697,7 @@ static bool leaf_wide_set(const struct ctx *c, const struct candidate *cand)
 			all = v->kind == VAR_LINK && loc_switch_link(c, cand->set[i]) &&
 			      (t->links[v->link].a == ends[e] || t->links[v->link].b == ends[e]);
 		}
-		if (!all)
-			continue;
-		n_uplinks = 0;
-		for (size_t l = 0; l < t->n_links; l++)
-			n_uplinks += (t->links[l].a == ends[e] && !t->nodes[t->links[l].b].is_host) ||
-				     (t->links[l].b == ends[e] && !t->nodes[t->links[l].a].is_host);
-		if (n_uplinks == cand->n_set)
+		if (all)
 			return true;
 	}
 	return false;
