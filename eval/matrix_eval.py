@@ -27,8 +27,8 @@ Usage:
                           subject, signal and the evidence KEYS (comma-separated, default
                           EVIDENCE_KEYS), for cells matching the regular expression CELLS
 
-Environment: SEEDS (per cell, default 20), FIRST_SEED (1; thresholds are tuned on
-1001-1999, reported on 1-999), JOBS (2), CELLS (regular expression on cell names),
+Environment: SEEDS (per cell, default 20), FIRST_SEED (1; thresholds are tuned on seeds
+1001 and up, reported on 1-999), JOBS (2), CELLS (regular expression on cell names),
 MODES ("topo hosts": which modes to run), MATRIX (eval/matrix.txt), EVAL_OUT (build/eval/matrix_runs.txt), EVAL_BIN (bin), TMPDIR,
 EVAL_JSON_DIR (keep the analyzer's JSON of every run there, as CELL-SEED-MODE.json).
 """
@@ -483,7 +483,11 @@ def seed_range(runs):
 
 
 def main():
-    what = sys.argv[1] if len(sys.argv) > 1 else "run"
+    what = sys.argv[1] if len(sys.argv) > 1 else ""
+    if what not in ("run", "table", "list", "evidence"):
+        # No default: a bare command must not start a 20-minute run.
+        sys.exit(__doc__.strip() if not what else
+                 "matrix_eval: unknown command %s (run, table, list, evidence)" % what)
     cells = parse_matrix(os.environ.get("MATRIX", "eval/matrix.txt"))
     if what == "list":
         for c in cells:
@@ -501,6 +505,8 @@ def main():
             print(line)
         return
     if what == "table":
+        if len(sys.argv) < 3:
+            sys.exit("usage: matrix_eval.py table FILE")
         runs = read_runs(sys.argv[2])
         print_table(runs, "python3 eval/matrix_eval.py table %s" % sys.argv[2], cells)
         return
@@ -510,7 +516,7 @@ def main():
     pattern = os.environ.get("CELLS", "")
     out = os.environ.get("EVAL_OUT", "build/eval/matrix_runs.txt")
     if first <= 1000 < first + seeds:
-        sys.exit("matrix_eval: seeds %d-%d straddle the tuning range (1001-1999) and the "
+        sys.exit("matrix_eval: seeds %d-%d straddle the tuning range (1001 and up) and the "
                  "reporting range (1-999)" % (first, first + seeds - 1))
     todo_cells = [c for c in cells if c["target"] != "missing" and re.search(pattern, c["name"])]
     # Seed-major order, so an interrupted run still has every cell.
