@@ -651,6 +651,31 @@ static bool pair_marks(const struct ctx *c, const struct candidate *cand)
 	return c->vars[cand->var].kind == VAR_PATH && cand->signal == SIG_ECN;
 }
 
+/*
+ * A host link whose connections are CE-marked more than their peers', but by fewer than
+ * HOST_QUEUE_MARKS_Z Poisson sigmas and under HOST_QUEUE_MARKS_RATIO times the peers' rate
+ * (subject_marks()): the queue toward one host that a few senders meeting there build, in
+ * any fabric. A marking fault marks its share of every packet it carries, so its excess
+ * grows with its traffic, far past counting noise. Tuning seeds 3946-3955 of the matrix
+ * (docs/evaluation.md, "Twenty-sixth round"): 6 ECN host-link alerts on healthy fabrics
+ * (ho2-healthy-56-read, ho3-healthy-44-mixed, ho4-healthy-48-read, ho4-healthy-ecmp-48)
+ * stood 9.8-36.6 sigmas at 4.5-17.7x their peers; every right one (10-50% marking faults)
+ * 50.3 sigmas and up, and those under 20x at 50.3-76. A floor that stepped (host_step:
+ * host_link_step()) is added latency whatever the marks say (a +35 us host link, 3949).
+ */
+#define HOST_QUEUE_MARKS_Z 43.0
+#define HOST_QUEUE_MARKS_RATIO 20.0
+
+static bool host_queue_marks(const struct ctx *c, const struct candidate *cand, bool host_step)
+{
+	double ratio, z, lead;
+
+	if (cand->signal != SIG_ECN || !host_link(c, cand) || cand->hurt_ce_rate < 0 || host_step)
+		return false;
+	subject_marks(cand, &ratio, &z, &lead);
+	return cand->hurt_ce_z < HOST_QUEUE_MARKS_Z && ratio < HOST_QUEUE_MARKS_RATIO;
+}
+
 /* Node n's links to switches; 0 unless n is a leaf (a switch with a host on one of its
  * links). */
 static size_t leaf_uplinks(const struct topology *t, uint32_t n)
@@ -885,6 +910,9 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		else if (pair_marks(c, cand))
 			cand->notice_why = "one host pair's connections CE-marked: a queue on the path ECMP gave them, "
 					   "not a fault (a faulty link marks every pair crossing it)";
+		else if (host_queue_marks(c, cand, host_step))
+			cand->notice_why = "its connections CE-marked a few times their peers', as a queue toward one "
+					   "host marks them: a marking fault marks far beyond counting noise";
 		else if (small_fabric_set(c, cand))
 			cand->notice_why = "host pairs a little slower than their peers: ECMP collisions, not a fault";
 		else if (switch_link(c, cand) && loc_quiet_queue_drains(c, cand))

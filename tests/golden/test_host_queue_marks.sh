@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# test_host_queue_marks.sh: a host's connections CE-marked a few times their peers', within
+# counting noise of a marking fault, are the queue toward that host: a notice (issue #17,
+# round 26). Healthy 44/4/4, 48/8/4 and 56/7/4 fabrics (tuning seeds 3946-3955, analyzed
+# without a topology) raised `congested` host alerts at 9.8-36.6 sigmas and 4.5-17.7x their
+# peers. A +35 us host link picked by its marks keeps its alert: its floor stepped.
+# A 25% ECN host link marking 18.8x its peers at 50 sigmas stays the first alert.
+. "$(dirname "$0")/../lib.sh"
+synth_test_start host-queue-marks
+for case in 3952:48:8:4:15%:4096:12ms:mixed:--ecmp-skew=0.5 3955:48:8:4:15%:4096:12ms:read: \
+	3952:56:7:4:20%:4096:10ms:read: 3954:44:4:4:25%:4096:8ms:mixed:; do
+	IFS=: read -r seed hosts leaves spines load mtu dur wl extra <<<"$case"
+	d=$work/healthy-$hosts-$wl-$seed
+	# shellcheck disable=SC2086 # extra is one synthesizer option or none
+	synth_analyze host-queue-marks "$d" "$d.json" --hosts "$hosts" --leaves "$leaves" \
+		--spines "$spines" --load "$load" --mtu "$mtu" --duration "$dur" --workload "$wl" \
+		--vantage mirror --snaplen 128 --seed "$seed" ${extra/=/ } -- || exit 0
+	expect_eq "host-queue-marks healthy $hosts/$leaves/$spines $wl $seed: no alert" 0 \
+		"$(alert_count "$d.json")"
+	expect_eq "host-queue-marks healthy $hosts/$leaves/$spines $wl $seed: a host's marks listed" \
+		'"notice"' "$(jq -c '[.findings[] | select(.subject_kind == "host_link" and
+			.evidence.signal == "ecn")][0].level' "$d.json")"
+done
+
+# A +35 us host link carrying more than its peers, picked by its marks, reads slow by its
+# floors: the floor rule still makes it an alert.
+d=$work/slow35
+mirror_topo_run host-queue-marks "$d" 3949 "link=198.18.0.25-leaf2,kind=slow,size=35us,onset=1500us" \
+	--hosts 30 --leaves 5 --spines 3 --load 40% --mtu 1024 --duration 5ms \
+	--workload write || exit 0
+expect_eq "host-queue-marks slow35 3949: the slow host link is the first alert" \
+	"slow 198.18.0.25-leaf2" "$(first_alert "$d/out.json")"
+
+# A marking fault at the bar's edge keeps its alert.
+d=$work/ecn25
+mirror_topo_run host-queue-marks "$d" 3950 "link=198.18.0.22-leaf2,kind=ecn,size=25%,onset=600us" \
+	--hosts 36 --leaves 6 --spines 3 --load 35% --mtu 1024 --duration 3ms \
+	--workload mixed || exit 0
+expect_eq "host-queue-marks ecn25 3950: the marking host link is the first alert" \
+	"congested 198.18.0.22-leaf2" "$(first_alert "$d/out.json")"
+exit 0
