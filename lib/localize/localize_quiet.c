@@ -66,7 +66,10 @@ static bool floor_moved_over_load(const struct ctx *c, const struct candidate *c
  * spine links at 2.5-3x kept their floor within 0.34 us of their peers' (tuning seeds
  * 1081-1120), while slowx2-host 1095, a 2x serializer on a host link that happened to
  * carry 2.3x, stood 2.8 us above. Such a notice whose floor moved (floor_moved_over_load())
- * is an alert again.
+ * is an alert again, if it reads slow: a congested one (marks its load explains) is a queue,
+ * and so is the floor the same load lifts (tuning seeds 3946-3955: ho3-healthy-incast-44
+ * 3954, the incast host's link at 4.7x its peers' load, 94% busy, marked and 10.8 us up; a
+ * +35 us host link whose marks picked it reads slow by its floors, host_link_queue()).
  */
 void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n)
 {
@@ -76,8 +79,8 @@ void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n)
 		struct candidate *x = &best[i];
 
 		if (x->level != FINDING_NOTICE || cfg->load_notice_ratio <= 0 ||
-		    (x->kind != FINDING_SLOW && x->kind != FINDING_CONGESTED) ||
-		    x->load_ratio < cfg->load_notice_ratio || c->vars[x->var].kind == VAR_FABRIC ||
+		    x->kind != FINDING_SLOW || x->load_ratio < cfg->load_notice_ratio ||
+		    c->vars[x->var].kind == VAR_FABRIC ||
 		    (cfg->busy_ce_rate > 0 && x->peer_ce_rate >= cfg->busy_ce_rate) ||
 		    !floor_moved_over_load(c, x))
 			continue;

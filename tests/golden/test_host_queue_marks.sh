@@ -3,7 +3,9 @@
 # counting noise of a marking fault, are the queue toward that host: a notice (issue #17,
 # round 26). Healthy 44/4/4, 48/8/4 and 56/7/4 fabrics (tuning seeds 3946-3955, analyzed
 # without a topology) raised `congested` host alerts at 9.8-36.6 sigmas and 4.5-17.7x their
-# peers. A +35 us host link picked by its marks keeps its alert: its floor stepped.
+# peers. So did an incast host whose link carried 4.7x its peers' load: its marks and the
+# floor the same load lifted are a queue, and the floor rule no longer makes it an alert
+# (it still does for a link that reads slow: a +35 us host link carrying more than its peers).
 # A 25% ECN host link marking 18.8x its peers at 50 sigmas stays the first alert.
 . "$(dirname "$0")/../lib.sh"
 synth_test_start host-queue-marks
@@ -21,6 +23,15 @@ for case in 3952:48:8:4:15%:4096:12ms:mixed:--ecmp-skew=0.5 3955:48:8:4:15%:4096
 		'"notice"' "$(jq -c '[.findings[] | select(.subject_kind == "host_link" and
 			.evidence.signal == "ecn")][0].level' "$d.json")"
 done
+
+# Incast: the receiving host's link, 4.7x its peers' load, marked, floor up 10.8 us.
+d=$work/incast
+mirror_topo_run host-queue-marks "$d" 3954 "" --hosts 44 --leaves 4 --spines 4 --load 20% \
+	--mtu 2048 --duration 4ms --workload write --incast 198.18.0.28 --incast-factor 3 || exit 0
+expect_eq "host-queue-marks incast 3954: no alert" 0 "$(alert_count "$d/out.json")"
+expect_eq "host-queue-marks incast 3954: the incast host's link is a congested notice" \
+	'["notice","congested"]' "$(jq -c '[.findings[] | select(.subject ==
+		"198.18.0.28-leaf1")][0] | [.level, .kind]' "$d/out.json")"
 
 # A +35 us host link carrying more than its peers, picked by its marks, reads slow by its
 # floors: the floor rule still makes it an alert.
