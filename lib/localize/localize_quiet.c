@@ -68,8 +68,7 @@ static bool floor_moved_over_load(const struct ctx *c, const struct candidate *c
  * carry 2.3x, stood 2.8 us above. Such a notice whose floor moved (floor_moved_over_load())
  * is an alert again, if it reads slow: a congested one (marks its load explains) is a queue,
  * and so is the floor the same load lifts (tuning seeds 3946-3955: ho3-healthy-incast-44
- * 3954, the incast host's link at 4.7x its peers' load, 94% busy, marked and 10.8 us up; a
- * +35 us host link whose marks picked it reads slow by its floors, host_link_queue()).
+ * 3954, the incast host's link at 4.7x its peers' load, 94% busy, marked and 10.8 us up).
  */
 void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n)
 {
