@@ -200,9 +200,11 @@ def fault_seen(f, truth):
         # Every host fault acts on reliable connections only: a slow responder delays its
         # ACKs and READ responses, RNR is a NAK, a NIC's early retransmit its ACK timer.
         # UC and UD requests get no response, so a host that only serves those shows nothing.
+        # An RNR NAK answers a SEND only: a host that serves WRITEs and READs shows nothing.
         role = "requester" if f["kind"] == "nic-retransmit" else "responder"
         return sum(q["request_packets"] for q in truth["qps"]
-                   if q[role] == f["subject"] and q.get("transport", "RC") == "RC")
+                   if q[role] == f["subject"] and q.get("transport", "RC") == "RC" and
+                   (f["kind"] != "rnr" or q.get("ops") == "send"))
     return sum(l["packets"] for l in truth["links"]
                if l["link"] == f["subject"] and l["dir"] in f["dirs"])
 
