@@ -836,6 +836,23 @@ static bool few_in_heavy_queueing(const struct ctx *c, const struct candidate *c
 }
 
 /*
+ * A switch link carrying NO_FLOOR_LOAD_RATIO times its peers' load, over the whole trace and
+ * its later half, whose floor nobody measured (READs: no ACK round trip times the path's
+ * quickest moments): its queue is the load's, and nothing says the link itself is slow. A
+ * faulty link sheds load as its flows slow down. Tuning seeds 3956-3985: the healthy
+ * alerts of a 2:1 oversubscribed READ fabric (ho5-healthy-24-read, 8 of 30 runs) stood at
+ * 1.49-1.98x their peers' load in both; every right alert on such a link 1.30x or less in
+ * the later half (an 18% ECN cable, its flows backing off).
+ */
+#define NO_FLOOR_LOAD_RATIO 1.4
+
+static bool loaded_without_floor(const struct ctx *c, const struct candidate *cand)
+{
+	return switch_link(c, cand) && !loc_floor_known(cand) && cand->late_load_ratio > 0 &&
+	       fmin(cand->load_ratio, cand->late_load_ratio) >= NO_FLOOR_LOAD_RATIO;
+}
+
+/*
  * The notices of a fabric queueing everywhere that any kind may get once its own story is
  * told, unless the floor stepped (host_step). A faulty link or host hurts every connection
  * crossing it; there, one connection's excess or few drops are what the queues give some
@@ -893,6 +910,9 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	case FINDING_SLOW:
 		if (cand->load_ratio >= cfg->load_notice_ratio && !constant_step(c, cand))
 			cand->notice_why = "it carries far more than its peers: load explains the queueing";
+		else if (loaded_without_floor(c, cand) && !constant_step(c, cand))
+			cand->notice_why = "it carries well over its peers' load and no floor was measured to "
+					   "show a slow link: load explains the queueing";
 		/* A fabric that marks everywhere is queueing everywhere: the hottest queue
 		 * is ordinary congestion (loaded, oversubscribed healthy fabrics raised an
 		 * alert in every run), unless the link stands out of it. */

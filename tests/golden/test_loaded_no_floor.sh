@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# test_loaded_no_floor.sh: a switch link carrying 1.4x its peers' load or more, over the whole
+# trace and its later half, with no floor measured (READs time no ACK) is a notice: its queue
+# is the load's (issue #17, round 27). A healthy 2:1 oversubscribed READ fabric (24 hosts,
+# 4 leaves, 3 spines, 35% load: ho5-healthy-24-read, tuning seeds 3956-3985) raised a `slow`
+# or `congested` spine link alert in 8 of 30 runs, at 1.49-1.98x its peers' load. An 18% ECN
+# cable in a READ fabric, 1.74-1.76x over the trace but 1.27-1.30x after its onset (its flows
+# back off), stays an alert.
+. "$(dirname "$0")/../lib.sh"
+synth_test_start loaded-no-floor
+for seed in 3956 3962 3965; do
+	d=$work/healthy-$seed
+	mirror_topo_run loaded-no-floor "$d" "$seed" "" --hosts 24 --leaves 4 --spines 3 \
+		--load 35% --mtu 4096 --duration 6ms --workload read || exit 0
+	expect_eq "loaded-no-floor healthy $seed: no alert" 0 "$(alert_count "$d/out.json")"
+	expect_eq "loaded-no-floor healthy $seed: a loaded spine link's notice says why" true \
+		"$(jq '[.findings[] | select(.level == "notice" and (.subject | test("^leaf")))
+			| .evidence.notice_why | test("no floor was measured")] | any' "$d/out.json")"
+done
+for case in 3959:leaf4-spine1:spine1\>leaf4 3960:leaf1-spine1:leaf1\>spine1; do
+	IFS=: read -r seed link dir <<<"$case"
+	d=$work/ecn-$seed
+	mirror_topo_run loaded-no-floor "$d" "$seed" "link=$link,dir=$dir,kind=ecn,size=18%,onset=4800us" \
+		--hosts 48 --leaves 8 --spines 4 --load 15% --mtu 4096 --duration 12ms --workload read ||
+		exit 0
+	expect_eq "loaded-no-floor ecn $seed: the marking cable is the first alert" "$link" \
+		"$(jq -r '[.findings[] | select(.level == "alert")][0].subject' "$d/out.json")"
+done
+exit 0
