@@ -35,6 +35,9 @@ static void severity_text(const struct candidate *cand, char *buf, size_t len)
 		if (cand->own_past)
 			snprintf(buf, len, "latency %.2fx its first windows (+%.1f us median RTT; too few peers)",
 				 cand->severity, cand->effect_us);
+		else if (cand->kind == FINDING_HOST) /* responder_late() */
+			snprintf(buf, len, "answers +%.1f us late (%.3gx healthy peers' latency; p99 %.1fx)",
+				 cand->effect_us, cand->severity, cand->p99_ratio);
 		else
 			snprintf(buf, len, "%.3gx healthy peers' latency (+%.1f us median RTT; p99 %.1fx)",
 				 cand->severity, cand->effect_us, cand->p99_ratio);

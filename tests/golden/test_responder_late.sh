@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# test_responder_late.sh: a host link late only where its host responds is a slow responder,
+# kind host (issue #17, round 27). Every round trip is timed at its requester's NIC and so
+# covers the requester's own link both ways: a slow host link delays its host's own requests
+# as much as the ones it answers, a slow responder only the ones it answers. A 40 us slow
+# responder in a READ fabric seen from a mirror (ho5-slowresp40-read, tuning seeds 3957 and
+# 3958) was a `slow` host link in every run, with or without a topology; a serializer slowed
+# out of the host and a +15 us host link stay `slow`.
+. "$(dirname "$0")/../lib.sh"
+synth_test_start responder-late
+for case in 3957:198.18.0.42:leaf8:0us 3958:198.18.0.22:leaf3:3200us; do
+	IFS=: read -r seed host leaf onset <<<"$case"
+	d=$work/read-$seed
+	synth_analyze responder-late "$d" "$d/out.json" --hosts 40 --leaves 10 --spines 4 \
+		--load 25% --mtu 2048 --duration 8ms --workload read --vantage mirror --snaplen 128 \
+		--seed "$seed" --host-fault "host=$host,kind=slow-responder,size=40us,onset=$onset" -- \
+		--topology "$d/links.csv" --paths "$d/paths.csv" || exit 0
+	expect_eq "responder-late read $seed: the slow responder's link is the first alert, host" \
+		"host $host-$leaf" "$(first_alert "$d/out.json")"
+	expect_eq "responder-late read $seed: the evidence says why" true \
+		"$(jq '[.findings[] | select(.level == "alert")][0].evidence.kind_why |
+			test("late only where its host responds")' "$d/out.json")"
+	expect_eq "responder-late read $seed: without a topology, the host" \
+		"[\"host\",\"host_link\",\"$host\"]" "$(hosts_first_alert responder-late "$d")"
+done
+
+# A serializer 4x slower out of the same host delays only what the host sends too, but
+# stretches each READ from its first response to its last: it stays a slow link.
+for seed in 3957 3958; do
+	d=$work/rate-$seed
+	synth_analyze responder-late "$d" "$d/out.json" --hosts 40 --leaves 10 --spines 4 \
+		--load 25% --mtu 2048 --duration 8ms --workload read --vantage mirror --snaplen 128 \
+		--seed "$seed" --fault "link=198.18.0.42-leaf8,dir=198.18.0.42>leaf8,kind=slow,size=4x,onset=0us" \
+		-- --topology "$d/links.csv" --paths "$d/paths.csv" || exit 0
+	expect_eq "responder-late read $seed: a 4x serializer out of the host stays slow" \
+		"slow 198.18.0.42-leaf8" "$(first_alert "$d/out.json")"
+done
+
+# A slow host link delays both ways: it stays slow.
+link_cases responder-late slow kind=slow,size=15us "--hosts 36 --leaves 6 --spines 3 \
+	--load 35% --mtu 1024 --duration 3ms --workload write" 3956:198.18.0.19-leaf1:900us
+exit 0
