@@ -855,21 +855,6 @@ static bool few_in_heavy_queueing(const struct ctx *c, const struct candidate *c
 #define WHY_RESPONDER_LATE "its READs late only where its host responds, from the first response on, "\
 			   "its own on time: the host answers late (a slow link would delay both)"
 
-/* The host at one end of a host link (of the topology, or a host's own), or NULL. */
-static const uint8_t *link_host(const struct ctx *c, const struct var *v)
-{
-	const struct topo_link *l;
-
-	if (v->kind == VAR_HOST_LINK)
-		return v->a;
-	if (v->kind != VAR_LINK || !c->topo)
-		return NULL;
-	l = &c->topo->links[v->link];
-	if (c->topo->nodes[l->a].is_host)
-		return c->topo->nodes[l->a].addr;
-	return c->topo->nodes[l->b].is_host ? c->topo->nodes[l->b].addr : NULL;
-}
-
 /* READ: a connection's wait from its first response to its last (the message's length on
  * the wire), or -1. */
 static double read_spread(const struct conn *cn)
@@ -925,7 +910,7 @@ static bool responder_late(const struct ctx *c, const struct candidate *cand)
 	if (!host_link(c, cand) || cand->n_set || cand->signal != SIG_LATENCY ||
 	    cand->effect_us <= 0)
 		return false;
-	host = link_host(c, &c->vars[cand->var]);
+	host = loc_subject_host(c, cand->var);
 	if (!host)
 		return false;
 	resp = role_excess(c, host, true, c->scratch2, &stretch);
