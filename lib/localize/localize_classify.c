@@ -848,6 +848,9 @@ static bool few_in_heavy_queueing(const struct ctx *c, const struct candidate *c
  * +5 to +40 us host links late both ways (where they request 0.5-1.5x where they respond).
  * Under WRITEs a serializer slowed toward the host delays its ACKs as a slow responder does
  * (ho3-rate4x-host-1dir: +12 to +14 us, floors and completions alike): that stays `slow`.
+ * Only where no second vantage times the host's turnaround: there that signal decides (a
+ * +10 us host link one way seen from every host, slow10us-host-each, reporting seed 500,
+ * read `host` by this rule).
  */
 #define RESPONDER_LATE_MIN_CONNS 2
 #define RESPONDER_LATE_REQ_SHARE 0.25
@@ -913,6 +916,10 @@ static bool responder_late(const struct ctx *c, const struct candidate *cand)
 	host = loc_subject_host(c, cand->var);
 	if (!host)
 		return false;
+	/* A second vantage times the turnaround itself: that signal tells a slow responder. */
+	for (size_t k = 0; k < c->n_conns; k++)
+		if (c->conns[k].turnaround_us >= 0 && !memcmp(c->conns[k].dst, host, 16))
+			return false;
 	resp = role_excess(c, host, true, c->scratch2, &stretch);
 	req = role_excess(c, host, false, c->scratch2, &unused);
 	return resp >= 0.5 * cand->effect_us && req > -1e8 &&
