@@ -183,6 +183,8 @@ static int add_inc(struct ctx *c, const struct conn *k, long var, double rtt, do
 		fwd_ab = rev_ab;
 		rev = t;
 		rev_ab = t_ab;
+	} else if (!k->ack_only && c->vars[var].kind != VAR_HOST) {
+		loss_rev = k->loss_resp_way;
 	}
 	c->inc[c->n_inc++] = (struct incidence){ .var = (uint32_t)var,
 						 .rtt = (float)rtt,
@@ -335,6 +337,10 @@ static void fill_conn_counts(struct conn *k)
 	 * re-read without a NAK. NAKs that outnumber the timeouts and re-reads put the loss on the
 	 * requests' way (a one-way fault on it drops read requests, not responses). */
 	k->loss_req_way = k->data_rev && naks > timeouts + gaps;
+	/* A queue pair of WRITEs and READs sends more requests than it gets responses, yet
+	 * the responses it re-reads were lost on their own way back: when re-reads outnumber
+	 * NAKs and timeouts, its loss blames the links the responses crossed. */
+	k->loss_resp_way = !k->data_rev && q && r && gaps > naks + timeouts;
 	/* Marks are laid on the data's way: marks on the other direction (ACKs crossing a
 	 * marking link on their way back) would blame the links the data crossed, e.g. the
 	 * sibling spine link of the same leaf. */
