@@ -41,7 +41,8 @@ struct incidence {
 	float rev;			/* P(ACK direction crosses it) */
 	float rev_ab;			/* P(ACKs cross it from a to b) */
 	bool ack_only;			/* the connection's latency covers only the ACKs' way */
-	bool loss_rev;			/* its loss is on the ACKs' way (READ requests NAKed) */
+	bool loss_rev;			/* its loss is on the ACKs' way (READ requests NAKed, or a
+				 * mixed QP's READ responses re-read) */
 };
 
 struct conn {

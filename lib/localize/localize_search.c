@@ -44,7 +44,7 @@ static double coef(const struct ctx *c, const struct incidence *e, enum signal s
 			return e->rtt;
 		return variant == 1 ? e->fwd_ab : e->fwd - e->fwd_ab;
 	case SIG_LOSS:
-		if (e->loss_rev) /* READ requests lost, NAKed by the responder */
+		if (e->loss_rev) /* lost on the ACKs' way: NAKed READ requests, re-read responses */
 			return variant == 1 ? e->rev_ab : variant == 2 ? e->rev - e->rev_ab : e->rev;
 		/* fall through */
 	case SIG_ECN:

@@ -4,7 +4,8 @@
 # responses' way: such a loss blames the links the responses crossed (issue #17, round 28).
 # A 0.9% lossy spine-to-leaf direction in a 42-host, 6-leaf, 2-spine mixed fabric
 # (ho6-loss0.9-fab-1dir, tuning seeds 3992 and 3995) was put on the requesters' way, and a
-# host link behind the leaf, whose two READ QPs lost 47 responses, was the first lossy alert.
+# host link was the first lossy alert (in 3995 the link of a host behind that leaf, whose two
+# such QPs re-read 47 responses).
 . "$(dirname "$0")/../lib.sh"
 synth_test_start read-loss-way
 shape="--hosts 42 --leaves 6 --spines 2 --load 8% --mtu 4096 --duration 9ms --workload mixed"
