@@ -77,9 +77,8 @@ struct conn {
 	double naks, timeouts;		/* the loss events' two sources (RNR's share removed) */
 	size_t inc_start, inc_len;
 	double late_share;		/* share of its data packets in the later half of the trace */
-	bool loss_req_way;		/* READ: the responder NAKed its loss: requests were lost */
-	bool loss_resp_way;		/* requests outweigh responses (mixed), yet its loss is READ
-				 * responses re-read: lost on the responses' way */
+	bool loss_against_data;		/* its loss lies against its data's way: a READ's requests
+				 * NAKed, or a mixed QP's READ responses re-read */
 	double read_gaps;		/* READ: responses lost (re-read after a later one showed it) */
 	double turnaround_first_us;	/* READ: the turnaround to the first response, or -1 */
 	/* READ, the turnaround's copy: its waits for the first response summed, and the time

@@ -168,23 +168,21 @@ long loc_add_var(struct ctx *c, enum var_kind kind, uint32_t link, const uint8_t
 static int add_inc(struct ctx *c, const struct conn *k, long var, double rtt, double fwd,
 		   double fwd_ab, double rev, double rev_ab)
 {
-	bool loss_rev = false;
+	bool directed;
 
 	if (var < 0)
 		return (int)var;
+	directed = !k->ack_only && c->vars[var].kind != VAR_HOST;
 	if (util_ensure_mem((void **)&c->inc, &c->cap_inc, sizeof(*c->inc), c->n_inc + 1))
 		return -ENOMEM;
-	if (k->data_rev && !k->ack_only && c->vars[var].kind != VAR_HOST) {
+	if (directed && k->data_rev) {
 		/* The data go responder -> requester: their way is the ACKs' way. */
 		double t = fwd, t_ab = fwd_ab;
 
-		loss_rev = k->loss_req_way;
 		fwd = rev;
 		fwd_ab = rev_ab;
 		rev = t;
 		rev_ab = t_ab;
-	} else if (!k->ack_only && c->vars[var].kind != VAR_HOST) {
-		loss_rev = k->loss_resp_way;
 	}
 	c->inc[c->n_inc++] = (struct incidence){ .var = (uint32_t)var,
 						 .rtt = (float)rtt,
@@ -193,7 +191,7 @@ static int add_inc(struct ctx *c, const struct conn *k, long var, double rtt, do
 						 .rev = (float)rev,
 						 .rev_ab = (float)rev_ab,
 						 .ack_only = k->ack_only,
-						 .loss_rev = loss_rev };
+						 .loss_rev = directed && k->loss_against_data };
 	return 0;
 }
 
@@ -335,12 +333,12 @@ static void fill_conn_counts(struct conn *k)
 	k->bytes = flow_bytes_once(k->data_rev ? r : q ? q : r);
 	/* A READ's responder NAKs a gap in the requests it received; a lost response is
 	 * re-read without a NAK. NAKs that outnumber the timeouts and re-reads put the loss on the
-	 * requests' way (a one-way fault on it drops read requests, not responses). */
-	k->loss_req_way = k->data_rev && naks > timeouts + gaps;
-	/* A queue pair of WRITEs and READs sends more requests than it gets responses, yet
+	 * requests' way (a one-way fault on it drops read requests, not responses).
+	 * A queue pair of WRITEs and READs sends more requests than it gets responses, yet
 	 * the responses it re-reads were lost on their own way back: when re-reads outnumber
 	 * NAKs and timeouts, its loss blames the links the responses crossed. */
-	k->loss_resp_way = !k->data_rev && q && r && gaps > naks + timeouts;
+	k->loss_against_data = k->data_rev ? naks > timeouts + gaps
+					   : q && r && gaps > naks + timeouts;
 	/* Marks are laid on the data's way: marks on the other direction (ACKs crossing a
 	 * marking link on their way back) would blame the links the data crossed, e.g. the
 	 * sibling spine link of the same leaf. */
