@@ -397,7 +397,9 @@ static int slow_queue(struct ctx *c, struct candidate *best, size_t n_best,
 		const struct candidate *pick = NULL;
 		int err;
 
-		if (b->kind != FINDING_CONGESTED || b->level != FINDING_ALERT)
+		/* A loaded cable's marks are a notice, yet its latency may be a fault's. */
+		if (b->kind != FINDING_CONGESTED ||
+		    (b->level != FINDING_ALERT && b->notice_why != loc_why_loaded_queue))
 			continue;
 		for (size_t j = 0; j < n_cands; j++)
 			if (cands[j].signal == SIG_LATENCY && cands[j].kind == FINDING_SLOW &&

@@ -945,6 +945,43 @@ static bool loaded_without_floor(const struct ctx *c, const struct candidate *ca
 }
 
 /*
+ * A switch link carrying LOADED_QUEUE_RATIO times its peers' load or more, over the whole
+ * trace and its later half, whose floor moved under LOADED_QUEUE_FLOOR_Z sigmas, and that
+ * stands out less than a fault does: a slow pick under LOADED_QUEUE_MAX_Z sigmas, a
+ * marking pick under LOADED_QUEUE_MARKS times its peers' marks. The busiest cable of a
+ * fabric queues and marks more than the others, and no fault shows. Tuning seeds
+ * 3996-4005, every switch-link alert with a topology:
+ * - slow: 11 in 10 healthy runs (ho3-healthy-28, ho3-healthy-44-mixed, ho4-healthy-30,
+ *   ho6-healthy-36, ho2-healthy-20-each) stood at 1.24-1.96x their peers' load in both
+ *   halves, floor 1.4-5.2 sigmas, excess 5.1-18.3 sigmas. The six right ones at 1.2x or
+ *   more with a floor under 6 sigmas stood at 21-246 sigmas (5x and 2x serializers plus a
+ *   few us). Close: a 5x cable at 1.18x, 5.3 and 18.1 sigmas (two-slowx5-loss1).
+ * - marking: once those are notices, the loaded cables of ho3-healthy-28 (1.87-1.97x)
+ *   and ho6-healthy-36 (1.46x) stay `congested` alerts at 3.4-9.4x their peers' marks;
+ *   every right one at 1.2x load or more was marked 16-296x (ECN 30-40% cables, 2x-7x
+ *   serializers dropping).
+ */
+#define LOADED_QUEUE_RATIO 1.2
+#define LOADED_QUEUE_FLOOR_Z 6.0
+#define LOADED_QUEUE_MAX_Z 20.0
+#define LOADED_QUEUE_MARKS 12.0
+
+const char loc_why_loaded_queue[] = "it carries more than its peers, its floor barely moved and it "
+				    "stands out less than a fault does: load explains the queueing";
+
+static bool loaded_queue(const struct ctx *c, const struct candidate *cand)
+{
+	bool modest = cand->kind == FINDING_SLOW ? cand->z < LOADED_QUEUE_MAX_Z :
+		      cand->signal == SIG_ECN && cand->mark_ratio > 0 &&
+			      cand->mark_ratio < LOADED_QUEUE_MARKS;
+
+	return switch_link(c, cand) && modest && loc_floor_known(cand) &&
+	       cand->late_load_ratio > 0 &&
+	       fmin(cand->load_ratio, cand->late_load_ratio) >= LOADED_QUEUE_RATIO &&
+	       cand->floor_z < LOADED_QUEUE_FLOOR_Z;
+}
+
+/*
  * The notices of a fabric queueing everywhere that any kind may get once its own story is
  * told, unless the floor stepped (host_step). A faulty link or host hurts every connection
  * crossing it; there, one connection's excess or few drops are what the queues give some
@@ -1024,6 +1061,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		else if (loaded_without_floor(c, cand) && !constant_step(c, cand))
 			cand->notice_why = "it carries well over its peers' load and no floor was measured to "
 					   "show a slow link: load explains the queueing";
+		else if (loaded_queue(c, cand) && !constant_step(c, cand))
+			cand->notice_why = loc_why_loaded_queue;
 		/* A fabric that marks everywhere is queueing everywhere: the hottest queue
 		 * is ordinary congestion (loaded, oversubscribed healthy fabrics raised an
 		 * alert in every run), unless the link stands out of it. */

@@ -326,6 +326,8 @@ void loc_lowest_floors(const struct ctx *c, double *out, double *fl);
 bool loc_floor_leads(const struct ctx *c, struct candidate *cand, const double *low);
 bool loc_floor_breaks_tie(const struct ctx *c, struct candidate *cand, const double *low,
 			  bool *picked);
+/* The notice of a loaded switch link's queue (loaded_queue()). */
+extern const char loc_why_loaded_queue[];
 int loc_classify_with_floor(struct ctx *c, struct candidate *best, size_t n_best,
 			    const struct candidate *cands, size_t n_cands);
 
