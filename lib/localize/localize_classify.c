@@ -938,10 +938,16 @@ static bool responder_late(const struct ctx *c, const struct candidate *cand)
  */
 #define NO_FLOOR_LOAD_RATIO 1.4
 
+/* A switch link at ratio times its peers' load or more over the whole trace and its later half. */
+static bool loaded_both_halves(const struct ctx *c, const struct candidate *cand, double ratio)
+{
+	return switch_link(c, cand) && cand->late_load_ratio > 0 &&
+	       fmin(cand->load_ratio, cand->late_load_ratio) >= ratio;
+}
+
 static bool loaded_without_floor(const struct ctx *c, const struct candidate *cand)
 {
-	return switch_link(c, cand) && !loc_floor_known(cand) && cand->late_load_ratio > 0 &&
-	       fmin(cand->load_ratio, cand->late_load_ratio) >= NO_FLOOR_LOAD_RATIO;
+	return !loc_floor_known(cand) && loaded_both_halves(c, cand, NO_FLOOR_LOAD_RATIO);
 }
 
 /*
@@ -975,10 +981,8 @@ static bool loaded_queue(const struct ctx *c, const struct candidate *cand)
 		      cand->signal == SIG_ECN && cand->mark_ratio > 0 &&
 			      cand->mark_ratio < LOADED_QUEUE_MARKS;
 
-	return switch_link(c, cand) && modest && loc_floor_known(cand) &&
-	       cand->late_load_ratio > 0 &&
-	       fmin(cand->load_ratio, cand->late_load_ratio) >= LOADED_QUEUE_RATIO &&
-	       cand->floor_z < LOADED_QUEUE_FLOOR_Z;
+	return modest && loc_floor_known(cand) && cand->floor_z < LOADED_QUEUE_FLOOR_Z &&
+	       loaded_both_halves(c, cand, LOADED_QUEUE_RATIO);
 }
 
 /*
