@@ -8,14 +8,16 @@ types it (`trace.pcapng --json`, and `--topology links.csv --paths paths.csv --j
 with the each-host vantage every per-host trace is passed as its own argument), and every
 finding is scored against truth.json. One line per (run, mode) goes to the raw file:
 
-    cell=C seed=N mode=topo|hosts target=yes|no status=ok healthy=0 faults=1 seen=1
+    cell=C seed=N mode=topo|hosts|blind target=yes|no status=ok healthy=0 faults=1 seen=1
     named=1 top1=1 top3=1 alerts=2 right=1 kind_ok=1 notices=0 notices_right=0
     | fault ... | [right] slow 198.18.0.12-leaf0 (fabric -> 198.18.0.12) 0.830 ; [wrong] ...
 
 the key=value part is what the table is computed from; after the first ' | ' come the
 faults and the findings for people. mode topo: analyzed with links.csv + paths.csv;
-hosts: analyzed without topology (only healthy cells and cells whose faults are all on
-host links or hosts: without a topology a leaf-spine link cannot be named).
+hosts: analyzed without topology, healthy cells and cells whose faults are all on host
+links or hosts; blind: the cells with a leaf-spine cable fault analyzed without topology,
+where no finding can name the cable and a `fabric` finding whose connections cross it
+is the right answer (crosses()).
 
 Usage:
   matrix_eval.py run      run the matrix (environment below), append raw lines, print table
@@ -29,7 +31,7 @@ Usage:
 
 Environment: SEEDS (per cell, default 20), FIRST_SEED (1; thresholds are tuned on seeds
 1001 and up, reported on 1-999), JOBS (2), CELLS (regular expression on cell names),
-MODES ("topo hosts": which modes to run), MATRIX (eval/matrix.txt), EVAL_OUT (build/eval/matrix_runs.txt), EVAL_BIN (bin), TMPDIR,
+MODES ("topo hosts blind": which modes to run), MATRIX (eval/matrix.txt), EVAL_OUT (build/eval/matrix_runs.txt), EVAL_BIN (bin), TMPDIR,
 EVAL_JSON_DIR (keep the analyzer's JSON of every run there, as CELL-SEED-MODE.json).
 """
 import concurrent.futures as cf
@@ -225,7 +227,8 @@ def finding_subjects(finding):
 def names_fault(finding, f, topo):
     """Does the finding name fault f? With a topology: the faulty link (for a host fault:
     the host, or its access link). Without: the host whose access link (or NIC) is faulty,
-    as a host_link or host finding."""
+    as a host_link or host finding; for a leaf-spine cable, a fabric finding whose
+    connections cross it (crosses())."""
     subjects = finding_subjects(finding)
     kind = finding.get("subject_kind")
     if f["where"] == "node":
@@ -234,10 +237,36 @@ def names_fault(finding, f, topo):
             (kind == "link" and any(s.split("-leaf")[0] == host for s in subjects))
     if topo:
         return kind in ("link", "set") and f["subject"] in subjects
-    if f["where"] != "host":
-        return False
+    if f["where"] == "fabric":
+        return kind == "fabric" and crosses(finding, f)
     host = f["subject"].split("-leaf")[0]
     return kind in ("host_link", "host", "set") and host in subjects
+
+
+def crosses(finding, f):
+    """Without a topology a fabric finding cannot name the cable: it names the connections
+    hurt. It names fault f when at least half of the connections it lists cross f's cable
+    (either direction; f["crossing"] from truth.json: (destination, QPN) of both directions
+    of every queue pair whose path holds the cable). Without truth (the evidence command)
+    any fabric finding counts."""
+    crossing = f.get("crossing")
+    if crossing is None:
+        return True
+    flows = (finding.get("evidence") or {}).get("flows") or []
+    if not flows:
+        return False
+    hit = sum((x.get("dst"), x.get("dst_qpn")) in crossing for x in flows)
+    return 2 * hit >= len(flows)
+
+
+def mark_crossing(f, truth):
+    if f["where"] != "fabric":
+        return
+    f["crossing"] = set()
+    for q in truth["qps"]:
+        if f["subject"] in q.get("path", []) or f["subject"] in q.get("reverse_path", []):
+            f["crossing"].add((q["responder"], q["responder_qpn"]))
+            f["crossing"].add((q["requester"], q["requester_qpn"]))
 
 
 def score(findings, faults, topo):
@@ -303,10 +332,11 @@ def analyze(work, cell, topo, keep=None):
 
 
 def modes(cell):
-    only = os.environ.get("MODES", "topo hosts").split()
-    if all(f["where"] in ("host", "node") for f in cell["faults"]):
-        return [m for m in ("topo", "hosts") if m in only]
-    return [m for m in ("topo",) if m in only]
+    """topo; and without a topology: hosts for healthy cells and host faults, blind for
+    cells with a leaf-spine cable fault (scored on fabric findings, crosses())."""
+    only = os.environ.get("MODES", "topo hosts blind").split()
+    blind = "hosts" if all(f["where"] in ("host", "node") for f in cell["faults"]) else "blind"
+    return [m for m in ("topo", blind) if m in only]
 
 
 def run(job):
@@ -323,6 +353,8 @@ def run(job):
                 truth = json.load(f)
         for f in faults:
             f["seen"] = fault_seen(f, truth) if truth else 0
+            if truth:
+                mark_crossing(f, truth)
         for mode in modes(cell):
             head = "cell=%s seed=%d mode=%s target=%s" % (cell["name"], seed, mode, cell["target"])
             keep = os.environ.get("EVAL_JSON_DIR")
@@ -430,7 +462,7 @@ def print_table(runs, command, cells=None):
     for name, mode in order:
         sel = [r for r in runs if r["cell"] == name and r["mode"] == mode]
         print(row(name, mode, target_of[name], aggregate(sel)))
-    for mode in ("topo", "hosts"):
+    for mode in ("topo", "hosts", "blind"):
         for label, want in (("total, target cells", {"yes"}), ("total, all cells", {"yes", "no"})):
             sel = [r for r in runs if r["mode"] == mode and r["target"] in want]
             if sel:
