@@ -76,6 +76,12 @@ struct localize_config {
 	double quiet_marks_max;
 	double quiet_max_ratio;
 	double quiet_fabric_max_ratio;
+	double fabric_step_min_ratio;	/* busy fabric, no topology: a fabric set at this many
+					   times its peers' latency (3; 0 off), its connections
+					   CE-marked under fabric_step_max_marks (2.5) times the
+					   peers' rate, stays an alert: queueing that deep
+					   marks; a slow cable or added latency does not */
+	double fabric_step_max_marks;
 	double outlier_min_ratio;	/* busy fabric, marks on a switch link: still an alert
 					   at this many times its peers' median rate (2; 0 off) */
 	double outlier_min_z;		/* ... and this many robust sigmas above them (5) */

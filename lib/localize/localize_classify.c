@@ -618,6 +618,22 @@ static bool small_fabric_set(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
+ * A `fabric` set (no topology) at fabric_step_min_ratio times its peers' latency or more,
+ * marked under fabric_step_max_marks times their rate: a queue that deep marks, so this is
+ * a slow cable or added latency. Tuning seeds 4006-4015 (blind, hosts): 16 right sets at
+ * 3.03-6.36x, marks 1.3-2.4x; healthy sets under 2.5x marks at 2.65x or less.
+ */
+static bool fabric_step(const struct ctx *c, const struct candidate *cand)
+{
+	const struct localize_config *cfg = c->cfg;
+
+	return c->vars[cand->var].kind == VAR_FABRIC && cand->signal == SIG_LATENCY &&
+	       cfg->fabric_step_min_ratio > 0 && cand->severity >= cfg->fabric_step_min_ratio &&
+	       cand->peer_ce_rate > 0 && cand->hurt_ce_rate >= 0 &&
+	       cand->hurt_ce_rate < cfg->fabric_step_max_marks * cand->peer_ce_rate;
+}
+
+/*
  * A host (or its link) whose round trips run under quiet_max_ratio times its peers', its
  * connections marked no more than theirs, in a fabric queueing everywhere: the queues of
  * the paths its connections hash to, which give some host such an excess in any busy
@@ -1074,7 +1090,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 						  : latency_is_queueing(cand, cfg)) &&
 			 !(busy_outlier(c, cand) && !loc_queue_drains(cand)) &&
 			 !floor_outlier(c, cand) && !latency_step(c, cand) && !loc_link_stalls(cand) &&
-			 !host_step && !host_link_marks(c, cand))
+			 !host_step && !host_link_marks(c, cand) && !fabric_step(c, cand))
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		else if (quiet_queueing(c, cand))
 			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";
