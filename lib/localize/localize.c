@@ -56,6 +56,8 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->quiet_fabric_max_ratio = 1.4;
 	cfg->fabric_step_min_ratio = 3;
 	cfg->fabric_step_max_marks = 2.5;
+	cfg->fabric_weak_max_ratio = 2;
+	cfg->fabric_weak_max_z = 12;
 	cfg->outlier_min_ratio = 2;
 	cfg->outlier_min_z = 5;
 	cfg->outlier_max_load = 0.9;

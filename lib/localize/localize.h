@@ -82,6 +82,10 @@ struct localize_config {
 					   peers' rate, stays an alert: queueing that deep
 					   marks; a slow cable or added latency does not */
 	double fabric_step_max_marks;
+	double fabric_weak_max_ratio;	/* no topology: a fabric set under this many times its
+					   peers' latency (2) at under fabric_weak_max_z (12)
+					   robust sigmas is a notice: ECMP collisions (0 off) */
+	double fabric_weak_max_z;
 	double outlier_min_ratio;	/* busy fabric, marks on a switch link: still an alert
 					   at this many times its peers' median rate (2; 0 off) */
 	double outlier_min_z;		/* ... and this many robust sigmas above them (5) */

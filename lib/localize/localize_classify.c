@@ -605,23 +605,24 @@ static bool quiet_queueing(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
- * A `fabric` set (no topology) of host pairs whose round trips run under
- * quiet_fabric_max_ratio times their peers': a queue of a few packets on the hashed
- * paths, which ordinary ECMP collisions build. Tuning seeds 1041-1060 without a topology:
- * such sets on healthy fabrics and beside host faults stood 1.24-1.33x (+2.0-3.5 us),
- * marked or not; 5x spine cables and +20 us steps 1.47x and up.
+ * A `fabric` set (no topology) under quiet_fabric_max_ratio times its peers' latency, or
+ * under fabric_weak_max_ratio at under fabric_weak_max_z sigmas: the queues that ECMP
+ * collisions build. Without a topology, healthy sets stood 1.24-1.33x (seeds 1041-1060),
+ * or under 2x at 7.1-11.1 sigmas (4006-4015); right ones at 1.4-2x mostly 20 and up.
  */
 static bool small_fabric_set(const struct ctx *c, const struct candidate *cand)
 {
+	const struct localize_config *cfg = c->cfg;
+
 	return c->vars[cand->var].kind == VAR_FABRIC && cand->signal != SIG_ECN &&
-	       cand->severity < c->cfg->quiet_fabric_max_ratio;
+	       (cand->severity < cfg->quiet_fabric_max_ratio ||
+		(cand->severity < cfg->fabric_weak_max_ratio && cand->z < cfg->fabric_weak_max_z));
 }
 
 /*
  * A `fabric` set (no topology) at fabric_step_min_ratio times its peers' latency or more,
- * marked under fabric_step_max_marks times their rate: a queue that deep marks, so this is
- * a slow cable or added latency. Tuning seeds 4006-4015 (blind, hosts): 16 right sets at
- * 3.03-6.36x, marks 1.3-2.4x; healthy sets under 2.5x marks at 2.65x or less.
+ * marked under fabric_step_max_marks times their rate: a queue that deep marks, so it is a
+ * slow cable or added latency (seeds 4006-4015: right 3.03-6.36x, healthy 2.65x at most).
  */
 static bool fabric_step(const struct ctx *c, const struct candidate *cand)
 {
@@ -1131,11 +1132,10 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		if (cand->signal == SIG_LOSS && fabric_busy(cand, cfg) && loc_loss_tracks_marks(c, cand) &&
 		    !loss_at_random(c, cand)) {
 			/* ... unless the queue stands on a link that carries less than its
-			 * peers: its overflow is the link's own (a slowed serializer), or the
-			 * link marks alone, ahead of every peer (an ECN fault's flows), with
-			 * marks that hold or a floor that rose: marks that come and go over
-			 * an unmoved floor are a queue draining between bursts, its drops
-			 * too (loc_queue_drains(), as for its marks above). */
+			 * peers: its own overflow (a slowed serializer), or the link marks
+			 * alone, ahead of every peer (an ECN fault's flows), marks that hold
+			 * or a floor that rose: marks that come and go over an unmoved floor
+			 * are a queue draining between bursts, its drops too. */
 			if (floor_outlier(c, cand) && loc_marks_steady(cand)) {
 				cand->kind = FINDING_CONGESTED;
 				cand->kind_why = WHY_MARKS_STEADY;
