@@ -58,6 +58,7 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->fabric_step_max_marks = 2.5;
 	cfg->fabric_weak_max_ratio = 2;
 	cfg->fabric_weak_max_z = 12;
+	cfg->loss_part_min_events = 10;
 	cfg->outlier_min_ratio = 2;
 	cfg->outlier_min_z = 5;
 	cfg->outlier_max_load = 0.9;

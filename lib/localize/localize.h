@@ -86,6 +86,10 @@ struct localize_config {
 					   peers' latency (2) at under fabric_weak_max_z (12)
 					   robust sigmas is a notice: ECMP collisions (0 off) */
 	double fabric_weak_max_z;
+	double loss_part_min_events;	/* no topology: a lossy host link or host is a notice
+					   when its reliable connections that lost nothing
+					   would have lost this many events at its rate (10;
+					   0 off): a link further on drops */
 	double outlier_min_ratio;	/* busy fabric, marks on a switch link: still an alert
 					   at this many times its peers' median rate (2; 0 off) */
 	double outlier_min_z;		/* ... and this many robust sigmas above them (5) */

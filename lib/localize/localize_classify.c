@@ -1127,8 +1127,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		break;
 	case FINDING_LOSSY:
-		/* Overflow drops of a fabric queueing everywhere: healthy loaded fabrics
-		 * lose 0.06-1% on links marked several times as often. */
+		/* Overflow drops of a busy fabric (healthy ones lose 0.06-1%, marked more). */
 		if (cand->signal == SIG_LOSS && fabric_busy(cand, cfg) && loc_loss_tracks_marks(c, cand) &&
 		    !loss_at_random(c, cand)) {
 			/* ... unless the queue stands on a link that carries less than its
@@ -1157,6 +1156,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 				cand->notice_why = "drops of a queue that marks them as well, in a fabric queueing everywhere";
 			}
 		}
+		if (!cand->notice_why && loc_loss_on_part(c, cand))
+			cand->notice_why = loc_why_loss_on_part;
 		break;
 	default:
 		break;

@@ -423,6 +423,8 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 				jnum(cand->hurt_ce_rate), jnum(cand->hurt_ce_z));
 	if (cand->loss_dispersion >= 0)
 		text_buf_printf(ev, ",\"loss_dispersion\":%.3g", jnum(cand->loss_dispersion));
+	if (cand->signal == SIG_LOSS && cand->loss_clean_expected >= 0)
+		text_buf_printf(ev, ",\"clean_expected_events\":%.3g", jnum(cand->loss_clean_expected));
 	if (cand->outlier_ratio > 0)
 		text_buf_printf(ev, ",\"peer_outlier_ratio\":%.3f,\"peer_outlier_z\":%.3f,"
 				"\"peer_outlier_lead\":%.3f", jnum(cand->outlier_ratio),

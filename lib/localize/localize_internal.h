@@ -178,6 +178,8 @@ struct candidate {
 	double marks_floor_lead;	/* ... over the highest other switch link's */
 	bool marks_floor_known;		/* both measured (loc_marks_floor()) */
 	double loss_dispersion;		/* lossy: chi-square per window of its loss counts (-1) */
+	double loss_clean_expected;	/* lossy: events its rate would give the reliable
+					   connections crossing it that lost none (-1: none) */
 	double stall, stall_lead;	/* loc_link_stall(): latency over payload, lead */
 	bool stall_known;
 	double queue_share;		/* host turnaround: its waits' share its own link was busy */
@@ -298,6 +300,8 @@ void loc_find_onset(struct ctx *c, struct candidate *cand, const bool *hurt);
 /* localize_overflow.c: how clustered in time a lossy subject's loss events are (about 1 or
  * less: at random, as a cable drops; -1: too few to tell). */
 double loc_loss_dispersion(const struct ctx *c, const struct candidate *cand);
+extern const char loc_why_loss_on_part[];
+bool loc_loss_on_part(const struct ctx *c, const struct candidate *cand);
 /* A switch link's drops short of loss_min_ratio pass when spread at random in time. */
 bool loc_loss_random_short_ratio(struct ctx *c, const struct candidate *cand, const bool *hurt);
 /* localize_classify.c: the hurt connections marked loss_marks_ratio times per loss or more. */

@@ -304,6 +304,7 @@ static int marks_add(struct ctx *c, struct candidate **best, size_t *n_best)
 	cand.effect = level;
 	cand.hurt_ce_rate = -1;
 	cand.loss_dispersion = -1;
+	cand.loss_clean_expected = -1;
 	bool judged = loc_judge(c, &cand, resid, hurt);
 	free(hurt);
 	pr_debug("localize: random marks on var %u: level %.4g lead %.3g floor %.4g (%.3g), "

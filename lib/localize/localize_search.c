@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/decode/roce_pkt.h"
 #include "lib/util/log.h"
 #include "lib/util/robust_stats.h"
 #include "lib/util/util.h"
@@ -393,6 +394,29 @@ static bool judge_latency(struct ctx *c, struct candidate *cand, const bool *hur
 }
 
 /*
+ * The loss events the pick's rate would have drawn on the connections crossing it that
+ * lost none: a lossy link drops on every connection it carries, so a large figure says
+ * the loss lies on some of them only (a cable further on that they share). Only reliable
+ * connections seen both ways count: a UC or UD connection's loss leaves no trace.
+ */
+static double clean_expected(const struct ctx *c, const struct candidate *cand)
+{
+	double packets = 0;
+
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+
+		if (!cn->valid[SIG_LOSS] || cn->loss_events > 0 || cn->read_gaps > 0 ||
+		    cn->ack_only || !cn->req || !cn->resp || !cn->req->carries_requests ||
+		    !cn->resp->carries_responses ||
+		    (cn->req->transport != ROCE_TR_RC && cn->req->transport != ROCE_TR_XRC))
+			continue;
+		packets += conn_coef(c, cn, cand->var, SIG_LOSS, cand->variant) * cn->packets;
+	}
+	return cand->in_rate * packets;
+}
+
+/*
  * Judge a pick against the raw data: is the subject's excess large and significant next
  * to connections that do not cross it? Fills the candidate; returns true to report it.
  */
@@ -475,6 +499,7 @@ bool loc_judge(struct ctx *c, struct candidate *cand, const double *resid, bool 
 		double min_z = s == SIG_LOSS ? cfg->loss_min_z : cfg->ecn_min_z;
 		cand->in_rate = cand->in_packets > 0 ? cand->in_events / cand->in_packets : 0;
 		cand->out_rate = out_pk > 0 ? out_events / out_pk : 0;
+		cand->loss_clean_expected = s == SIG_LOSS ? clean_expected(c, cand) : -1;
 		cand->z = poisson_z(cand->in_events, cand->out_rate * cand->in_packets);
 		cand->severity = fmin(cand->effect, 1);
 		cand->kind = s == SIG_LOSS ? FINDING_LOSSY : FINDING_CONGESTED;
