@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/decode/roce_pkt.h"
 #include "lib/util/log.h"
 #include "lib/util/robust_stats.h"
 #include "lib/util/util.h"
@@ -397,7 +396,8 @@ static bool judge_latency(struct ctx *c, struct candidate *cand, const bool *hur
  * The loss events the pick's rate would have drawn on the connections crossing it that
  * lost none: a lossy link drops on every connection it carries, so a large figure says
  * the loss lies on some of them only (a cable further on that they share). Only reliable
- * connections seen both ways count: a UC or UD connection's loss leaves no trace.
+ * connections seen both ways count (RC or XRC requests one way, responses the other): a
+ * UC or UD connection's loss leaves no trace.
  */
 static double clean_expected(const struct ctx *c, const struct candidate *cand)
 {
@@ -408,8 +408,7 @@ static double clean_expected(const struct ctx *c, const struct candidate *cand)
 
 		if (!cn->valid[SIG_LOSS] || cn->loss_events > 0 || cn->read_gaps > 0 ||
 		    cn->ack_only || !cn->req || !cn->resp || !cn->req->carries_requests ||
-		    !cn->resp->carries_responses ||
-		    (cn->req->transport != ROCE_TR_RC && cn->req->transport != ROCE_TR_XRC))
+		    !cn->resp->carries_responses)
 			continue;
 		packets += conn_coef(c, cn, cand->var, SIG_LOSS, cand->variant) * cn->packets;
 	}
