@@ -57,7 +57,7 @@ void localize_config_default(struct localize_config *cfg)
 	cfg->fabric_step_min_ratio = 3;
 	cfg->fabric_step_max_marks = 2.5;
 	cfg->fabric_weak_max_ratio = 2;
-	cfg->fabric_weak_max_z = 12;
+	cfg->fabric_weak_max_z = 11.5;
 	cfg->loss_part_min_events = 10;
 	cfg->outlier_min_ratio = 2;
 	cfg->outlier_min_z = 5;

@@ -83,7 +83,7 @@ struct localize_config {
 					   marks; a slow cable or added latency does not */
 	double fabric_step_max_marks;
 	double fabric_weak_max_ratio;	/* no topology: a fabric set under this many times its
-					   peers' latency (2) at under fabric_weak_max_z (12)
+					   peers' latency (2) at under fabric_weak_max_z (11.5)
 					   robust sigmas is a notice: ECMP collisions (0 off) */
 	double fabric_weak_max_z;
 	double loss_part_min_events;	/* no topology: a lossy host link or host is a notice

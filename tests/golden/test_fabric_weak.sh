@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_fabric_weak.sh: without a topology, a `fabric` set under 2x its peers' latency at
-# under 12 robust sigmas is a notice: a few host pairs whose ECMP paths collided, as any
+# under 11.5 robust sigmas is a notice: a few host pairs whose ECMP paths collided, as any
 # fabric has (issue #17, round 30). On tuning seeds 4006-4015 such sets were 7 of the 8
 # healthy fabrics' fabric alerts (7.1-11.1 sigmas); right sets under 2x stood at 20 sigmas
 # and up but two. A 4x spine cable read as a 1.5x set at 31 sigmas, and a 7x cable as a
