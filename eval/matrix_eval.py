@@ -335,8 +335,8 @@ def modes(cell):
     """topo; and without a topology: hosts for healthy cells and host faults, blind for
     cells with a leaf-spine cable fault (scored on fabric findings, crosses())."""
     only = os.environ.get("MODES", "topo hosts blind").split()
-    blind = "hosts" if all(f["where"] in ("host", "node") for f in cell["faults"]) else "blind"
-    return [m for m in ("topo", blind) if m in only]
+    no_topo = "hosts" if all(f["where"] in ("host", "node") for f in cell["faults"]) else "blind"
+    return [m for m in ("topo", no_topo) if m in only]
 
 
 def run(job):
