@@ -29,7 +29,7 @@ LIB_CORE_SRCS := \
 	lib/track/psn_ring.c lib/track/latency_set.c lib/track/latency_hist.c lib/track/track_mem.c \
 	lib/track/qp_shards.c lib/track/read_queue.c \
 	lib/localize/localize.c lib/localize/localize_model.c lib/localize/localize_signals.c \
-	lib/localize/localize_search.c lib/localize/localize_evidence.c \
+	lib/localize/localize_search.c lib/localize/localize_fabric.c lib/localize/localize_evidence.c \
 	lib/localize/localize_quiet.c lib/localize/localize_floor.c lib/localize/localize_classify.c \
 	lib/localize/localize_timer.c \
 	lib/localize/localize_marks.c \

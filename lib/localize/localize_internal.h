@@ -248,6 +248,14 @@ int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n
 	       size_t *cap_cands);
 int loc_rnr_candidates(struct ctx *c, struct candidate **cands, size_t *n_cands,
 		       size_t *cap_cands);
+/* A pick's strength: 0 at z 0, 1 - 1/e at z_min, towards 1 beyond. */
+double loc_strength(double z, double z_min);
+/* Poisson z of observing `events` where `expected` were due. */
+double loc_poisson_z(double events, double expected);
+/* A latency pick's hurt connections' median against healthy peers' (cand->peer_ratio). */
+void loc_peer_severity(struct ctx *c, struct candidate *cand, const bool *hurt);
+
+/* localize_fabric.c: no topology; connections hurt together that share no host. */
 size_t loc_fabric_hurt(struct ctx *c, bool *hurt);
 int loc_fabric_candidate(struct ctx *c, struct candidate **cands, size_t *n_cands,
 			 size_t *cap_cands);

@@ -69,14 +69,14 @@ static double conn_coef(const struct ctx *c, const struct conn *k, uint32_t v, e
 
 /* ------------------------------------------------------------------ decisions */
 
-static double strength_of(double z, double z_min)
+double loc_strength(double z, double z_min)
 {
 	double r = z / z_min;
 	return r <= 0 ? 0 : 1 - exp(-r * r);
 }
 
 /* Poisson z of observing `events` where `expected` were due. */
-static double poisson_z(double events, double expected)
+double loc_poisson_z(double events, double expected)
 {
 	return (events - expected) / sqrt(expected + 1);
 }
@@ -109,7 +109,7 @@ static void direction_text(const struct ctx *c, struct candidate *cand)
  * class median with the hurt flows in it, which understates a fault that hurts many flows
  * ("1.89x" for flows 12x slower than the rest).
  */
-static void peer_severity(struct ctx *c, struct candidate *cand, const bool *hurt)
+void loc_peer_severity(struct ctx *c, struct candidate *cand, const bool *hurt)
 {
 	enum signal s = cand->signal;
 	bool comp = s == SIG_COMPLETION;
@@ -338,7 +338,7 @@ static bool judge_latency(struct ctx *c, struct candidate *cand, const bool *hur
 	cand->kind = s == SIG_TURNAROUND || v->kind == VAR_HOST ? FINDING_HOST : FINDING_SLOW;
 	direction_text(c, cand);
 	double min_z = s == SIG_SHIFT ? cfg->shift_min_z : cfg->slow_min_z;
-	cand->strength = strength_of(cand->z, min_z);
+	cand->strength = loc_strength(cand->z, min_z);
 	/* Severity: each hurt connection's p99 against the median p99 of its class. */
 	bool comp = s == SIG_COMPLETION;
 	for (size_t k = 0; k < c->n_conns && n_ratio < 256; k++) {
@@ -369,7 +369,7 @@ static bool judge_latency(struct ctx *c, struct candidate *cand, const bool *hur
 		cand->p99_ratio = rs_median(p99_ratio, n_ratio);
 	}
 	if (s == SIG_LATENCY || s == SIG_COMPLETION)
-		peer_severity(c, cand, hurt);
+		loc_peer_severity(c, cand, hurt);
 	/* Severity: the typical latency of the hurt flows against their baseline ("slow by
 	 * 2x"). Their p99 against their peers' goes into the text and the evidence: a p99 of
 	 * ~100 samples in a loaded fabric is too noisy to decide on. */
@@ -501,10 +501,10 @@ bool loc_judge(struct ctx *c, struct candidate *cand, const double *resid, bool 
 		/* Read only for a host or its link without a topology (loc_loss_on_part()). */
 		cand->loss_clean_expected = s == SIG_LOSS && !c->topo &&
 			(v->kind == VAR_HOST_LINK || v->kind == VAR_HOST) ? clean_expected(c, cand) : -1;
-		cand->z = poisson_z(cand->in_events, cand->out_rate * cand->in_packets);
+		cand->z = loc_poisson_z(cand->in_events, cand->out_rate * cand->in_packets);
 		cand->severity = fmin(cand->effect, 1);
 		cand->kind = s == SIG_LOSS ? FINDING_LOSSY : FINDING_CONGESTED;
-		cand->strength = strength_of(cand->z, min_z);
+		cand->strength = loc_strength(cand->z, min_z);
 		direction_text(c, cand);
 		return (cand->in_events >= min_events && cand->in_rate >= min_rate &&
 			cand->in_rate >= min_ratio * cand->out_rate && cand->z >= min_z) ||
@@ -924,190 +924,4 @@ int loc_rnr_candidates(struct ctx *c, struct candidate **cands, size_t *n_cands,
 		(*cands)[(*n_cands)++] = cand;
 	}
 	return 0;
-}
-
-/* ------------------------------------------------------------------ fabric (no topology) */
-
-/*
- * Without a topology the subjects are hosts, host links and host pairs. A slow cable
- * inside the fabric hurts some of the flows of several hosts (those ECMP put on it) and
- * none of them wholly: no host subject explains it. Mark the connections whose latency
- * stands out on their own: an excess of at least FABRIC_FLOW_MIN_Z robust sigmas of all
- * connections and slow_min_ratio of their baseline. Returns how many. (Per connection,
- * not per subject: the finding's own z, over all of them, must still reach slow_min_z.)
- */
-#define FABRIC_FLOW_MIN_Z 3
-static size_t fabric_flows_hurt(struct ctx *c, bool *hurt)
-{
-	double *y = c->scratch, sigma;
-	size_t n = 0, n_hurt = 0;
-
-	memset(hurt, 0, c->n_conns * sizeof(*hurt));
-	for (size_t k = 0; k < c->n_conns; k++)
-		if (c->conns[k].valid[SIG_LATENCY])
-			y[n++] = c->conns[k].y[SIG_LATENCY];
-	if (n < 8)
-		return 0;
-	sigma = rs_sigma(y, n, c->scratch2);
-	for (size_t k = 0; k < c->n_conns; k++) {
-		const struct conn *cn = &c->conns[k];
-		double excess = cn->y[SIG_LATENCY];
-
-		if (!cn->valid[SIG_LATENCY] || cn->baseline_us <= 0 || cn->lat_own_past)
-			continue;
-		hurt[k] = excess > FABRIC_FLOW_MIN_Z * fmax(sigma, 0.01) &&
-			  (cn->baseline_us + excess) / cn->baseline_us >= c->cfg->slow_min_ratio;
-		n_hurt += hurt[k];
-	}
-	return n_hurt;
-}
-
-/* Connections of host h (either end) with latency evidence, and how many of them hurt. */
-static void host_cover(const struct ctx *c, const uint8_t *h, const bool *hurt, size_t *n_valid,
-		       size_t *n_hurt)
-{
-	*n_valid = *n_hurt = 0;
-	for (size_t k = 0; k < c->n_conns; k++) {
-		const struct conn *cn = &c->conns[k];
-
-		if (!cn->valid[SIG_LATENCY] || (memcmp(cn->src, h, 16) && memcmp(cn->dst, h, 16)))
-			continue;
-		(*n_valid)++;
-		*n_hurt += hurt[k];
-	}
-}
-
-/*
- * The connections of a fabric finding, marked in hurt; returns how many. Those that stand
- * out on their own, less the connections of hosts with every connection hurt.
- */
-size_t loc_fabric_hurt(struct ctx *c, bool *hurt)
-{
-	/* A host with all of its connections hurt is its link's or its own story (the host
-	 * subjects tell it): its connections leave the fabric's set. A fabric cable takes a
-	 * share of a host's connections, half with two spines, all of them only where ECMP
-	 * puts every QP of the host on it (then the two cannot be told apart). */
-	size_t n_hurt = fabric_flows_hurt(c, hurt);
-	bool *host_story = calloc(c->n_conns ? c->n_conns : 1, sizeof(*host_story));
-
-	if (!host_story)
-		return 0;
-	for (size_t k = 0; k < c->n_conns; k++) {
-		const uint8_t *ends[2] = { c->conns[k].src, c->conns[k].dst };
-
-		for (int e = 0; e < 2 && hurt[k]; e++) {
-			size_t n_valid, n_host_hurt;
-
-			host_cover(c, ends[e], hurt, &n_valid, &n_host_hurt);
-			host_story[k] |= n_host_hurt >= n_valid;
-		}
-	}
-	for (size_t k = 0; k < c->n_conns; k++) {
-		n_hurt -= hurt[k] && host_story[k];
-		hurt[k] &= !host_story[k];
-	}
-	free(host_story);
-	return n_hurt;
-}
-
-/* Distinct host pairs among the hurt connections. */
-static uint32_t hurt_pairs(const struct ctx *c, const bool *hurt)
-{
-	uint32_t n = 0;
-
-	for (size_t k = 0; k < c->n_conns; k++) {
-		bool seen = false;
-
-		if (!hurt[k])
-			continue;
-		for (size_t j = 0; j < k && !seen; j++)
-			seen = hurt[j] && ((!memcmp(c->conns[j].src, c->conns[k].src, 16) &&
-					    !memcmp(c->conns[j].dst, c->conns[k].dst, 16)) ||
-					   (!memcmp(c->conns[j].src, c->conns[k].dst, 16) &&
-					    !memcmp(c->conns[j].dst, c->conns[k].src, 16)));
-		n += !seen;
-	}
-	return n;
-}
-
-/*
- * A fabric finding: at least three host pairs hurt, no host on more than half of the hurt
- * connections, and no host with all of its own connections hurt (that is its link's or
- * its own story, which the host subjects tell). Its specificity is the share of the hurt
- * connections the busiest host does not explain.
- */
-int loc_fabric_candidate(struct ctx *c, struct candidate **cands, size_t *n_cands,
-			 size_t *cap_cands)
-{
-	bool *hurt = calloc(c->n_conns ? c->n_conns : 1, sizeof(*hurt));
-	size_t n_hurt, max_cover = 0;
-	double excess = 0, base = 0, sigma;
-	int err = 0;
-
-	if (!hurt)
-		return -ENOMEM;
-	n_hurt = c->topo ? 0 : loc_fabric_hurt(c, hurt);
-	if (n_hurt < 4)
-		goto out;
-	for (size_t k = 0; k < c->n_conns; k++) {
-		const uint8_t *ends[2] = { c->conns[k].src, c->conns[k].dst };
-
-		for (int e = 0; e < 2 && hurt[k]; e++) {
-			size_t n_valid, n_host_hurt;
-
-			host_cover(c, ends[e], hurt, &n_valid, &n_host_hurt);
-			if (n_host_hurt > max_cover)
-				max_cover = n_host_hurt;
-		}
-	}
-	uint32_t pairs = hurt_pairs(c, hurt);
-	if (pairs < 3 || 2 * max_cover > n_hurt)
-		goto out;
-	/* Effect and noise: the hurt connections' excess against the others' spread. */
-	size_t n_out = 0;
-	for (size_t k = 0; k < c->n_conns; k++) {
-		if (!c->conns[k].valid[SIG_LATENCY])
-			continue;
-		if (hurt[k]) {
-			excess += c->conns[k].y[SIG_LATENCY];
-			base += c->conns[k].baseline_us;
-		} else {
-			c->scratch[n_out++] = c->conns[k].y[SIG_LATENCY];
-		}
-	}
-	sigma = n_out >= 3 ? rs_sigma(c->scratch, n_out, c->scratch2) : 0;
-	sigma = fmax(sigma, c->cfg->noise_floor_frac * base / (double)n_hurt);
-	sigma = fmax(sigma, 0.01);
-	long v = loc_add_var(c, VAR_FABRIC, pairs, NULL, NULL);
-	if (v < 0) {
-		err = (int)v;
-		goto out;
-	}
-	struct candidate cand = { .var = (uint32_t)v, .signal = SIG_LATENCY, .kind = FINDING_SLOW };
-	cand.effect = cand.effect_us = excess / (double)n_hurt;
-	cand.baseline_us = base / (double)n_hurt;
-	cand.sigma_us = sigma;
-	cand.n_eff = (double)n_hurt;
-	cand.z = cand.effect / sigma * sqrt((double)n_hurt);
-	cand.strength = strength_of(cand.z, c->cfg->slow_min_z);
-	cand.specificity = 1 - (double)max_cover / (double)n_hurt;
-	cand.share = 1;
-	cand.confidence = cand.set_confidence = cand.strength * cand.specificity;
-	cand.flows_hurt = (uint32_t)n_hurt;
-	peer_severity(c, &cand, hurt);
-	cand.severity = cand.peer_ratio > 0 ? cand.peer_ratio :
-			(cand.baseline_us + cand.effect_us) / cand.baseline_us;
-	if (cand.confidence < c->cfg->min_confidence)
-		goto out;
-	loc_find_onset(c, &cand, hurt);
-	cand.hurt_idx = loc_hurt_list(c, hurt, &cand.n_hurt_idx);
-	if (!cand.hurt_idx || util_ensure_mem((void **)cands, cap_cands, sizeof(**cands), *n_cands + 1)) {
-		free(cand.hurt_idx);
-		err = -ENOMEM;
-		goto out;
-	}
-	(*cands)[(*n_cands)++] = cand;
-out:
-	free(hurt);
-	return err;
 }

@@ -1,0 +1,200 @@
+/*
+ * localize_fabric.c: findings without a topology. The subjects are then hosts, host links
+ * and host pairs; a cable inside the fabric hurts some of the flows of several hosts (those
+ * ECMP put on it) and none of them wholly, which no host subject explains. Flows hurt
+ * together that share no host become one `fabric` finding that names them.
+ */
+#include "lib/localize/localize_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/util/robust_stats.h"
+#include "lib/util/util.h"
+
+/*
+ * Without a topology the subjects are hosts, host links and host pairs. A slow cable
+ * inside the fabric hurts some of the flows of several hosts (those ECMP put on it) and
+ * none of them wholly: no host subject explains it. Mark the connections whose latency
+ * stands out on their own: an excess of at least FABRIC_FLOW_MIN_Z robust sigmas of all
+ * connections and slow_min_ratio of their baseline. Returns how many. (Per connection,
+ * not per subject: the finding's own z, over all of them, must still reach slow_min_z.)
+ */
+#define FABRIC_FLOW_MIN_Z 3
+static size_t fabric_flows_hurt(struct ctx *c, bool *hurt)
+{
+	double *y = c->scratch, sigma;
+	size_t n = 0, n_hurt = 0;
+
+	memset(hurt, 0, c->n_conns * sizeof(*hurt));
+	for (size_t k = 0; k < c->n_conns; k++)
+		if (c->conns[k].valid[SIG_LATENCY])
+			y[n++] = c->conns[k].y[SIG_LATENCY];
+	if (n < 8)
+		return 0;
+	sigma = rs_sigma(y, n, c->scratch2);
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+		double excess = cn->y[SIG_LATENCY];
+
+		if (!cn->valid[SIG_LATENCY] || cn->baseline_us <= 0 || cn->lat_own_past)
+			continue;
+		hurt[k] = excess > FABRIC_FLOW_MIN_Z * fmax(sigma, 0.01) &&
+			  (cn->baseline_us + excess) / cn->baseline_us >= c->cfg->slow_min_ratio;
+		n_hurt += hurt[k];
+	}
+	return n_hurt;
+}
+
+/* Connections of host h (either end) with latency evidence, and how many of them hurt. */
+static void host_cover(const struct ctx *c, const uint8_t *h, const bool *hurt, size_t *n_valid,
+		       size_t *n_hurt)
+{
+	*n_valid = *n_hurt = 0;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+
+		if (!cn->valid[SIG_LATENCY] || (memcmp(cn->src, h, 16) && memcmp(cn->dst, h, 16)))
+			continue;
+		(*n_valid)++;
+		*n_hurt += hurt[k];
+	}
+}
+
+/*
+ * The connections of a fabric finding, marked in hurt; returns how many. Those that stand
+ * out on their own, less the connections of hosts with every connection hurt.
+ */
+size_t loc_fabric_hurt(struct ctx *c, bool *hurt)
+{
+	/* A host with all of its connections hurt is its link's or its own story (the host
+	 * subjects tell it): its connections leave the fabric's set. A fabric cable takes a
+	 * share of a host's connections, half with two spines, all of them only where ECMP
+	 * puts every QP of the host on it (then the two cannot be told apart). */
+	size_t n_hurt = fabric_flows_hurt(c, hurt);
+	bool *host_story = calloc(c->n_conns ? c->n_conns : 1, sizeof(*host_story));
+
+	if (!host_story)
+		return 0;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const uint8_t *ends[2] = { c->conns[k].src, c->conns[k].dst };
+
+		for (int e = 0; e < 2 && hurt[k]; e++) {
+			size_t n_valid, n_host_hurt;
+
+			host_cover(c, ends[e], hurt, &n_valid, &n_host_hurt);
+			host_story[k] |= n_host_hurt >= n_valid;
+		}
+	}
+	for (size_t k = 0; k < c->n_conns; k++) {
+		n_hurt -= hurt[k] && host_story[k];
+		hurt[k] &= !host_story[k];
+	}
+	free(host_story);
+	return n_hurt;
+}
+
+/* Distinct host pairs among the hurt connections. */
+static uint32_t hurt_pairs(const struct ctx *c, const bool *hurt)
+{
+	uint32_t n = 0;
+
+	for (size_t k = 0; k < c->n_conns; k++) {
+		bool seen = false;
+
+		if (!hurt[k])
+			continue;
+		for (size_t j = 0; j < k && !seen; j++)
+			seen = hurt[j] && ((!memcmp(c->conns[j].src, c->conns[k].src, 16) &&
+					    !memcmp(c->conns[j].dst, c->conns[k].dst, 16)) ||
+					   (!memcmp(c->conns[j].src, c->conns[k].dst, 16) &&
+					    !memcmp(c->conns[j].dst, c->conns[k].src, 16)));
+		n += !seen;
+	}
+	return n;
+}
+
+/*
+ * A fabric finding: at least three host pairs hurt, no host on more than half of the hurt
+ * connections, and no host with all of its own connections hurt (that is its link's or
+ * its own story, which the host subjects tell). Its specificity is the share of the hurt
+ * connections the busiest host does not explain.
+ */
+int loc_fabric_candidate(struct ctx *c, struct candidate **cands, size_t *n_cands,
+			 size_t *cap_cands)
+{
+	bool *hurt = calloc(c->n_conns ? c->n_conns : 1, sizeof(*hurt));
+	size_t n_hurt, max_cover = 0;
+	double excess = 0, base = 0, sigma;
+	int err = 0;
+
+	if (!hurt)
+		return -ENOMEM;
+	n_hurt = c->topo ? 0 : loc_fabric_hurt(c, hurt);
+	if (n_hurt < 4)
+		goto out;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const uint8_t *ends[2] = { c->conns[k].src, c->conns[k].dst };
+
+		for (int e = 0; e < 2 && hurt[k]; e++) {
+			size_t n_valid, n_host_hurt;
+
+			host_cover(c, ends[e], hurt, &n_valid, &n_host_hurt);
+			if (n_host_hurt > max_cover)
+				max_cover = n_host_hurt;
+		}
+	}
+	uint32_t pairs = hurt_pairs(c, hurt);
+	if (pairs < 3 || 2 * max_cover > n_hurt)
+		goto out;
+	/* Effect and noise: the hurt connections' excess against the others' spread. */
+	size_t n_out = 0;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		if (!c->conns[k].valid[SIG_LATENCY])
+			continue;
+		if (hurt[k]) {
+			excess += c->conns[k].y[SIG_LATENCY];
+			base += c->conns[k].baseline_us;
+		} else {
+			c->scratch[n_out++] = c->conns[k].y[SIG_LATENCY];
+		}
+	}
+	sigma = n_out >= 3 ? rs_sigma(c->scratch, n_out, c->scratch2) : 0;
+	sigma = fmax(sigma, c->cfg->noise_floor_frac * base / (double)n_hurt);
+	sigma = fmax(sigma, 0.01);
+	long v = loc_add_var(c, VAR_FABRIC, pairs, NULL, NULL);
+	if (v < 0) {
+		err = (int)v;
+		goto out;
+	}
+	struct candidate cand = { .var = (uint32_t)v, .signal = SIG_LATENCY, .kind = FINDING_SLOW };
+	cand.effect = cand.effect_us = excess / (double)n_hurt;
+	cand.baseline_us = base / (double)n_hurt;
+	cand.sigma_us = sigma;
+	cand.n_eff = (double)n_hurt;
+	cand.z = cand.effect / sigma * sqrt((double)n_hurt);
+	cand.strength = loc_strength(cand.z, c->cfg->slow_min_z);
+	cand.specificity = 1 - (double)max_cover / (double)n_hurt;
+	cand.share = 1;
+	cand.confidence = cand.set_confidence = cand.strength * cand.specificity;
+	cand.flows_hurt = (uint32_t)n_hurt;
+	loc_peer_severity(c, &cand, hurt);
+	cand.severity = cand.peer_ratio > 0 ? cand.peer_ratio :
+			(cand.baseline_us + cand.effect_us) / cand.baseline_us;
+	if (cand.confidence < c->cfg->min_confidence)
+		goto out;
+	loc_find_onset(c, &cand, hurt);
+	cand.hurt_idx = loc_hurt_list(c, hurt, &cand.n_hurt_idx);
+	if (!cand.hurt_idx || util_ensure_mem((void **)cands, cap_cands, sizeof(**cands), *n_cands + 1)) {
+		free(cand.hurt_idx);
+		err = -ENOMEM;
+		goto out;
+	}
+	(*cands)[(*n_cands)++] = cand;
+out:
+	free(hurt);
+	return err;
+}
