@@ -489,6 +489,8 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 		err = loc_rnr_candidates(&c, &cands, &n_cands, &cap_cands);
 	if (!err)
 		err = loc_fabric_candidate(&c, &cands, &n_cands, &cap_cands);
+	if (!err)
+		err = loc_fabric_loss_candidate(&c, &cands, &n_cands, &cap_cands);
 	if (err)
 		goto cleanup;
 

@@ -266,6 +266,18 @@ out:
 	return err;
 }
 
+/* A fabric finding's connections: the latency set as loc_fabric_hurt() finds it, the
+ * loss set as its candidate kept it. */
+static void fabric_hurt(struct ctx *c, const struct candidate *cand, bool *hurt)
+{
+	if (cand->signal == SIG_LATENCY) {
+		loc_fabric_hurt(c, hurt);
+		return;
+	}
+	memset(hurt, 0, c->n_conns * sizeof(*hurt));
+	loc_mark_hurt(cand, hurt, true);
+}
+
 /* The fabric finding's text: the leaf the hurt pairs leave when hop counts tell. */
 static void fabric_text(struct ctx *c, const struct candidate *cand, bool *hurt, char *buf,
 			size_t len)
@@ -276,9 +288,13 @@ static void fabric_text(struct ctx *c, const struct candidate *cand, bool *hurt,
 	int mask;
 	char a[48];
 
-	loc_fabric_hurt(c, hurt);
-	text_buf_printf(&t, "latency %.3gx healthy peers (+%.1f us median RTT)", cand->severity,
-			cand->effect_us);
+	fabric_hurt(c, cand, hurt);
+	if (cand->signal == SIG_LOSS)
+		text_buf_printf(&t, "%.3g%% of packets lost (%.0f loss events; other flows %.3g%%)",
+				100 * cand->severity, cand->in_events, 100 * cand->out_rate);
+	else
+		text_buf_printf(&t, "latency %.3gx healthy peers (+%.1f us median RTT)",
+				cand->severity, cand->effect_us);
 	if (fabric_leaves(c, hurt, &g, &sides, &mask) || mask <= 0) {
 		text_buf_puts(&t, " on flows that share no host; " FABRIC_HINT);
 	} else if (mask == 3) {
@@ -477,7 +493,7 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 	text_buf_puts(ev, "],\"flows\":[");
 	/* Recompute which connections this pick hurts, to list them. */
 	if (v->kind == VAR_FABRIC) {
-		loc_fabric_hurt(c, hurt);
+		fabric_hurt(c, cand, hurt);
 	} else if (cand->signal < N_SIGNALS) {
 		loc_judge(c, &tmp, cand->resid, hurt);
 	} else {

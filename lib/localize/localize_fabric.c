@@ -15,6 +15,9 @@
 #include "lib/util/robust_stats.h"
 #include "lib/util/util.h"
 
+/* Each fabric finding its own subject, whatever its host pairs: latency 0, loss 1. */
+static const uint8_t fabric_key[2][16] = { { 0 }, { [15] = 1 } };
+
 /*
  * Without a topology the subjects are hosts, host links and host pairs. A slow cable
  * inside the fabric hurts some of the flows of several hosts (those ECMP put on it) and
@@ -165,7 +168,7 @@ int loc_fabric_candidate(struct ctx *c, struct candidate **cands, size_t *n_cand
 	sigma = n_out >= 3 ? rs_sigma(c->scratch, n_out, c->scratch2) : 0;
 	sigma = fmax(sigma, c->cfg->noise_floor_frac * base / (double)n_hurt);
 	sigma = fmax(sigma, 0.01);
-	long v = loc_add_var(c, VAR_FABRIC, pairs, NULL, NULL);
+	long v = loc_add_var(c, VAR_FABRIC, pairs, NULL, fabric_key[0]);
 	if (v < 0) {
 		err = (int)v;
 		goto out;
@@ -186,6 +189,169 @@ int loc_fabric_candidate(struct ctx *c, struct candidate **cands, size_t *n_cand
 			(cand.baseline_us + cand.effect_us) / cand.baseline_us;
 	if (cand.confidence < c->cfg->min_confidence)
 		goto out;
+	loc_find_onset(c, &cand, hurt);
+	cand.hurt_idx = loc_hurt_list(c, hurt, &cand.n_hurt_idx);
+	if (!cand.hurt_idx || util_ensure_mem((void **)cands, cap_cands, sizeof(**cands), *n_cands + 1)) {
+		free(cand.hurt_idx);
+		err = -ENOMEM;
+		goto out;
+	}
+	(*cands)[(*n_cands)++] = cand;
+out:
+	free(hurt);
+	return err;
+}
+
+/* ------------------------------------------------------------------ loss */
+
+/*
+ * A connection whose loss count is evidence: requests and their responses both seen. RC
+ * resends what a link drops and the responder NAKs the gap; an unreliable transport's loss
+ * leaves no trace, so its zero says nothing (as loc_loss_on_part() counts them).
+ */
+static bool loss_evidence(const struct conn *cn)
+{
+	return cn->valid[SIG_LOSS] && cn->req && cn->resp && cn->req->carries_requests &&
+	       cn->resp->carries_responses;
+}
+
+/*
+ * Mark the connections that lost packets on their own: FABRIC_LOSS_FLOW_MIN_EVENTS loss
+ * events or more, FABRIC_FLOW_MIN_Z Poisson sigmas over what the rate of the connections
+ * with fewer events gives them. Then, as for latency, the connections of a host that lost
+ * on every one of its connections leave the set (its link's or its own story). Returns how
+ * many are marked.
+ */
+#define FABRIC_LOSS_FLOW_MIN_EVENTS 2
+static size_t fabric_loss_hurt(const struct ctx *c, bool *hurt)
+{
+	double bg_events = 0, bg_packets = 0, rate;
+	size_t n_hurt = 0;
+
+	memset(hurt, 0, c->n_conns * sizeof(*hurt));
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+
+		if (!loss_evidence(cn) || cn->loss_events >= FABRIC_LOSS_FLOW_MIN_EVENTS)
+			continue;
+		bg_events += cn->loss_events;
+		bg_packets += cn->packets;
+	}
+	rate = bg_packets > 0 ? bg_events / bg_packets : 0;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+
+		hurt[k] = loss_evidence(cn) && cn->loss_events >= FABRIC_LOSS_FLOW_MIN_EVENTS &&
+			  loc_poisson_z(cn->loss_events, rate * cn->packets) >= FABRIC_FLOW_MIN_Z;
+	}
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const uint8_t *ends[2] = { c->conns[k].src, c->conns[k].dst };
+		bool whole = false;
+
+		for (int e = 0; e < 2 && hurt[k] && !whole; e++) {
+			size_t n_valid = 0, n_lost = 0;
+
+			for (size_t j = 0; j < c->n_conns; j++) {
+				const struct conn *o = &c->conns[j];
+
+				if (!loss_evidence(o) || (memcmp(o->src, ends[e], 16) &&
+							  memcmp(o->dst, ends[e], 16)))
+					continue;
+				n_valid++;
+				n_lost += hurt[j];
+			}
+			whole = n_lost >= n_valid;
+		}
+		c->scratch[k] = whole;
+	}
+	for (size_t k = 0; k < c->n_conns; k++) {
+		hurt[k] &= c->scratch[k] == 0;
+		n_hurt += hurt[k];
+	}
+	return n_hurt;
+}
+
+/* The most hurt connections any one host is an end of. */
+static size_t max_host_cover(const struct ctx *c, const bool *hurt)
+{
+	size_t best = 0;
+
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const uint8_t *ends[2] = { c->conns[k].src, c->conns[k].dst };
+
+		for (int e = 0; e < 2 && hurt[k]; e++) {
+			size_t n = 0;
+
+			for (size_t j = 0; j < c->n_conns; j++)
+				n += hurt[j] && (!memcmp(c->conns[j].src, ends[e], 16) ||
+						 !memcmp(c->conns[j].dst, ends[e], 16));
+			if (n > best)
+				best = n;
+		}
+	}
+	return best;
+}
+
+/*
+ * Loss on connections that share no host: a cable inside the fabric that drops. The same
+ * shape as the latency set (three host pairs or more, no host on more than half of them),
+ * its rate against the connections outside the set, as a lossy subject's is judged.
+ */
+int loc_fabric_loss_candidate(struct ctx *c, struct candidate **cands, size_t *n_cands,
+			      size_t *cap_cands)
+{
+	const struct localize_config *cfg = c->cfg;
+	bool *hurt = calloc(c->n_conns ? c->n_conns : 1, sizeof(*hurt));
+	struct candidate cand = { .signal = SIG_LOSS, .kind = FINDING_LOSSY };
+	double out_events = 0, out_packets = 0;
+	size_t n_hurt, max_cover;
+	uint32_t pairs;
+	int err = 0;
+
+	if (!hurt)
+		return -ENOMEM;
+	n_hurt = c->topo || c->n_conns > c->scratch_len ? 0 : fabric_loss_hurt(c, hurt);
+	if (n_hurt < 4)
+		goto out;
+	max_cover = max_host_cover(c, hurt);
+	pairs = hurt_pairs(c, hurt);
+	if (pairs < 3 || 2 * max_cover > n_hurt)
+		goto out;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+
+		if (!loss_evidence(cn))
+			continue;
+		if (hurt[k]) {
+			cand.in_events += cn->loss_events;
+			cand.in_packets += cn->packets;
+		} else {
+			out_events += cn->loss_events;
+			out_packets += cn->packets;
+		}
+	}
+	cand.in_rate = cand.in_events / cand.in_packets;
+	cand.out_rate = out_packets > 0 ? out_events / out_packets : 0;
+	if (cand.in_rate < cfg->loss_min_rate || cand.in_events < cfg->loss_min_events ||
+	    cand.in_rate < cfg->loss_min_ratio * cand.out_rate)
+		goto out;
+	cand.z = loc_poisson_z(cand.in_events, cand.out_rate * cand.in_packets);
+	cand.strength = loc_strength(cand.z, cfg->loss_min_z);
+	cand.specificity = 1 - (double)max_cover / (double)n_hurt;
+	cand.confidence = cand.set_confidence = cand.strength * cand.specificity;
+	if (cand.confidence < cfg->min_confidence)
+		goto out;
+	long v = loc_add_var(c, VAR_FABRIC, pairs, NULL, fabric_key[1]);
+	if (v < 0) {
+		err = (int)v;
+		goto out;
+	}
+	cand.var = (uint32_t)v;
+	cand.effect = cand.in_rate - cand.out_rate;
+	cand.severity = cand.in_rate;
+	cand.n_eff = (double)n_hurt;
+	cand.share = 1;
+	cand.flows_hurt = (uint32_t)n_hurt;
 	loc_find_onset(c, &cand, hurt);
 	cand.hurt_idx = loc_hurt_list(c, hurt, &cand.n_hurt_idx);
 	if (!cand.hurt_idx || util_ensure_mem((void **)cands, cap_cands, sizeof(**cands), *n_cands + 1)) {

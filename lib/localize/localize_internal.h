@@ -259,6 +259,8 @@ void loc_peer_severity(struct ctx *c, struct candidate *cand, const bool *hurt);
 size_t loc_fabric_hurt(struct ctx *c, bool *hurt);
 int loc_fabric_candidate(struct ctx *c, struct candidate **cands, size_t *n_cands,
 			 size_t *cap_cands);
+int loc_fabric_loss_candidate(struct ctx *c, struct candidate **cands, size_t *n_cands,
+			      size_t *cap_cands);
 
 /* localize_busy.c: marks on a switch link that lead every peer link's (busy fabrics). */
 bool loc_marks_lead(double z, double lead);
