@@ -120,6 +120,20 @@ static uint32_t hurt_pairs(const struct ctx *c, const bool *hurt)
 	return n;
 }
 
+/* Append a fabric finding's candidate, its onset and its connections filled in. */
+static int add_fabric(struct ctx *c, struct candidate *cand, const bool *hurt,
+		      struct candidate **cands, size_t *n_cands, size_t *cap_cands)
+{
+	loc_find_onset(c, cand, hurt);
+	cand->hurt_idx = loc_hurt_list(c, hurt, &cand->n_hurt_idx);
+	if (!cand->hurt_idx || util_ensure_mem((void **)cands, cap_cands, sizeof(**cands), *n_cands + 1)) {
+		free(cand->hurt_idx);
+		return -ENOMEM;
+	}
+	(*cands)[(*n_cands)++] = *cand;
+	return 0;
+}
+
 /*
  * A fabric finding: at least three host pairs hurt, no host on more than half of the hurt
  * connections, and no host with all of its own connections hurt (that is its link's or
@@ -189,14 +203,7 @@ int loc_fabric_candidate(struct ctx *c, struct candidate **cands, size_t *n_cand
 			(cand.baseline_us + cand.effect_us) / cand.baseline_us;
 	if (cand.confidence < c->cfg->min_confidence)
 		goto out;
-	loc_find_onset(c, &cand, hurt);
-	cand.hurt_idx = loc_hurt_list(c, hurt, &cand.n_hurt_idx);
-	if (!cand.hurt_idx || util_ensure_mem((void **)cands, cap_cands, sizeof(**cands), *n_cands + 1)) {
-		free(cand.hurt_idx);
-		err = -ENOMEM;
-		goto out;
-	}
-	(*cands)[(*n_cands)++] = cand;
+	err = add_fabric(c, &cand, hurt, cands, n_cands, cap_cands);
 out:
 	free(hurt);
 	return err;
@@ -352,14 +359,7 @@ int loc_fabric_loss_candidate(struct ctx *c, struct candidate **cands, size_t *n
 	cand.n_eff = (double)n_hurt;
 	cand.share = 1;
 	cand.flows_hurt = (uint32_t)n_hurt;
-	loc_find_onset(c, &cand, hurt);
-	cand.hurt_idx = loc_hurt_list(c, hurt, &cand.n_hurt_idx);
-	if (!cand.hurt_idx || util_ensure_mem((void **)cands, cap_cands, sizeof(**cands), *n_cands + 1)) {
-		free(cand.hurt_idx);
-		err = -ENOMEM;
-		goto out;
-	}
-	(*cands)[(*n_cands)++] = cand;
+	err = add_fabric(c, &cand, hurt, cands, n_cands, cap_cands);
 out:
 	free(hurt);
 	return err;
