@@ -149,3 +149,16 @@ each_run() {
 alert_count() { jq '[.findings[] | select(.level == "alert")] | length' "$1"; }
 first_alert() { jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject)"' "$1"; }
 alert_list() { jq -c '[.findings[] | select(.level == "alert") | [.kind, .subject]]' "$1"; }
+
+# fabric_crossing JSON DIR CABLE KIND: of the first `fabric` alert of KIND in JSON, how many
+# of its listed connections ({dst, dst_qpn}) cross CABLE, then how many it lists ("HIT N").
+# Crossing, from the synthesizer's DIR/truth.json: either end of a queue pair whose path or
+# reverse path holds the cable (eval/matrix_eval.py's crosses()).
+fabric_crossing() {
+	jq -r --slurpfile t "$2/truth.json" --arg cab "$3" --arg kind "$4" '
+		[$t[0].qps[] | select((.path + .reverse_path) | index($cab))
+		 | "\(.responder)/\(.responder_qpn)", "\(.requester)/\(.requester_qpn)"] as $x
+		| [.findings[] | select(.level == "alert" and .subject_kind == "fabric"
+					and .kind == $kind)][0].evidence.flows // []
+		| "\([.[] | select(("\(.dst)/\(.dst_qpn)") as $k | $x | index($k))] | length) \(length)"' "$1"
+}

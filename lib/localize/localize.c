@@ -131,6 +131,24 @@ static bool explains_kind(const struct ctx *c, const struct candidate *by, const
 	       (c->vars[by->var].kind == VAR_LINK || c->vars[by->var].kind == VAR_HOST_LINK);
 }
 
+/*
+ * A lossy fabric set (no topology) explains a host's, its link's or a host pair's loss
+ * when most of that pick's connections are the set's, whichever ranks first: the cable's
+ * drops seen through the host that sent most across it. Without a topology a lossy spine
+ * cable was laid on a host link or host pair first in most runs (tuning seeds 4016-4025:
+ * 63 of the 130 loss-cell runs, the right set ranked below it). A host whose own link
+ * drops keeps its connections out of the set (loss_whole_host() in localize_fabric.c).
+ */
+static bool fabric_loss_explains(const struct ctx *c, const struct candidate *by,
+				 const struct candidate *x)
+{
+	enum var_kind k = c->vars[x->var].kind;
+
+	return c->vars[by->var].kind == VAR_FABRIC && by->signal == SIG_LOSS &&
+	       by->kind == FINDING_LOSSY && x->signal == SIG_LOSS && x->kind == FINDING_LOSSY &&
+	       (k == VAR_HOST_LINK || k == VAR_HOST || k == VAR_PATH);
+}
+
 /* The host a subject is about: a host, its access link, or a links.csv link with a host at
  * one end; NULL for switch links, host pairs and fabric findings. Also localize_each.c's. */
 const uint8_t *loc_subject_host(const struct ctx *c, uint32_t var)
@@ -225,10 +243,12 @@ static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bo
 		loc_mark_hurt(by, mark, true);
 		for (size_t i = 0; i < n; i++) {
 			struct candidate *x = &best[i];
-			bool behind = explains_kind(c, by, x);
+			bool behind = explains_kind(c, by, x) || fabric_loss_explains(c, by, x);
 			size_t shared, crossing;
 
-			if (i == j || x->level != FINDING_ALERT || !x->n_hurt_idx || (i < j && !behind))
+			/* ... and the set is not the host's loss seen again. */
+			if (i == j || x->level != FINDING_ALERT || !x->n_hurt_idx || (i < j && !behind) ||
+			    fabric_loss_explains(c, x, by))
 				continue;
 			/* A host's own link explains nothing about the host's own wait, unless
 			 * it slows what the host asks as well (host_behind_own_link()). */
@@ -240,7 +260,9 @@ static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bo
 						"not the host's answers";
 			} else if (2 * shared >= x->n_hurt_idx) {
 				x->level = FINDING_NOTICE;
-				x->notice_why = "its hurt flows are mostly those of a stronger alert: the same fault seen again";
+				x->notice_why = i < j ? "its lost connections are mostly a lossy fabric set's: a cable "
+							"further on, seen through one host" :
+					"its hurt flows are mostly those of a stronger alert: the same fault seen again";
 			} else if (behind && 2 * crossing >= x->n_hurt_idx &&
 				   c->vars[by->var].kind != VAR_FABRIC) {
 				x->level = FINDING_NOTICE;

@@ -223,11 +223,36 @@ static bool loss_evidence(const struct conn *cn)
 }
 
 /*
+ * Did host h lose on all of its connections, or on all of those whose data it sends (or
+ * receives), two at least? Then the loss is its link's or its own: a link that drops one
+ * way drops the data going that way on every connection, and the ACKs coming back the
+ * other way hardly show (the next ACK covers a lost one). A cable takes a share of a
+ * host's connections; all of one way's, two or more, only when ECMP put them all on it.
+ */
+static bool loss_whole_host(const struct ctx *c, const uint8_t *h, const bool *hurt)
+{
+	size_t n[3] = { 0 }, lost[3] = { 0 }; /* all, data out of h, data into h */
+
+	for (size_t j = 0; j < c->n_conns; j++) {
+		const struct conn *o = &c->conns[j];
+		bool src = !memcmp(o->src, h, 16);
+
+		if (!loss_evidence(o) || (!src && memcmp(o->dst, h, 16)))
+			continue;
+		int way = src != o->data_rev ? 1 : 2;
+		n[0]++;
+		lost[0] += hurt[j];
+		n[way]++;
+		lost[way] += hurt[j];
+	}
+	return lost[0] >= n[0] || (n[1] >= 2 && lost[1] >= n[1]) || (n[2] >= 2 && lost[2] >= n[2]);
+}
+
+/*
  * Mark the connections that lost packets on their own: FABRIC_LOSS_FLOW_MIN_EVENTS loss
  * events or more, FABRIC_FLOW_MIN_Z Poisson sigmas over what the rate of the connections
- * with fewer events gives them. Then, as for latency, the connections of a host that lost
- * on every one of its connections leave the set (its link's or its own story). Returns how
- * many are marked.
+ * with fewer events gives them. Then, as for latency, the connections of a host whose loss
+ * is its own story (loss_whole_host()) leave the set. Returns how many are marked.
  */
 #define FABRIC_LOSS_FLOW_MIN_EVENTS 2
 static size_t fabric_loss_hurt(const struct ctx *c, bool *hurt)
@@ -251,26 +276,9 @@ static size_t fabric_loss_hurt(const struct ctx *c, bool *hurt)
 		hurt[k] = loss_evidence(cn) && cn->loss_events >= FABRIC_LOSS_FLOW_MIN_EVENTS &&
 			  loc_poisson_z(cn->loss_events, rate * cn->packets) >= FABRIC_FLOW_MIN_Z;
 	}
-	for (size_t k = 0; k < c->n_conns; k++) {
-		const uint8_t *ends[2] = { c->conns[k].src, c->conns[k].dst };
-		bool whole = false;
-
-		for (int e = 0; e < 2 && hurt[k] && !whole; e++) {
-			size_t n_valid = 0, n_lost = 0;
-
-			for (size_t j = 0; j < c->n_conns; j++) {
-				const struct conn *o = &c->conns[j];
-
-				if (!loss_evidence(o) || (memcmp(o->src, ends[e], 16) &&
-							  memcmp(o->dst, ends[e], 16)))
-					continue;
-				n_valid++;
-				n_lost += hurt[j];
-			}
-			whole = n_lost >= n_valid;
-		}
-		c->scratch[k] = whole;
-	}
+	for (size_t k = 0; k < c->n_conns; k++)
+		c->scratch[k] = hurt[k] && (loss_whole_host(c, c->conns[k].src, hurt) ||
+					    loss_whole_host(c, c->conns[k].dst, hurt));
 	for (size_t k = 0; k < c->n_conns; k++) {
 		hurt[k] &= c->scratch[k] == 0;
 		n_hurt += hurt[k];

@@ -7,23 +7,13 @@
 # and no finding ever named the cable's connections.
 . "$(dirname "$0")/../lib.sh"
 synth_test_start fabric-loss
-# Of the fabric loss alert's listed connections ({dst, dst_qpn}), how many cross the
-# faulty cable (truth.json: either end of a queue pair whose path or reverse path holds it)?
-crossing_share() {
-	jq -r --slurpfile t "$2/truth.json" --arg cab "$3" '
-		[$t[0].qps[] | select((.path + .reverse_path) | index($cab))
-		 | "\(.responder)/\(.responder_qpn)", "\(.requester)/\(.requester_qpn)"] as $x
-		| [.findings[] | select(.level == "alert" and .subject_kind == "fabric"
-					and .kind == "lossy")][0].evidence.flows // []
-		| "\([.[] | select(("\(.dst)/\(.dst_qpn)") as $k | $x | index($k))] | length) \(length)"' "$1"
-}
 loss_case() {
 	local name=$1 cable=$2 d=$work/$1
 	shift 2
 	synth_analyze fabric-loss "$d" "$d/out.json" "$@" --vantage mirror --snaplen 128 -- || exit 0
 	expect_eq "fabric-loss $name: the first alert is a lossy fabric set" "lossy fabric" \
 		"$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject_kind)"' "$d/out.json")"
-	read -r hit listed < <(crossing_share "$d/out.json" "$d" "$cable")
+	read -r hit listed < <(fabric_crossing "$d/out.json" "$d" "$cable" lossy)
 	expect_eq "fabric-loss $name: most listed connections cross $cable ($hit of $listed)" true \
 		"$([ "${listed:-0}" -gt 0 ] && [ $((2 * hit)) -ge "$listed" ] && echo true || echo false)"
 	expect_eq "fabric-loss $name: no other alert" 1 "$(alert_count "$d/out.json")"
@@ -42,4 +32,15 @@ synth_analyze fabric-loss "$d" "$d/out.json" --hosts 40 --leaves 5 --spines 5 --
 expect_eq "fabric-loss ecmp: the overflow drops are a lossy fabric notice" "notice" \
 	"$(jq -r '[.findings[] | select(.subject_kind == "fabric" and .kind == "lossy")][0].level' "$d/out.json")"
 expect_eq "fabric-loss ecmp: no alert" 0 "$(alert_count "$d/out.json")"
+# A host link that drops one way (198.18.0.20 -> leaf1): the host's connections whose data
+# it sends all lose, those whose ACKs it sends hardly show. They are the host's story, not
+# a fabric set's: before, they joined a set with a few overflow drops elsewhere and made a
+# second, wrong alert.
+d=$work/host1dir
+synth_analyze fabric-loss "$d" "$d/out.json" --hosts 30 --leaves 3 --spines 2 --load 25% \
+	--mtu 2048 --duration 6ms --workload write --vantage mirror --snaplen 128 --seed 4017 \
+	--fault "link=198.18.0.20-leaf1,dir=198.18.0.20>leaf1,kind=loss,size=1.2%,onset=1800us" -- || exit 0
+expect_eq "fabric-loss host1dir: the lossy host is the first alert" "lossy 198.18.0.20" "$(first_alert "$d/out.json")"
+expect_eq "fabric-loss host1dir: no lossy fabric alert" 0 \
+	"$(jq '[.findings[] | select(.level == "alert" and .subject_kind == "fabric")] | length' "$d/out.json")"
 exit 0
