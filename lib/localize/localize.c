@@ -132,20 +132,21 @@ static bool explains_kind(const struct ctx *c, const struct candidate *by, const
 }
 
 /*
- * A lossy fabric set (no topology) explains a host's, its link's or a host pair's loss
- * when most of that pick's connections are the set's, whichever ranks first: the cable's
- * drops seen through the host that sent most across it. Without a topology a lossy spine
- * cable was laid on a host link or host pair first in most runs (tuning seeds 4016-4025:
- * 63 of the 130 loss-cell runs, the right set ranked below it). A host whose own link
- * drops keeps its connections out of the set (loss_whole_host() in localize_fabric.c).
+ * A lossy (or marked) fabric set (no topology) explains a host's, its link's or a host
+ * pair's loss (or marks) when most of that pick's connections are the set's, whichever
+ * ranks first: the cable's drops seen through the host that sent most across it. Without
+ * a topology a lossy spine cable was laid on a host link or host pair first in most runs
+ * (tuning seeds 4016-4025: 63 of the 130 loss-cell runs, the right set ranked below it).
+ * A host whose own link drops keeps its connections out of the set (whole_host() in
+ * localize_fabric.c).
  */
-static bool fabric_loss_explains(const struct ctx *c, const struct candidate *by,
+static bool fabric_rate_explains(const struct ctx *c, const struct candidate *by,
 				 const struct candidate *x)
 {
 	enum var_kind k = c->vars[x->var].kind;
 
-	return c->vars[by->var].kind == VAR_FABRIC && by->signal == SIG_LOSS &&
-	       by->kind == FINDING_LOSSY && x->signal == SIG_LOSS && x->kind == FINDING_LOSSY &&
+	return c->vars[by->var].kind == VAR_FABRIC && (by->signal == SIG_LOSS || by->signal == SIG_ECN) &&
+	       x->signal == by->signal && x->kind == by->kind &&
 	       (k == VAR_HOST_LINK || k == VAR_HOST || k == VAR_PATH);
 }
 
@@ -243,12 +244,12 @@ static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bo
 		loc_mark_hurt(by, mark, true);
 		for (size_t i = 0; i < n; i++) {
 			struct candidate *x = &best[i];
-			bool behind = explains_kind(c, by, x) || fabric_loss_explains(c, by, x);
+			bool behind = explains_kind(c, by, x) || fabric_rate_explains(c, by, x);
 			size_t shared, crossing;
 
 			/* ... and the set is not the host's loss seen again. */
 			if (i == j || x->level != FINDING_ALERT || !x->n_hurt_idx || (i < j && !behind) ||
-			    fabric_loss_explains(c, x, by))
+			    fabric_rate_explains(c, x, by))
 				continue;
 			/* A host's own link explains nothing about the host's own wait, unless
 			 * it slows what the host asks as well (host_behind_own_link()). */
@@ -260,8 +261,8 @@ static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bo
 						"not the host's answers";
 			} else if (2 * shared >= x->n_hurt_idx) {
 				x->level = FINDING_NOTICE;
-				x->notice_why = i < j ? "its lost connections are mostly a lossy fabric set's: a cable "
-							"further on, seen through one host" :
+				x->notice_why = i < j ? "its connections are mostly a fabric set's: a cable further on, "
+							"seen through one host" :
 					"its hurt flows are mostly those of a stronger alert: the same fault seen again";
 			} else if (behind && 2 * crossing >= x->n_hurt_idx &&
 				   c->vars[by->var].kind != VAR_FABRIC) {
@@ -405,6 +406,17 @@ static struct candidate *best_per_subject(const struct ctx *c, struct candidate 
  */
 #define SLOW_QUEUE_MIN_SHARE 0.5
 
+/* Does x (or its set) name var? */
+bool loc_cand_names(const struct candidate *x, uint32_t var)
+{
+	if (x->var == var)
+		return true;
+	for (size_t i = 0; i < x->n_set; i++)
+		if (x->set[i] == var)
+			return true;
+	return false;
+}
+
 /* Does y name x's subject and every member of x's set (x names nothing y does not)? */
 bool loc_names_within(const struct candidate *x, const struct candidate *y)
 {
@@ -510,9 +522,7 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 	if (!err)
 		err = loc_rnr_candidates(&c, &cands, &n_cands, &cap_cands);
 	if (!err)
-		err = loc_fabric_candidate(&c, &cands, &n_cands, &cap_cands);
-	if (!err)
-		err = loc_fabric_loss_candidate(&c, &cands, &n_cands, &cap_cands);
+		err = loc_fabric_candidates(&c, &cands, &n_cands, &cap_cands);
 	if (err)
 		goto cleanup;
 

@@ -94,30 +94,27 @@ bool loc_conn_crosses(const struct ctx *c, const struct conn *cn, const struct c
 }
 
 /* CE marks per packet of the connections that do not cross the subject: how much the rest
- * of the fabric queues. */
+ * of the fabric queues. A fabric set of loss or marks crosses its own connections (no
+ * incidence names them; the latency set's peers keep its own, as tuned in round 30). */
 static double peer_ce_rate(const struct ctx *c, const struct candidate *cand)
 {
+	bool own = c->vars[cand->var].kind == VAR_FABRIC && cand->signal != SIG_LATENCY;
 	double ce = 0, packets = 0;
+	size_t h = 0; /* hurt_idx is in ascending order */
 
 	for (size_t k = 0; k < c->n_conns; k++) {
 		const struct conn *cn = &c->conns[k];
 
+		if (own && h < cand->n_hurt_idx && cand->hurt_idx[h] == k) {
+			h++;
+			continue;
+		}
 		if (!cn->inc_len || loc_conn_crosses(c, cn, cand))
 			continue;
 		ce += cn->ce_events;
 		packets += cn->packets;
 	}
 	return packets > 0 ? ce / packets : 0;
-}
-
-bool loc_cand_names(const struct candidate *x, uint32_t var)
-{
-	if (x->var == var)
-		return true;
-	for (size_t i = 0; i < x->n_set; i++)
-		if (x->set[i] == var)
-			return true;
-	return false;
 }
 
 /* Is s measured per packet on the data's way (loss, marks), or per round trip? */
@@ -1072,7 +1069,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		loc_marks_floor(c, cand);
 		loc_link_stall(c, cand);
 	}
-	cand->loss_dispersion = cand->signal == SIG_LOSS ? loc_loss_dispersion(c, cand) : -1;
+	cand->loss_dispersion = cand->signal == SIG_LOSS || (cand->signal == SIG_ECN &&
+			c->vars[cand->var].kind == VAR_FABRIC) ? loc_loss_dispersion(c, cand) : -1;
 	host_step = host_link_step(c, cand);
 	switch (cand->kind) {
 	case FINDING_CONGESTED:
@@ -1104,6 +1102,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		else if (host_queue_marks(c, cand, host_step))
 			cand->notice_why = "its connections CE-marked a few times their peers', as a queue toward one "
 					   "host marks them: a marking fault marks far beyond counting noise";
+		else if (loc_fabric_marks_queue(c, cand))
+			cand->notice_why = loc_why_fabric_marks_queue;
 		else if (small_fabric_set(c, cand))
 			cand->notice_why = "host pairs a little slower than their peers: ECMP collisions, not a fault";
 		else if (switch_link(c, cand) && loc_quiet_queue_drains(c, cand))

@@ -292,6 +292,9 @@ static void fabric_text(struct ctx *c, const struct candidate *cand, bool *hurt,
 	if (cand->signal == SIG_LOSS)
 		text_buf_printf(&t, "%.3g%% of packets lost (%.0f loss events; other flows %.3g%%)",
 				100 * cand->severity, cand->in_events, 100 * cand->out_rate);
+	else if (cand->signal == SIG_ECN)
+		text_buf_printf(&t, "%.3g%% of packets ECN-marked or answered by CNP (other flows %.3g%%)",
+				100 * cand->severity, 100 * cand->out_rate);
 	else
 		text_buf_printf(&t, "latency %.3gx healthy peers (+%.1f us median RTT)",
 				cand->severity, cand->effect_us);
@@ -438,7 +441,8 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 		text_buf_printf(ev, ",\"hurt_ce_rate\":%.4g,\"hurt_ce_z\":%.2f",
 				jnum(cand->hurt_ce_rate), jnum(cand->hurt_ce_z));
 	if (cand->loss_dispersion >= 0)
-		text_buf_printf(ev, ",\"loss_dispersion\":%.3g", jnum(cand->loss_dispersion));
+		text_buf_printf(ev, ",\"%s_dispersion\":%.3g", cand->signal == SIG_ECN ? "marks" : "loss",
+				jnum(cand->loss_dispersion));
 	if (cand->signal == SIG_LOSS && cand->loss_clean_expected >= 0)
 		text_buf_printf(ev, ",\"clean_expected_events\":%.3g", jnum(cand->loss_clean_expected));
 	if (cand->outlier_ratio > 0)

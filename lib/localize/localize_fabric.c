@@ -15,8 +15,8 @@
 #include "lib/util/robust_stats.h"
 #include "lib/util/util.h"
 
-/* Each fabric finding its own subject, whatever its host pairs: latency 0, loss 1. */
-static const uint8_t fabric_key[2][16] = { { 0 }, { [15] = 1 } };
+/* Each fabric finding its own subject, whatever its host pairs: latency 0, loss 1, marks 2. */
+static const uint8_t fabric_key[3][16] = { { 0 }, { [15] = 1 }, { [15] = 2 } };
 
 /*
  * Without a topology the subjects are hosts, host links and host pairs. A slow cable
@@ -140,8 +140,8 @@ static int add_fabric(struct ctx *c, struct candidate *cand, const bool *hurt,
  * its own story, which the host subjects tell). Its specificity is the share of the hurt
  * connections the busiest host does not explain.
  */
-int loc_fabric_candidate(struct ctx *c, struct candidate **cands, size_t *n_cands,
-			 size_t *cap_cands)
+static int fabric_latency_candidate(struct ctx *c, struct candidate **cands, size_t *n_cands,
+				    size_t *cap_cands)
 {
 	bool *hurt = calloc(c->n_conns ? c->n_conns : 1, sizeof(*hurt));
 	size_t n_hurt, max_cover = 0;
@@ -209,76 +209,135 @@ out:
 	return err;
 }
 
-/* ------------------------------------------------------------------ loss */
+/* ------------------------------------------------------------------ loss and marks */
 
 /*
- * A connection whose loss count is evidence: requests and their responses both seen. RC
- * resends what a link drops and the responder NAKs the gap; an unreliable transport's loss
- * leaves no trace, so its zero says nothing (as loc_loss_on_part() counts them).
+ * A connection whose count of signal s is evidence. Loss: requests and their responses
+ * both seen; RC resends what a link drops and the responder NAKs the gap, an unreliable
+ * transport's loss leaves no trace, so its zero says nothing (as loc_loss_on_part()
+ * counts them). Marks: any connection with enough packets (a CE mark or a CNP shows on
+ * every transport).
  */
-static bool loss_evidence(const struct conn *cn)
+static bool rate_evidence(const struct conn *cn, enum signal s)
 {
+	if (s == SIG_ECN)
+		return cn->valid[SIG_ECN];
 	return cn->valid[SIG_LOSS] && cn->req && cn->resp && cn->req->carries_requests &&
 	       cn->resp->carries_responses;
 }
 
+static double rate_events(const struct conn *cn, enum signal s)
+{
+	return s == SIG_ECN ? cn->ce_events : cn->loss_events;
+}
+
 /*
- * Did host h lose on all of its connections, or on all of those whose data it sends (or
- * receives), two at least? Then the loss is its link's or its own: a link that drops one
- * way drops the data going that way on every connection, and the ACKs coming back the
- * other way hardly show (the next ACK covers a lost one). A cable takes a share of a
- * host's connections; all of one way's, two or more, only when ECMP put them all on it.
+ * Was host h hurt on all of its connections? Then it is its link's or its own story. So it
+ * is when h was hurt on every connection whose data it sends (or receives): a link that
+ * drops or marks one way does so to the data going that way on every connection, while
+ * the ACKs coming back the other way hardly show (the next ACK covers a lost one). A
+ * leaf-spine cable takes all of one way's only where ECMP put them all on it, and never a
+ * connection to a host of h's own leaf: the one-way test needs such a connection among
+ * them (fewest hops, near_hops), or FABRIC_WAY_MIN_CONNS of them. (With two or more,
+ * tuning seeds 4016-4025 lost 17 right sets in 2-spine fabrics: 17 worse, 18 better.)
  */
-static bool loss_whole_host(const struct ctx *c, const uint8_t *h, const bool *hurt)
+#define FABRIC_WAY_MIN_CONNS 4
+static bool whole_host(const struct ctx *c, const uint8_t *h, const bool *hurt, enum signal s,
+		       int near_hops)
 {
 	size_t n[3] = { 0 }, lost[3] = { 0 }; /* all, data out of h, data into h */
+	bool near[3] = { false };
 
 	for (size_t j = 0; j < c->n_conns; j++) {
 		const struct conn *o = &c->conns[j];
 		bool src = !memcmp(o->src, h, 16);
 
-		if (!loss_evidence(o) || (!src && memcmp(o->dst, h, 16)))
+		if (!rate_evidence(o, s) || (!src && memcmp(o->dst, h, 16)))
 			continue;
 		int way = src != o->data_rev ? 1 : 2;
 		n[0]++;
 		lost[0] += hurt[j];
 		n[way]++;
 		lost[way] += hurt[j];
+		near[way] |= o->hops > 0 && o->hops <= near_hops;
 	}
-	return lost[0] >= n[0] || (n[1] >= 2 && lost[1] >= n[1]) || (n[2] >= 2 && lost[2] >= n[2]);
+	if (lost[0] >= n[0])
+		return true;
+	for (int way = 1; way <= 2; way++)
+		if (n[way] >= 2 && lost[way] >= n[way] && (near[way] || n[way] >= FABRIC_WAY_MIN_CONNS))
+			return true;
+	return false;
+}
+
+/* The fewest hops any connection's TTLs show (0: none shows any). */
+static int fewest_hops(const struct ctx *c)
+{
+	int best = 0;
+
+	for (size_t k = 0; k < c->n_conns; k++)
+		if (c->conns[k].hops > 0 && (!best || c->conns[k].hops < best))
+			best = c->conns[k].hops;
+	return best;
 }
 
 /*
- * Mark the connections that lost packets on their own: FABRIC_LOSS_FLOW_MIN_EVENTS loss
- * events or more, FABRIC_FLOW_MIN_Z Poisson sigmas over what the rate of the connections
- * with fewer events gives them. Then, as for latency, the connections of a host whose loss
- * is its own story (loss_whole_host()) leave the set. Returns how many are marked.
+ * What a connection's own count is weighed against, events per packet. Loss: the pooled
+ * rate of the connections with fewer than FABRIC_LOSS_FLOW_MIN_EVENTS (a healthy fabric
+ * loses nothing, or a few packets here and there). Marks: the median connection's rate (a
+ * busy fabric marks everywhere; a cable carries well under half the connections).
  */
 #define FABRIC_LOSS_FLOW_MIN_EVENTS 2
-static size_t fabric_loss_hurt(const struct ctx *c, bool *hurt)
+#define FABRIC_ECN_FLOW_MIN_EVENTS 3
+#define FABRIC_ECN_FLOW_MIN_RATIO 4
+static double background_rate(const struct ctx *c, enum signal s)
 {
-	double bg_events = 0, bg_packets = 0, rate;
+	double events = 0, packets = 0;
+	size_t n = 0;
+
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+
+		if (!rate_evidence(cn, s))
+			continue;
+		if (s == SIG_ECN) {
+			c->scratch[n++] = cn->ce_events / cn->packets;
+		} else if (cn->loss_events < FABRIC_LOSS_FLOW_MIN_EVENTS) {
+			events += cn->loss_events;
+			packets += cn->packets;
+		}
+	}
+	if (s == SIG_ECN)
+		return n ? rs_median(c->scratch, n) : 0;
+	return packets > 0 ? events / packets : 0;
+}
+
+/*
+ * Mark the connections hurt on their own: enough events (FABRIC_LOSS_FLOW_MIN_EVENTS lost,
+ * FABRIC_ECN_FLOW_MIN_EVENTS marks at FABRIC_ECN_FLOW_MIN_RATIO times the median rate),
+ * FABRIC_FLOW_MIN_Z Poisson sigmas over what background_rate() gives their packets. Then,
+ * as for latency, the connections of a host whose story it is (whole_host()) leave the
+ * set. Returns how many are marked.
+ */
+static size_t fabric_rate_hurt(const struct ctx *c, enum signal s, bool *hurt)
+{
+	double rate = background_rate(c, s);
 	size_t n_hurt = 0;
 
-	memset(hurt, 0, c->n_conns * sizeof(*hurt));
 	for (size_t k = 0; k < c->n_conns; k++) {
 		const struct conn *cn = &c->conns[k];
+		double ev = rate_events(cn, s);
 
-		if (!loss_evidence(cn) || cn->loss_events >= FABRIC_LOSS_FLOW_MIN_EVENTS)
-			continue;
-		bg_events += cn->loss_events;
-		bg_packets += cn->packets;
+		hurt[k] = rate_evidence(cn, s) &&
+			  loc_poisson_z(ev, rate * cn->packets) >= FABRIC_FLOW_MIN_Z &&
+			  (s == SIG_ECN ? ev >= FABRIC_ECN_FLOW_MIN_EVENTS &&
+					  ev >= FABRIC_ECN_FLOW_MIN_RATIO * rate * cn->packets :
+					  ev >= FABRIC_LOSS_FLOW_MIN_EVENTS);
 	}
-	rate = bg_packets > 0 ? bg_events / bg_packets : 0;
-	for (size_t k = 0; k < c->n_conns; k++) {
-		const struct conn *cn = &c->conns[k];
+	int near_hops = fewest_hops(c);
 
-		hurt[k] = loss_evidence(cn) && cn->loss_events >= FABRIC_LOSS_FLOW_MIN_EVENTS &&
-			  loc_poisson_z(cn->loss_events, rate * cn->packets) >= FABRIC_FLOW_MIN_Z;
-	}
 	for (size_t k = 0; k < c->n_conns; k++)
-		c->scratch[k] = hurt[k] && (loss_whole_host(c, c->conns[k].src, hurt) ||
-					    loss_whole_host(c, c->conns[k].dst, hurt));
+		c->scratch[k] = hurt[k] && (whole_host(c, c->conns[k].src, hurt, s, near_hops) ||
+					    whole_host(c, c->conns[k].dst, hurt, s, near_hops));
 	for (size_t k = 0; k < c->n_conns; k++) {
 		hurt[k] &= c->scratch[k] == 0;
 		n_hurt += hurt[k];
@@ -308,67 +367,80 @@ static size_t max_host_cover(const struct ctx *c, const bool *hurt)
 }
 
 /*
- * Loss on connections that share no host: a cable inside the fabric that drops. The same
- * shape as the latency set (three host pairs or more, no host on more than half of them),
- * its rate against the connections outside the set, as a lossy subject's is judged.
+ * Loss (or marks) on connections that share no host: a cable inside the fabric that drops
+ * (or marks). The same shape as the latency set (three host pairs or more, no host on more
+ * than half of them), its rate against the connections outside the set, as a lossy (or
+ * congested) subject's is judged.
  */
-int loc_fabric_loss_candidate(struct ctx *c, struct candidate **cands, size_t *n_cands,
-			      size_t *cap_cands)
+static int fabric_rate_candidate(struct ctx *c, enum signal s, bool *hurt,
+				 struct candidate **cands, size_t *n_cands, size_t *cap_cands)
 {
 	const struct localize_config *cfg = c->cfg;
-	bool *hurt = calloc(c->n_conns ? c->n_conns : 1, sizeof(*hurt));
-	struct candidate cand = { .signal = SIG_LOSS, .kind = FINDING_LOSSY };
+	bool ecn = s == SIG_ECN;
+	struct candidate cand = { .signal = s, .kind = ecn ? FINDING_CONGESTED : FINDING_LOSSY };
 	double out_events = 0, out_packets = 0;
 	size_t n_hurt, max_cover;
 	uint32_t pairs;
-	int err = 0;
 
-	if (!hurt)
-		return -ENOMEM;
-	n_hurt = c->topo || c->n_conns > c->scratch_len ? 0 : fabric_loss_hurt(c, hurt);
+	n_hurt = fabric_rate_hurt(c, s, hurt);
 	if (n_hurt < 4)
-		goto out;
+		return 0;
 	max_cover = max_host_cover(c, hurt);
 	pairs = hurt_pairs(c, hurt);
 	if (pairs < 3 || 2 * max_cover > n_hurt)
-		goto out;
+		return 0;
 	for (size_t k = 0; k < c->n_conns; k++) {
 		const struct conn *cn = &c->conns[k];
 
-		if (!loss_evidence(cn))
+		if (!rate_evidence(cn, s))
 			continue;
 		if (hurt[k]) {
-			cand.in_events += cn->loss_events;
+			cand.in_events += rate_events(cn, s);
 			cand.in_packets += cn->packets;
 		} else {
-			out_events += cn->loss_events;
+			out_events += rate_events(cn, s);
 			out_packets += cn->packets;
 		}
 	}
 	cand.in_rate = cand.in_events / cand.in_packets;
 	cand.out_rate = out_packets > 0 ? out_events / out_packets : 0;
-	if (cand.in_rate < cfg->loss_min_rate || cand.in_events < cfg->loss_min_events ||
-	    cand.in_rate < cfg->loss_min_ratio * cand.out_rate)
-		goto out;
+	if (cand.in_rate < (ecn ? cfg->ecn_min_rate : cfg->loss_min_rate) ||
+	    cand.in_events < (ecn ? cfg->ecn_min_events : cfg->loss_min_events) ||
+	    cand.in_rate < (ecn ? cfg->ecn_min_ratio : cfg->loss_min_ratio) * cand.out_rate)
+		return 0;
 	cand.z = loc_poisson_z(cand.in_events, cand.out_rate * cand.in_packets);
-	cand.strength = loc_strength(cand.z, cfg->loss_min_z);
+	cand.strength = loc_strength(cand.z, ecn ? cfg->ecn_min_z : cfg->loss_min_z);
 	cand.specificity = 1 - (double)max_cover / (double)n_hurt;
 	cand.confidence = cand.set_confidence = cand.strength * cand.specificity;
 	if (cand.confidence < cfg->min_confidence)
-		goto out;
-	long v = loc_add_var(c, VAR_FABRIC, pairs, NULL, fabric_key[1]);
-	if (v < 0) {
-		err = (int)v;
-		goto out;
-	}
+		return 0;
+	long v = loc_add_var(c, VAR_FABRIC, pairs, NULL, fabric_key[ecn ? 2 : 1]);
+	if (v < 0)
+		return (int)v;
 	cand.var = (uint32_t)v;
 	cand.effect = cand.in_rate - cand.out_rate;
 	cand.severity = cand.in_rate;
 	cand.n_eff = (double)n_hurt;
 	cand.share = 1;
 	cand.flows_hurt = (uint32_t)n_hurt;
-	err = add_fabric(c, &cand, hurt, cands, n_cands, cap_cands);
-out:
+	return add_fabric(c, &cand, hurt, cands, n_cands, cap_cands);
+}
+
+/* The fabric sets (no topology): latency, loss, marks, in that order. */
+int loc_fabric_candidates(struct ctx *c, struct candidate **cands, size_t *n_cands,
+			  size_t *cap_cands)
+{
+	bool *hurt;
+	int err = fabric_latency_candidate(c, cands, n_cands, cap_cands);
+
+	if (err || c->topo || c->n_conns > c->scratch_len)
+		return err;
+	hurt = calloc(c->n_conns ? c->n_conns : 1, sizeof(*hurt));
+	if (!hurt)
+		return -ENOMEM;
+	err = fabric_rate_candidate(c, SIG_LOSS, hurt, cands, n_cands, cap_cands);
+	if (!err)
+		err = fabric_rate_candidate(c, SIG_ECN, hurt, cands, n_cands, cap_cands);
 	free(hurt);
 	return err;
 }

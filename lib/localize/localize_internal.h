@@ -220,14 +220,15 @@ int loc_build_incidence(struct ctx *c);
 bool loc_switch_link(const struct ctx *c, size_t var);
 
 /* localize_classify.c: alert or notice; do two candidates name the same subject (or set)?
- * Does a connection cross a candidate; does a candidate (or its set) name a variable? */
+ * Does a connection cross a candidate? */
 void loc_classify_level(struct ctx *c, struct candidate *cand, const double *load,
 			const double *late_load, double *scratch);
 bool loc_same_subject(const struct candidate *x, const struct candidate *y);
 int loc_classify_levels(struct ctx *c, struct candidate *cands, size_t n);
 bool loc_conn_crosses(const struct ctx *c, const struct conn *cn, const struct candidate *cand);
+/* localize.c: does a candidate (or its set) name a variable? Is every subject x names also
+ * named by y? */
 bool loc_cand_names(const struct candidate *x, uint32_t var);
-/* localize.c: is every subject x names also named by y? */
 bool loc_names_within(const struct candidate *x, const struct candidate *y);
 
 /* localize_quiet.c: a quiet fabric's queue or a fault: did the subject's latency floor move? */
@@ -257,10 +258,8 @@ void loc_peer_severity(struct ctx *c, struct candidate *cand, const bool *hurt);
 
 /* localize_fabric.c: no topology; connections hurt together that share no host. */
 size_t loc_fabric_hurt(struct ctx *c, bool *hurt);
-int loc_fabric_candidate(struct ctx *c, struct candidate **cands, size_t *n_cands,
-			 size_t *cap_cands);
-int loc_fabric_loss_candidate(struct ctx *c, struct candidate **cands, size_t *n_cands,
-			      size_t *cap_cands);
+int loc_fabric_candidates(struct ctx *c, struct candidate **cands, size_t *n_cands,
+			  size_t *cap_cands);
 
 /* localize_busy.c: marks on a switch link that lead every peer link's (busy fabrics). */
 bool loc_marks_lead(double z, double lead);
@@ -312,6 +311,10 @@ void loc_find_onset(struct ctx *c, struct candidate *cand, const bool *hurt);
 double loc_loss_dispersion(const struct ctx *c, const struct candidate *cand);
 extern const char loc_why_loss_on_part[];
 bool loc_loss_on_part(const struct ctx *c, const struct candidate *cand);
+/* A marked fabric set whose marks come in bursts, or stand a few times the others', is a
+ * queue's (a notice). */
+extern const char loc_why_fabric_marks_queue[];
+bool loc_fabric_marks_queue(const struct ctx *c, const struct candidate *cand);
 /* A switch link's drops short of loss_min_ratio pass when spread at random in time. */
 bool loc_loss_random_short_ratio(struct ctx *c, const struct candidate *cand, const bool *hurt);
 /* localize_classify.c: the hurt connections marked loss_marks_ratio times per loss or more. */

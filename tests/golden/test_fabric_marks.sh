@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# test_fabric_marks.sh: without a topology, a leaf-spine cable that ECN-marks what crosses
+# it is a `fabric` finding of kind congested, listing the marked connections (issue #17
+# item 4, round 31). Before, nothing named such a cable: the marked connections' hosts
+# were notices ("the whole fabric is queueing") and the trace read healthy. A healthy
+# fabric whose ECMP crowds one spine marks many host pairs too, but in bursts, as a queue
+# marks while it is full; a marking cable marks each packet with the same chance. The
+# per-window dispersion of the set's marks tells them apart (0.65 for the cable's set
+# below, 310 for the crowded spine's): a set marked in bursts is a notice.
+. "$(dirname "$0")/../lib.sh"
+synth_test_start fabric-marks
+d=$work/ecn12
+synth_analyze fabric-marks "$d" "$d/out.json" --hosts 42 --leaves 6 --spines 4 --load 20% \
+	--mtu 2048 --duration 8ms --workload mixed --vantage mirror --snaplen 128 --seed 4017 \
+	--fault "link=leaf3-spine0,kind=ecn,size=12%,onset=800us" -- || exit 0
+expect_eq "fabric-marks ecn12: the first alert is a congested fabric set" "congested fabric" \
+	"$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject_kind)"' "$d/out.json")"
+read -r hit listed < <(fabric_crossing "$d/out.json" "$d" leaf3-spine0 congested)
+expect_eq "fabric-marks ecn12: most listed connections cross leaf3-spine0 ($hit of $listed)" true \
+	"$([ "${listed:-0}" -gt 0 ] && [ $((2 * hit)) -ge "$listed" ] && echo true || echo false)"
+
+d=$work/ecmp
+synth_analyze fabric-marks "$d" "$d/out.json" --hosts 60 --leaves 12 --spines 3 --load 12% \
+	--mtu 4096 --duration 6ms --workload mixed --vantage mirror --snaplen 128 --seed 4017 \
+	--ecmp-skew 0.5 -- || exit 0
+expect_eq "fabric-marks ecmp: no alert" 0 "$(alert_count "$d/out.json")"
+
+d=$work/crowded
+synth_analyze fabric-marks "$d" "$d/out.json" --hosts 32 --leaves 2 --spines 4 --load 45% \
+	--mtu 1024 --duration 5ms --workload mixed --vantage mirror --snaplen 128 --seed 4016 \
+	--ecmp-skew 0.5 -- || exit 0
+expect_eq "fabric-marks crowded: no marked fabric alert" 0 \
+	"$(jq '[.findings[] | select(.level == "alert" and .subject_kind == "fabric"
+				and .kind == "congested")] | length' "$d/out.json")"
+expect_eq "fabric-marks crowded: no alert" 0 "$(alert_count "$d/out.json")"
+exit 0
