@@ -15,9 +15,12 @@ for seed in 3936 3945; do
 		--seed "$seed" -- || exit 0
 	expect_eq "busy-host-latency healthy 36/6/3 $seed without a topology: no alert" 0 \
 		"$(alert_count "$d.json")"
-	expect_eq "busy-host-latency healthy 36/6/3 $seed: the host listed as a notice" \
-		'"notice"' "$(jq -c '[.findings[] | select(.subject == "198.18.0.33")][0].level' \
-			"$d.json")"
+	# Read from -vv's ranking, which lists every subject's level past the cap of five
+	# findings too (the fabric sets of round 31 rank above it: notices of their own).
+	expect_eq "busy-host-latency healthy 36/6/3 $seed: the host ranked as a notice" \
+		"notice slow 198.18.0.33" "$("$ANALYZE" -vv --json "$d/trace.pcapng" 2>&1 >/dev/null |
+			sed -n 's/.*localize: ranked [0-9]*: \(notice\|alert\) \([a-z]*\) 198\.18\.0\.33 (.*/\1 \2 198.18.0.33/p' |
+			head -n 1)"
 done
 
 d=$work/incast44
