@@ -120,6 +120,27 @@ static uint32_t hurt_pairs(const struct ctx *c, const bool *hurt)
 	return n;
 }
 
+/* The most hurt connections any one host is an end of. */
+static size_t max_host_cover(const struct ctx *c, const bool *hurt)
+{
+	size_t best = 0;
+
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const uint8_t *ends[2] = { c->conns[k].src, c->conns[k].dst };
+
+		for (int e = 0; e < 2 && hurt[k]; e++) {
+			size_t n = 0;
+
+			for (size_t j = 0; j < c->n_conns; j++)
+				n += hurt[j] && (!memcmp(c->conns[j].src, ends[e], 16) ||
+						 !memcmp(c->conns[j].dst, ends[e], 16));
+			if (n > best)
+				best = n;
+		}
+	}
+	return best;
+}
+
 /* Append a fabric finding's candidate, its onset and its connections filled in. */
 static int add_fabric(struct ctx *c, struct candidate *cand, const bool *hurt,
 		      struct candidate **cands, size_t *n_cands, size_t *cap_cands)
@@ -144,7 +165,7 @@ static int fabric_latency_candidate(struct ctx *c, struct candidate **cands, siz
 				    size_t *cap_cands)
 {
 	bool *hurt = calloc(c->n_conns ? c->n_conns : 1, sizeof(*hurt));
-	size_t n_hurt, max_cover = 0;
+	size_t n_hurt, max_cover;
 	double excess = 0, base = 0, sigma;
 	int err = 0;
 
@@ -153,17 +174,7 @@ static int fabric_latency_candidate(struct ctx *c, struct candidate **cands, siz
 	n_hurt = c->topo ? 0 : loc_fabric_hurt(c, hurt);
 	if (n_hurt < 4)
 		goto out;
-	for (size_t k = 0; k < c->n_conns; k++) {
-		const uint8_t *ends[2] = { c->conns[k].src, c->conns[k].dst };
-
-		for (int e = 0; e < 2 && hurt[k]; e++) {
-			size_t n_valid, n_host_hurt;
-
-			host_cover(c, ends[e], hurt, &n_valid, &n_host_hurt);
-			if (n_host_hurt > max_cover)
-				max_cover = n_host_hurt;
-		}
-	}
+	max_cover = max_host_cover(c, hurt);
 	uint32_t pairs = hurt_pairs(c, hurt);
 	if (pairs < 3 || 2 * max_cover > n_hurt)
 		goto out;
@@ -343,27 +354,6 @@ static size_t fabric_rate_hurt(const struct ctx *c, enum signal s, bool *hurt)
 		n_hurt += hurt[k];
 	}
 	return n_hurt;
-}
-
-/* The most hurt connections any one host is an end of. */
-static size_t max_host_cover(const struct ctx *c, const bool *hurt)
-{
-	size_t best = 0;
-
-	for (size_t k = 0; k < c->n_conns; k++) {
-		const uint8_t *ends[2] = { c->conns[k].src, c->conns[k].dst };
-
-		for (int e = 0; e < 2 && hurt[k]; e++) {
-			size_t n = 0;
-
-			for (size_t j = 0; j < c->n_conns; j++)
-				n += hurt[j] && (!memcmp(c->conns[j].src, ends[e], 16) ||
-						 !memcmp(c->conns[j].dst, ends[e], 16));
-			if (n > best)
-				best = n;
-		}
-	}
-	return best;
 }
 
 /*
