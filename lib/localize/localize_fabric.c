@@ -357,6 +357,42 @@ static size_t fabric_rate_hurt(const struct ctx *c, enum signal s, bool *hurt)
 }
 
 /*
+ * A host on more than half of a lossy set is its link's story, unless its connections
+ * outside the set lost nothing where the set's rate would have drawn loss_part_min_events
+ * (as loc_loss_on_part() reads a host): then the loss lies further on, on a cable some of
+ * its connections cross. A leaf of two hosts, or two spines, puts one host on most of a
+ * cable's connections. True when every such host is clean elsewhere.
+ */
+static bool busy_hosts_clean_elsewhere(const struct ctx *c, const bool *hurt, size_t n_hurt,
+				       double rate)
+{
+	if (c->cfg->loss_part_min_events <= 0)
+		return false;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const uint8_t *ends[2] = { c->conns[k].src, c->conns[k].dst };
+
+		for (int e = 0; e < 2 && hurt[k]; e++) {
+			size_t cover = 0;
+			double packets = 0;
+
+			for (size_t j = 0; j < c->n_conns; j++) {
+				const struct conn *cn = &c->conns[j];
+
+				if (memcmp(cn->src, ends[e], 16) && memcmp(cn->dst, ends[e], 16))
+					continue;
+				cover += hurt[j];
+				if (!hurt[j] && !cn->loss_events && !cn->read_gaps && !cn->ack_only &&
+				    rate_evidence(cn, SIG_LOSS))
+					packets += cn->packets;
+			}
+			if (2 * cover > n_hurt && rate * packets < c->cfg->loss_part_min_events)
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
  * Loss (or marks) on connections that share no host: a cable inside the fabric that drops
  * (or marks). The same shape as the latency set (three host pairs or more, no host on more
  * than half of them), its rate against the connections outside the set, as a lossy (or
@@ -368,7 +404,7 @@ static int fabric_rate_candidate(struct ctx *c, enum signal s, bool *hurt,
 	const struct localize_config *cfg = c->cfg;
 	bool ecn = s == SIG_ECN;
 	struct candidate cand = { .signal = s, .kind = ecn ? FINDING_CONGESTED : FINDING_LOSSY };
-	double out_events = 0, out_packets = 0;
+	double out_events = 0, out_packets = 0, specificity;
 	size_t n_hurt, max_cover;
 	uint32_t pairs;
 
@@ -377,7 +413,7 @@ static int fabric_rate_candidate(struct ctx *c, enum signal s, bool *hurt,
 		return 0;
 	max_cover = max_host_cover(c, hurt);
 	pairs = hurt_pairs(c, hurt);
-	if (pairs < 3 || 2 * max_cover > n_hurt)
+	if (pairs < 3)
 		return 0;
 	for (size_t k = 0; k < c->n_conns; k++) {
 		const struct conn *cn = &c->conns[k];
@@ -394,13 +430,19 @@ static int fabric_rate_candidate(struct ctx *c, enum signal s, bool *hurt,
 	}
 	cand.in_rate = cand.in_events / cand.in_packets;
 	cand.out_rate = out_packets > 0 ? out_events / out_packets : 0;
+	specificity = 1 - (double)max_cover / (double)n_hurt;
+	if (2 * max_cover > n_hurt) {
+		if (s != SIG_LOSS || !busy_hosts_clean_elsewhere(c, hurt, n_hurt, cand.in_rate))
+			return 0;
+		specificity = 0.5;
+	}
 	if (cand.in_rate < (ecn ? cfg->ecn_min_rate : cfg->loss_min_rate) ||
 	    cand.in_events < (ecn ? cfg->ecn_min_events : cfg->loss_min_events) ||
 	    cand.in_rate < (ecn ? cfg->ecn_min_ratio : cfg->loss_min_ratio) * cand.out_rate)
 		return 0;
 	cand.z = loc_poisson_z(cand.in_events, cand.out_rate * cand.in_packets);
 	cand.strength = loc_strength(cand.z, ecn ? cfg->ecn_min_z : cfg->loss_min_z);
-	cand.specificity = 1 - (double)max_cover / (double)n_hurt;
+	cand.specificity = specificity;
 	cand.confidence = cand.set_confidence = cand.strength * cand.specificity;
 	if (cand.confidence < cfg->min_confidence)
 		return 0;

@@ -21,6 +21,13 @@ loss_case() {
 loss_case spine0.7 leaf2-spine3 --hosts 44 --leaves 4 --spines 4 --load 25% --mtu 4096 \
 	--duration 8ms --workload write --seed 4016 \
 	--fault "link=leaf2-spine3,kind=loss,size=0.7%,onset=3200us"
+# Four hosts per leaf, READs: 198.18.0.23 was on 3 of the 5 connections that lost on
+# their own, more than half, so the set was dropped as that host's story, though its
+# other connections lost nothing where the set's rate would have drawn 10 events or more.
+# A host pair was the alert (loss1-fab-read, seed 4027).
+loss_case readhost leaf3-spine0 --hosts 16 --leaves 4 --spines 4 --load 20% --mtu 1024 \
+	--duration 10ms --workload read --seed 4027 \
+	--fault "link=leaf3-spine0,kind=loss,size=1%,onset=3000us"
 
 # A healthy fabric whose ECMP sends half the cross-leaf flows to one spine overflows that
 # spine's queues: the drops spread over many host pairs, and the queue marks the same
