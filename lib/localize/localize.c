@@ -216,6 +216,14 @@ static void hurt_overlap(const struct ctx *c, const struct candidate *by, const 
 	}
 }
 
+/* What the levels change: a floor read over load, host pairs' sets, hosts' loss further on. */
+static void after_levels(struct ctx *c, struct candidate *best, size_t n)
+{
+	loc_floor_over_load(c, best, n);
+	loc_pair_sets(c, best, n);
+	loc_fabric_from_hosts(c, best, n);
+}
+
 /*
  * Evidence on one or two connections beside a stronger alert needs more connections of its
  * own to be a fault of its own: often it crosses the stronger alert's subject (a READ
@@ -540,8 +548,7 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 		err = loc_busy_marks(&c, &best, &n_best, cands, n_cands);
 	if (err)
 		goto cleanup;
-	loc_floor_over_load(&c, best, n_best);
-	loc_pair_sets(&c, best, n_best);
+	after_levels(&c, best, n_best);
 	if (n_best)
 		qsort(best, n_best, sizeof(*best), cmp_candidate);
 	mark = calloc(c.n_conns ? c.n_conns : 1, sizeof(*mark));

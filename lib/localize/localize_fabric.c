@@ -476,3 +476,82 @@ int loc_fabric_candidates(struct ctx *c, struct candidate **cands, size_t *n_can
 	free(hurt);
 	return err;
 }
+
+/*
+ * Without a topology and with no lossy fabric set: the strongest host whose loss lies on a
+ * link further on (loc_loss_on_part(): its connections that lost nothing would have lost
+ * loss_part_min_events at its rate) becomes the fabric's lossy finding, its connections
+ * that lost at least FABRIC_LOSS_FLOW_MIN_EVENTS each. A cable shared by few host pairs
+ * (two hosts per leaf, few flows) leaves fewer than three pairs losing on their own, and
+ * the host that sent most across it is not the subject: the link is in the fabric.
+ * The candidate's hurt list is reordered, its lossy connections first (the list is
+ * shared with cands[], whose set it leaves unchanged).
+ */
+void loc_fabric_from_hosts(struct ctx *c, struct candidate *best, size_t n)
+{
+	struct candidate *p = NULL;
+	bool *hurt;
+	size_t m = 0;
+
+	if (c->topo)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct candidate *x = &best[i];
+
+		if (c->vars[x->var].kind == VAR_FABRIC && x->signal == SIG_LOSS)
+			return;
+		if (x->level == FINDING_NOTICE && x->notice_why == loc_why_loss_on_part &&
+		    x->hurt_idx && (!p || x->confidence > p->confidence))
+			p = &best[i];
+	}
+	if (!p)
+		return;
+	for (size_t k = 0; k < p->n_hurt_idx; k++) {
+		if (c->conns[p->hurt_idx[k]].loss_events < FABRIC_LOSS_FLOW_MIN_EVENTS)
+			continue;
+		uint32_t t = p->hurt_idx[m];
+
+		p->hurt_idx[m++] = p->hurt_idx[k];
+		p->hurt_idx[k] = t;
+	}
+	hurt = calloc(c->n_conns ? c->n_conns : 1, sizeof(*hurt));
+	if (!hurt || m < 2)
+		goto out;
+	for (size_t k = 0; k < m; k++)
+		hurt[p->hurt_idx[k]] = true;
+	long v = loc_add_var(c, VAR_FABRIC, hurt_pairs(c, hurt), NULL, fabric_key[1]);
+	if (v < 0)
+		goto out;
+	double out_events = 0, out_packets = 0;
+
+	p->in_events = p->in_packets = 0;
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+
+		if (!rate_evidence(cn, SIG_LOSS))
+			continue;
+		if (hurt[k]) {
+			p->in_events += cn->loss_events;
+			p->in_packets += cn->packets;
+		} else {
+			out_events += cn->loss_events;
+			out_packets += cn->packets;
+		}
+	}
+	if (p->in_packets <= 0)
+		goto out;
+	p->var = (uint32_t)v;
+	p->n_hurt_idx = m;
+	p->flows_hurt = (uint32_t)m;
+	p->n_eff = (double)m;
+	p->variant = 0;
+	p->direction[0] = 0;
+	p->in_rate = p->severity = p->in_events / p->in_packets;
+	p->out_rate = out_packets > 0 ? out_events / out_packets : 0;
+	p->effect = p->in_rate - p->out_rate;
+	p->z = loc_poisson_z(p->in_events, p->out_rate * p->in_packets);
+	p->level = FINDING_ALERT;
+	p->notice_why = NULL;
+out:
+	free(hurt);
+}

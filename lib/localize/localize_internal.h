@@ -258,6 +258,7 @@ void loc_peer_severity(struct ctx *c, struct candidate *cand, const bool *hurt);
 
 /* localize_fabric.c: no topology; connections hurt together that share no host. */
 size_t loc_fabric_hurt(struct ctx *c, bool *hurt);
+void loc_fabric_from_hosts(struct ctx *c, struct candidate *best, size_t n);
 int loc_fabric_candidates(struct ctx *c, struct candidate **cands, size_t *n_cands,
 			  size_t *cap_cands);
 

@@ -29,6 +29,14 @@ loss_case readhost leaf3-spine0 --hosts 16 --leaves 4 --spines 4 --load 20% --mt
 	--duration 10ms --workload read --seed 4027 \
 	--fault "link=leaf3-spine0,kind=loss,size=1%,onset=3000us"
 
+# Two hosts per leaf: the cable's drops showed on two connections into one host
+# (198.18.0.21), whose other connections lost nothing where its rate would have drawn 10
+# events or more. Fewer than three host pairs lost on their own, so no set formed: the
+# host was a notice and the cable had no alert at all (ho4-loss1.5-fab, seed 4016).
+loss_case twohosts leaf5-spine1 --hosts 16 --leaves 8 --spines 2 --load 20% --mtu 2048 \
+	--duration 20ms --workload mixed --seed 4016 \
+	--fault "link=leaf5-spine1,kind=loss,size=1.5%,onset=8000us"
+
 # A healthy fabric whose ECMP sends half the cross-leaf flows to one spine overflows that
 # spine's queues: the drops spread over many host pairs, and the queue marks the same
 # connections. The set is listed, as a notice; no alert.
