@@ -577,7 +577,7 @@ static bool latency_is_queueing(const struct candidate *cand, const struct local
  * of its peers': tuning seeds 1041-1050, hosts mode: healthy alerts marked 3.3-6.0x their
  * peers at 1.25-1.62x latency) and marks stay under quiet_marks_max times the peers' (an
  * ECN fault marks 35x and more). A fabric set has no load to compare: see
- * small_fabric_set().
+ * loc_small_fabric_set().
  */
 static bool quiet_queueing(const struct ctx *c, const struct candidate *cand)
 {
@@ -599,36 +599,6 @@ static bool quiet_queueing(const struct ctx *c, const struct candidate *cand)
 	if (cfg->floor_min_z > 0 && loc_floor_known(cand))
 		return !loc_floor_moved(c, cand) && !loc_floor_rose_slow(c, cand);
 	return cand->signal == SIG_ECN || cand->severity < cfg->quiet_max_ratio;
-}
-
-/*
- * A `fabric` set (no topology) under quiet_fabric_max_ratio times its peers' latency, or
- * under fabric_weak_max_ratio at under fabric_weak_max_z sigmas: the queues that ECMP
- * collisions build. Without a topology, healthy sets stood 1.24-1.33x (seeds 1041-1060),
- * or under 2x at 7.1-11.1 sigmas (4006-4015); right ones at 1.4-2x mostly 20 and up.
- */
-static bool small_fabric_set(const struct ctx *c, const struct candidate *cand)
-{
-	const struct localize_config *cfg = c->cfg;
-
-	return c->vars[cand->var].kind == VAR_FABRIC && cand->signal != SIG_ECN &&
-	       (cand->severity < cfg->quiet_fabric_max_ratio ||
-		(cand->severity < cfg->fabric_weak_max_ratio && cand->z < cfg->fabric_weak_max_z));
-}
-
-/*
- * A `fabric` set (no topology) at fabric_step_min_ratio times its peers' latency or more,
- * marked under fabric_step_max_marks times their rate: a queue that deep marks, so it is a
- * slow cable or added latency (seeds 4006-4015: right 3.03-6.36x, healthy 2.65x at most).
- */
-static bool fabric_step(const struct ctx *c, const struct candidate *cand)
-{
-	const struct localize_config *cfg = c->cfg;
-
-	return c->vars[cand->var].kind == VAR_FABRIC && cand->signal == SIG_LATENCY &&
-	       cfg->fabric_step_min_ratio > 0 && cand->severity >= cfg->fabric_step_min_ratio &&
-	       cand->peer_ce_rate > 0 && cand->hurt_ce_rate >= 0 &&
-	       cand->hurt_ce_rate < cfg->fabric_step_max_marks * cand->peer_ce_rate;
 }
 
 /*
@@ -1089,7 +1059,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 						  : latency_is_queueing(cand, cfg)) &&
 			 !(busy_outlier(c, cand) && !loc_queue_drains(cand)) &&
 			 !floor_outlier(c, cand) && !latency_step(c, cand) && !loc_link_stalls(cand) &&
-			 !host_step && !host_link_marks(c, cand) && !fabric_step(c, cand))
+			 !host_step && !host_link_marks(c, cand) && !loc_fabric_step(c, cand))
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		else if (quiet_queueing(c, cand))
 			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";
@@ -1104,7 +1074,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 					   "host marks them: a marking fault marks far beyond counting noise";
 		else if (loc_fabric_marks_queue(c, cand))
 			cand->notice_why = loc_why_fabric_marks_queue;
-		else if (small_fabric_set(c, cand))
+		else if (loc_small_fabric_set(c, cand))
 			cand->notice_why = "host pairs a little slower than their peers: ECMP collisions, not a fault";
 		else if (switch_link(c, cand) && loc_quiet_queue_drains(c, cand))
 			cand->notice_why = "its marks come and go over an unmoved floor: a queue draining between bursts";

@@ -220,6 +220,38 @@ out:
 	return err;
 }
 
+/* ------------------------------------------------------------------ levels */
+
+/*
+ * A `fabric` set (no topology) under quiet_fabric_max_ratio times its peers' latency, or
+ * under fabric_weak_max_ratio at under fabric_weak_max_z sigmas: the queues that ECMP
+ * collisions build. Without a topology, healthy sets stood 1.24-1.33x (seeds 1041-1060),
+ * or under 2x at 7.1-11.1 sigmas (4006-4015); right ones at 1.4-2x mostly 20 and up.
+ */
+bool loc_small_fabric_set(const struct ctx *c, const struct candidate *cand)
+{
+	const struct localize_config *cfg = c->cfg;
+
+	return c->vars[cand->var].kind == VAR_FABRIC && cand->signal != SIG_ECN &&
+	       (cand->severity < cfg->quiet_fabric_max_ratio ||
+		(cand->severity < cfg->fabric_weak_max_ratio && cand->z < cfg->fabric_weak_max_z));
+}
+
+/*
+ * A `fabric` set (no topology) at fabric_step_min_ratio times its peers' latency or more,
+ * marked under fabric_step_max_marks times their rate: a queue that deep marks, so it is a
+ * slow cable or added latency (seeds 4006-4015: right 3.03-6.36x, healthy 2.65x at most).
+ */
+bool loc_fabric_step(const struct ctx *c, const struct candidate *cand)
+{
+	const struct localize_config *cfg = c->cfg;
+
+	return c->vars[cand->var].kind == VAR_FABRIC && cand->signal == SIG_LATENCY &&
+	       cfg->fabric_step_min_ratio > 0 && cand->severity >= cfg->fabric_step_min_ratio &&
+	       cand->peer_ce_rate > 0 && cand->hurt_ce_rate >= 0 &&
+	       cand->hurt_ce_rate < cfg->fabric_step_max_marks * cand->peer_ce_rate;
+}
+
 /* ------------------------------------------------------------------ loss and marks */
 
 /*

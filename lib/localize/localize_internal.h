@@ -258,6 +258,8 @@ void loc_peer_severity(struct ctx *c, struct candidate *cand, const bool *hurt);
 
 /* localize_fabric.c: no topology; connections hurt together that share no host. */
 size_t loc_fabric_hurt(struct ctx *c, bool *hurt);
+bool loc_small_fabric_set(const struct ctx *c, const struct candidate *cand);
+bool loc_fabric_step(const struct ctx *c, const struct candidate *cand);
 void loc_fabric_from_hosts(struct ctx *c, struct candidate *best, size_t n);
 int loc_fabric_candidates(struct ctx *c, struct candidate **cands, size_t *n_cands,
 			  size_t *cap_cands);
