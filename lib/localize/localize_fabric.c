@@ -516,14 +516,18 @@ int loc_fabric_candidates(struct ctx *c, struct candidate **cands, size_t *n_can
  * that lost at least FABRIC_LOSS_FLOW_MIN_EVENTS each. A cable shared by few host pairs
  * (two hosts per leaf, few flows) leaves fewer than three pairs losing on their own, and
  * the host that sent most across it is not the subject: the link is in the fabric.
- * The candidate's hurt list is reordered, its lossy connections first (the list is
- * shared with cands[], whose set it leaves unchanged).
+ * The host's candidate gives way to a fresh one (its figures were the host's); its hurt
+ * list is reordered, the lossy connections first (the list is shared with cands[], whose
+ * set it leaves unchanged).
  */
 void loc_fabric_from_hosts(struct ctx *c, struct candidate *best, size_t n)
 {
+	struct candidate f = { .signal = SIG_LOSS, .kind = FINDING_LOSSY, .level = FINDING_ALERT };
 	struct candidate *p = NULL;
+	double out_events = 0, out_packets = 0;
 	bool *hurt;
 	size_t m = 0;
+	long v;
 
 	if (c->topo)
 		return;
@@ -551,39 +555,42 @@ void loc_fabric_from_hosts(struct ctx *c, struct candidate *best, size_t n)
 		goto out;
 	for (size_t k = 0; k < m; k++)
 		hurt[p->hurt_idx[k]] = true;
-	long v = loc_add_var(c, VAR_FABRIC, hurt_pairs(c, hurt), NULL, fabric_key[1]);
+	v = loc_add_var(c, VAR_FABRIC, hurt_pairs(c, hurt), NULL, fabric_key[1]);
 	if (v < 0)
 		goto out;
-	double out_events = 0, out_packets = 0;
-
-	p->in_events = p->in_packets = 0;
 	for (size_t k = 0; k < c->n_conns; k++) {
 		const struct conn *cn = &c->conns[k];
 
 		if (!rate_evidence(cn, SIG_LOSS))
 			continue;
 		if (hurt[k]) {
-			p->in_events += cn->loss_events;
-			p->in_packets += cn->packets;
+			f.in_events += cn->loss_events;
+			f.in_packets += cn->packets;
 		} else {
 			out_events += cn->loss_events;
 			out_packets += cn->packets;
 		}
 	}
-	if (p->in_packets <= 0)
+	if (f.in_packets <= 0)
 		goto out;
-	p->var = (uint32_t)v;
-	p->n_hurt_idx = m;
-	p->flows_hurt = (uint32_t)m;
-	p->n_eff = (double)m;
-	p->variant = 0;
-	p->direction[0] = 0;
-	p->in_rate = p->severity = p->in_events / p->in_packets;
-	p->out_rate = out_packets > 0 ? out_events / out_packets : 0;
-	p->effect = p->in_rate - p->out_rate;
-	p->z = loc_poisson_z(p->in_events, p->out_rate * p->in_packets);
-	p->level = FINDING_ALERT;
-	p->notice_why = NULL;
+	f.var = (uint32_t)v;
+	f.strength = p->strength;
+	f.specificity = p->specificity;
+	f.confidence = f.set_confidence = p->confidence;
+	f.hurt_idx = p->hurt_idx;
+	f.n_hurt_idx = m;
+	f.flows_hurt = (uint32_t)m;
+	f.n_eff = (double)m;
+	f.share = 1;
+	f.in_rate = f.severity = f.in_events / f.in_packets;
+	f.out_rate = out_packets > 0 ? out_events / out_packets : 0;
+	f.effect = f.in_rate - f.out_rate;
+	f.z = loc_poisson_z(f.in_events, f.out_rate * f.in_packets);
+	f.hurt_ce_rate = -1;
+	f.loss_clean_expected = -1;
+	f.loss_dispersion = loc_loss_dispersion(c, &f);
+	loc_find_onset(c, &f, hurt);
+	*p = f;
 out:
 	free(hurt);
 }
