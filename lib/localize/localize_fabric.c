@@ -224,17 +224,22 @@ out:
 
 /*
  * A `fabric` set (no topology) under quiet_fabric_max_ratio times its peers' latency, or
- * under fabric_weak_max_ratio at under fabric_weak_max_z sigmas: the queues that ECMP
- * collisions build. Without a topology, healthy sets stood 1.24-1.33x (seeds 1041-1060),
- * or under 2x at 7.1-11.1 sigmas (4006-4015); right ones at 1.4-2x mostly 20 and up.
+ * under fabric_weak_max_ratio at under fabric_weak_max_z sigmas, or under
+ * FABRIC_QUEUE_MAX_RATIO with its connections CE-marked over their peers' (hurt_ce_z at
+ * queue_marks_z): the queues that ECMP collisions and imbalance build. Healthy sets stood
+ * 1.24-1.33x (seeds 1041-1060), under 2x at 7.1-11.1 sigmas (4006-4015), marked at
+ * 1.42-1.59x (4016-4035: 9 alerts; 6 right sets were so too, half-speed and 4x-slow cables).
  */
+#define FABRIC_QUEUE_MAX_RATIO 1.6
 bool loc_small_fabric_set(const struct ctx *c, const struct candidate *cand)
 {
 	const struct localize_config *cfg = c->cfg;
 
 	return c->vars[cand->var].kind == VAR_FABRIC && cand->signal != SIG_ECN &&
 	       (cand->severity < cfg->quiet_fabric_max_ratio ||
-		(cand->severity < cfg->fabric_weak_max_ratio && cand->z < cfg->fabric_weak_max_z));
+		(cand->severity < cfg->fabric_weak_max_ratio && cand->z < cfg->fabric_weak_max_z) ||
+		(cand->severity < FABRIC_QUEUE_MAX_RATIO && cand->hurt_ce_rate >= 0 &&
+		 cand->hurt_ce_z >= cfg->queue_marks_z));
 }
 
 /*
