@@ -1059,7 +1059,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 						  : latency_is_queueing(cand, cfg)) &&
 			 !(busy_outlier(c, cand) && !loc_queue_drains(cand)) &&
 			 !floor_outlier(c, cand) && !latency_step(c, cand) && !loc_link_stalls(cand) &&
-			 !host_step && !host_link_marks(c, cand) && !loc_fabric_step(c, cand))
+			 !host_step && !host_link_marks(c, cand) && !loc_fabric_step(c, cand) &&
+			 !loc_fabric_marks_stand(c, cand))
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		else if (quiet_queueing(c, cand))
 			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";
@@ -1072,7 +1073,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		else if (host_queue_marks(c, cand, host_step))
 			cand->notice_why = "its connections CE-marked a few times their peers', as a queue toward one "
 					   "host marks them: a marking fault marks far beyond counting noise";
-		else if (loc_fabric_marks_queue(c, cand))
+		else if (loc_fabric_marks_queue(c, cand) &&
+			 !(fabric_busy(cand, cfg) && loc_fabric_marks_stand(c, cand)))
 			cand->notice_why = loc_why_fabric_marks_queue;
 		else if (loc_small_fabric_set(c, cand))
 			cand->notice_why = "host pairs a little slower than their peers: ECMP collisions, not a fault";

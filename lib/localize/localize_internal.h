@@ -318,6 +318,7 @@ bool loc_loss_on_part(const struct ctx *c, const struct candidate *cand);
  * queue's (a notice). */
 extern const char loc_why_fabric_marks_queue[];
 bool loc_fabric_marks_queue(const struct ctx *c, const struct candidate *cand);
+bool loc_fabric_marks_stand(const struct ctx *c, const struct candidate *cand);
 /* A switch link's drops short of loss_min_ratio pass when spread at random in time. */
 bool loc_loss_random_short_ratio(struct ctx *c, const struct candidate *cand, const bool *hurt);
 /* localize_classify.c: the hurt connections marked loss_marks_ratio times per loss or more. */

@@ -200,3 +200,21 @@ bool loc_fabric_marks_queue(const struct ctx *c, const struct candidate *cand)
 	       (cand->loss_dispersion < 0 || cand->loss_dispersion >= FABRIC_MARKS_MAX_DISPERSION ||
 		cand->in_rate < FABRIC_MARKS_MIN_RATIO * cand->out_rate);
 }
+
+/*
+ * A marked fabric set that stands out of a fabric queueing everywhere: its marks come as a
+ * constant chance gives them (marks_dispersion under FABRIC_MARKS_EVEN_DISPERSION, where
+ * queues' bursts stand at 1.3 and up) at FABRIC_MARKS_STAND_RATIO times the other
+ * connections' rate or more. Tuning seeds 4016-4035, marked sets of busy fabrics (a notice
+ * each): 9 right ones so, 0-0.96 at 9.9-36x; healthy and wrong ones 1.16 and up, or
+ * under 5.1x. In a busy fabric it also lifts the 15x rule of loc_fabric_marks_queue():
+ * the others' rate there is the fabric's queues, not a quiet floor.
+ */
+#define FABRIC_MARKS_EVEN_DISPERSION 1
+#define FABRIC_MARKS_STAND_RATIO 8
+bool loc_fabric_marks_stand(const struct ctx *c, const struct candidate *cand)
+{
+	return c->vars[cand->var].kind == VAR_FABRIC && cand->signal == SIG_ECN &&
+	       cand->loss_dispersion >= 0 && cand->loss_dispersion < FABRIC_MARKS_EVEN_DISPERSION &&
+	       cand->in_rate >= FABRIC_MARKS_STAND_RATIO * cand->out_rate;
+}
