@@ -150,6 +150,20 @@ alert_count() { jq '[.findings[] | select(.level == "alert")] | length' "$1"; }
 first_alert() { jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject)"' "$1"; }
 alert_list() { jq -c '[.findings[] | select(.level == "alert") | [.kind, .subject]]' "$1"; }
 
+# fabric_case TEST KIND NAME CABLE SYNTH-ARGS...: synthesize a mirror trace into $work/NAME,
+# analyze it without a topology, and expect its first alert to be a `fabric` finding of
+# KIND whose listed connections mostly cross CABLE (fabric_crossing()).
+fabric_case() {
+	local test=$1 kind=$2 name=$3 cable=$4 d=$work/$3
+	shift 4
+	synth_analyze "$test" "$d" "$d/out.json" "$@" --vantage mirror --snaplen 128 -- || exit 0
+	expect_eq "$test $name: the first alert is a $kind fabric set" "$kind fabric" \
+		"$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject_kind)"' "$d/out.json")"
+	read -r hit listed < <(fabric_crossing "$d/out.json" "$d" "$cable" "$kind")
+	expect_eq "$test $name: most listed connections cross $cable ($hit of $listed)" true \
+		"$([ "${listed:-0}" -gt 0 ] && [ $((2 * hit)) -ge "$listed" ] && echo true || echo false)"
+}
+
 # fabric_crossing JSON DIR CABLE KIND: of the first `fabric` alert of KIND in JSON, how many
 # of its listed connections ({dst, dst_qpn}) cross CABLE, then how many it lists ("HIT N").
 # Crossing, from the synthesizer's DIR/truth.json: either end of a queue pair whose path or

@@ -8,15 +8,8 @@
 . "$(dirname "$0")/../lib.sh"
 synth_test_start fabric-loss
 loss_case() {
-	local name=$1 cable=$2 d=$work/$1
-	shift 2
-	synth_analyze fabric-loss "$d" "$d/out.json" "$@" --vantage mirror --snaplen 128 -- || exit 0
-	expect_eq "fabric-loss $name: the first alert is a lossy fabric set" "lossy fabric" \
-		"$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject_kind)"' "$d/out.json")"
-	read -r hit listed < <(fabric_crossing "$d/out.json" "$d" "$cable" lossy)
-	expect_eq "fabric-loss $name: most listed connections cross $cable ($hit of $listed)" true \
-		"$([ "${listed:-0}" -gt 0 ] && [ $((2 * hit)) -ge "$listed" ] && echo true || echo false)"
-	expect_eq "fabric-loss $name: no other alert" 1 "$(alert_count "$d/out.json")"
+	fabric_case fabric-loss lossy "$@"
+	expect_eq "fabric-loss $1: no other alert" 1 "$(alert_count "$work/$1/out.json")"
 }
 loss_case spine0.7 leaf2-spine3 --hosts 44 --leaves 4 --spines 4 --load 25% --mtu 4096 \
 	--duration 8ms --workload write --seed 4016 \

@@ -9,28 +9,15 @@
 # below, 310 for the crowded spine's): a set marked in bursts is a notice.
 . "$(dirname "$0")/../lib.sh"
 synth_test_start fabric-marks
-d=$work/ecn12
-synth_analyze fabric-marks "$d" "$d/out.json" --hosts 42 --leaves 6 --spines 4 --load 20% \
-	--mtu 2048 --duration 8ms --workload mixed --vantage mirror --snaplen 128 --seed 4017 \
-	--fault "link=leaf3-spine0,kind=ecn,size=12%,onset=800us" -- || exit 0
-expect_eq "fabric-marks ecn12: the first alert is a congested fabric set" "congested fabric" \
-	"$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject_kind)"' "$d/out.json")"
-read -r hit listed < <(fabric_crossing "$d/out.json" "$d" leaf3-spine0 congested)
-expect_eq "fabric-marks ecn12: most listed connections cross leaf3-spine0 ($hit of $listed)" true \
-	"$([ "${listed:-0}" -gt 0 ] && [ $((2 * hit)) -ge "$listed" ] && echo true || echo false)"
-
+fabric_case fabric-marks congested ecn12 leaf3-spine0 --hosts 42 --leaves 6 --spines 4 --load 20% --mtu 2048 \
+	--duration 8ms --workload mixed --seed 4017 \
+	--fault "link=leaf3-spine0,kind=ecn,size=12%,onset=800us"
 # Round 32: the same cable in a fabric queueing everywhere (45% load on 2 leaves): the set
 # was a notice ("the whole fabric is queueing"). Its marks come as evenly as a constant
 # chance gives them (dispersion under 1) at 13x the other connections' rate: an alert.
-d=$work/busy
-synth_analyze fabric-marks "$d" "$d/out.json" --hosts 32 --leaves 2 --spines 4 --load 45% \
-	--mtu 1024 --duration 5ms --workload write --vantage mirror --snaplen 128 --seed 4026 \
-	--fault "link=leaf1-spine1,kind=ecn,size=12%,onset=1000us" -- || exit 0
-expect_eq "fabric-marks busy: the first alert is a congested fabric set" "congested fabric" \
-	"$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject_kind)"' "$d/out.json")"
-read -r hit listed < <(fabric_crossing "$d/out.json" "$d" leaf1-spine1 congested)
-expect_eq "fabric-marks busy: most listed connections cross leaf1-spine1 ($hit of $listed)" true \
-	"$([ "${listed:-0}" -gt 0 ] && [ $((2 * hit)) -ge "$listed" ] && echo true || echo false)"
+fabric_case fabric-marks congested busy leaf1-spine1 --hosts 32 --leaves 2 --spines 4 --load 45% --mtu 1024 \
+	--duration 5ms --workload write --seed 4026 \
+	--fault "link=leaf1-spine1,kind=ecn,size=12%,onset=1000us"
 
 d=$work/ecmp
 synth_analyze fabric-marks "$d" "$d/out.json" --hosts 60 --leaves 12 --spines 3 --load 12% \
