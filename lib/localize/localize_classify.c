@@ -1073,8 +1073,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		else if (host_queue_marks(c, cand, host_step))
 			cand->notice_why = "its connections CE-marked a few times their peers', as a queue toward one "
 					   "host marks them: a marking fault marks far beyond counting noise";
-		else if (loc_fabric_marks_queue(c, cand) &&
-			 !(fabric_busy(cand, cfg) && loc_fabric_marks_stand(c, cand)))
+		else if (loc_fabric_marks_queue(c, cand))
 			cand->notice_why = loc_why_fabric_marks_queue;
 		else if (loc_small_fabric_set(c, cand))
 			cand->notice_why = "host pairs a little slower than their peers: ECMP collisions, not a fault";
