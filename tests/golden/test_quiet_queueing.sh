@@ -78,12 +78,14 @@ if run slowx2 1048 --spines 2 --load 10% --fault link=198.18.0.22-leaf3,kind=slo
 	expect_eq "quiet-slowx2: the slowed host link is the first alert" "slow 198.18.0.22" "$got"
 fi
 # A 5x serializer on a spine cable, one direction, from 3 ms (slowx5-fab-1dir, seed
-# 1046): without a topology a `fabric` set at 1.55x its peers' latency, marked 9.9x.
+# 1046): without a topology a `fabric` set at 1.55x its peers' latency, marked 9.9x. It was
+# an alert until round 32; a set under 1.6x and marked is a queue's now (healthy ECMP
+# imbalance looks the same without a topology), listed as a notice.
 if run slowx5 1046 --spines 4 --load 20% \
 	--fault link=leaf3-spine0,dir='spine0>leaf3',kind=slow,size=5x,onset=3000us \
 	--fault link=leaf3-spine0,dir='spine0>leaf3',kind=slow,size=4us,onset=3000us; then
-	got=$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject_kind)"' \
+	got=$(jq -r '[.findings[] | select(.subject_kind == "fabric" and .kind == "slow")][0].level' \
 		"$work/slowx5.json")
-	expect_eq "quiet-slowx5: the spine cable's fabric set is the first alert" "slow fabric" "$got"
+	expect_eq "quiet-slowx5: the spine cable's fabric set is a notice" "notice" "$got"
 fi
 exit 0
