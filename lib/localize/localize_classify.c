@@ -548,12 +548,6 @@ static void hurt_marks(const struct ctx *c, struct candidate *cand)
 	cand->hurt_ce_z = packets > 0 ? (ce - expected) / sqrt(expected + 1) : 0;
 }
 
-/* Busy: the connections that do not cross the candidate are CE-marked at busy_ce_rate. */
-static bool fabric_busy(const struct candidate *cand, const struct localize_config *cfg)
-{
-	return cfg->busy_ce_rate > 0 && cand->peer_ce_rate >= cfg->busy_ce_rate;
-}
-
 /*
  * A latency excess that the fabric's queueing explains: the fabric is busy and the hurt
  * connections are marked more than their peers, beyond counting noise. A queue delays and
@@ -562,7 +556,7 @@ static bool fabric_busy(const struct candidate *cand, const struct localize_conf
  */
 static bool latency_is_queueing(const struct candidate *cand, const struct localize_config *cfg)
 {
-	if (!fabric_busy(cand, cfg))
+	if (!loc_fabric_busy(cand, cfg))
 		return false;
 	if (cfg->queue_marks_z <= 0 || cand->hurt_ce_rate < 0)
 		return true;
@@ -584,7 +578,7 @@ static bool quiet_queueing(const struct ctx *c, const struct candidate *cand)
 	const struct localize_config *cfg = c->cfg;
 	double peer = cand->peer_ce_rate;
 
-	if (cfg->quiet_marks_ratio <= 0 || fabric_busy(cand, cfg) || cand->hurt_ce_rate < 0 ||
+	if (cfg->quiet_marks_ratio <= 0 || loc_fabric_busy(cand, cfg) || cand->hurt_ce_rate < 0 ||
 	    peer <= 0 || cand->hurt_ce_z < cfg->queue_marks_z)
 		return false;
 	if (cand->hurt_ce_rate < cfg->quiet_marks_ratio * peer ||
@@ -615,7 +609,7 @@ static bool busy_host_latency(const struct ctx *c, const struct candidate *cand)
 {
 	return (host_link(c, cand) || c->vars[cand->var].kind == VAR_HOST) &&
 	       (cand->signal == SIG_LATENCY || cand->signal == SIG_COMPLETION) &&
-	       fabric_busy(cand, c->cfg) && cand->hurt_ce_rate >= 0 &&
+	       loc_fabric_busy(cand, c->cfg) && cand->hurt_ce_rate >= 0 &&
 	       cand->hurt_ce_z < c->cfg->queue_marks_z && cand->severity < c->cfg->quiet_max_ratio;
 }
 
@@ -790,7 +784,7 @@ static void link_kind(const struct ctx *c, struct candidate *cand, bool host_ste
 		cand->kind = FINDING_SLOW;
 		cand->kind_why = WHY_MARKS_DRAIN;
 	} else if (cand->kind == FINDING_SLOW && cand->signal != SIG_ECN &&
-		   fabric_busy(cand, c->cfg) && busy_outlier(c, cand) && !floor_outlier(c, cand) &&
+		   loc_fabric_busy(cand, c->cfg) && busy_outlier(c, cand) && !floor_outlier(c, cand) &&
 		   !latency_step(c, cand) && !loc_marks_drain(cand)) {
 		cand->kind = FINDING_CONGESTED;
 		cand->kind_why = "its marks: far above its peer links' with no standing queue";
@@ -982,7 +976,7 @@ static void busy_fabric_notices(const struct ctx *c, struct candidate *cand, boo
 {
 	if (cand->notice_why || host_step)
 		return;
-	if (cand->kind != FINDING_HOST && cand->flows_hurt == 1 && fabric_busy(cand, c->cfg))
+	if (cand->kind != FINDING_HOST && cand->flows_hurt == 1 && loc_fabric_busy(cand, c->cfg))
 		cand->notice_why = "one connection in a fabric queueing everywhere: what its queues give some connection";
 	else if (few_in_heavy_queueing(c, cand))
 		cand->notice_why = "a few connections slower than their peers and marked no more, in a fabric "
@@ -1035,7 +1029,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	cand->peer_ce_rate = peer_ce_rate(c, cand);
 	hurt_marks(c, cand);
 	cand->stall_known = false;
-	if (switch_link(c, cand) && fabric_busy(cand, cfg)) {
+	if (switch_link(c, cand) && loc_fabric_busy(cand, cfg)) {
 		loc_marks_floor(c, cand);
 		loc_link_stall(c, cand);
 	}
@@ -1055,7 +1049,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		/* A fabric that marks everywhere is queueing everywhere: the hottest queue
 		 * is ordinary congestion (loaded, oversubscribed healthy fabrics raised an
 		 * alert in every run), unless the link stands out of it. */
-		else if ((cand->signal == SIG_ECN ? fabric_busy(cand, cfg)
+		else if ((cand->signal == SIG_ECN ? loc_fabric_busy(cand, cfg)
 						  : latency_is_queueing(cand, cfg)) &&
 			 !(busy_outlier(c, cand) && !loc_queue_drains(cand)) &&
 			 !floor_outlier(c, cand) && !latency_step(c, cand) && !loc_link_stalls(cand) &&
@@ -1099,7 +1093,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		break;
 	case FINDING_LOSSY:
 		/* Overflow drops of a busy fabric (healthy ones lose 0.06-1%, marked more). */
-		if (cand->signal == SIG_LOSS && fabric_busy(cand, cfg) && loc_loss_tracks_marks(c, cand) &&
+		if (cand->signal == SIG_LOSS && loc_fabric_busy(cand, cfg) && loc_loss_tracks_marks(c, cand) &&
 		    !loss_at_random(c, cand)) {
 			/* ... unless the queue stands on a link that carries less than its
 			 * peers: its own overflow (a slowed serializer), or the link marks

@@ -270,8 +270,7 @@ static bool rate_evidence(const struct conn *cn, enum signal s)
 {
 	if (s == SIG_ECN)
 		return cn->valid[SIG_ECN];
-	return cn->valid[SIG_LOSS] && cn->req && cn->resp && cn->req->carries_requests &&
-	       cn->resp->carries_responses;
+	return loc_conn_reliable(cn);
 }
 
 static double rate_events(const struct conn *cn, enum signal s)
@@ -418,8 +417,7 @@ static bool busy_hosts_clean_elsewhere(const struct ctx *c, const bool *hurt, si
 				if (memcmp(cn->src, ends[e], 16) && memcmp(cn->dst, ends[e], 16))
 					continue;
 				cover += hurt[j];
-				if (!hurt[j] && !cn->loss_events && !cn->read_gaps && !cn->ack_only &&
-				    rate_evidence(cn, SIG_LOSS))
+				if (!hurt[j] && loc_conn_clean(cn))
 					packets += cn->packets;
 			}
 			if (2 * cover > n_hurt && rate * packets < c->cfg->loss_part_min_events)

@@ -197,6 +197,28 @@ static inline bool loc_same_comp_class(const struct conn *a, const struct conn *
 	return a->hops == b->hops && a->comp_shape == b->comp_shape;
 }
 
+/*
+ * A reliable connection seen both ways (RC or XRC requests one way, responses the other):
+ * only its loss leaves a trace (a UC or UD connection's does not).
+ */
+static inline bool loc_conn_reliable(const struct conn *cn)
+{
+	return cn->valid[SIG_LOSS] && cn->req && cn->resp && cn->req->carries_requests &&
+	       cn->resp->carries_responses;
+}
+
+/* A reliable connection that lost nothing: no loss event, no READ gap, not ACKs alone. */
+static inline bool loc_conn_clean(const struct conn *cn)
+{
+	return loc_conn_reliable(cn) && !cn->loss_events && !cn->read_gaps && !cn->ack_only;
+}
+
+/* Busy: the connections that do not cross the candidate are CE-marked at busy_ce_rate. */
+static inline bool loc_fabric_busy(const struct candidate *cand, const struct localize_config *cfg)
+{
+	return cfg->busy_ce_rate > 0 && cand->peer_ce_rate >= cfg->busy_ce_rate;
+}
+
 /* Set (or clear) the n_conns-sized flags of x's hurt connections. */
 static inline void loc_mark_hurt(const struct candidate *x, bool *mark, bool on)
 {

@@ -196,12 +196,10 @@ const char loc_why_fabric_marks_queue[] =
 	"marks (ECMP collisions, incast), not a link that marks what crosses it";
 bool loc_fabric_marks_queue(const struct ctx *c, const struct candidate *cand)
 {
-	bool busy = c->cfg->busy_ce_rate > 0 && cand->peer_ce_rate >= c->cfg->busy_ce_rate;
-
 	return c->vars[cand->var].kind == VAR_FABRIC && cand->signal == SIG_ECN &&
 	       (cand->loss_dispersion < 0 || cand->loss_dispersion >= FABRIC_MARKS_MAX_DISPERSION ||
 		(cand->in_rate < FABRIC_MARKS_MIN_RATIO * cand->out_rate &&
-		 !(busy && loc_fabric_marks_stand(c, cand))));
+		 !(loc_fabric_busy(cand, c->cfg) && loc_fabric_marks_stand(c, cand))));
 }
 
 /*

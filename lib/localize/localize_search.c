@@ -395,9 +395,8 @@ static bool judge_latency(struct ctx *c, struct candidate *cand, const bool *hur
 /*
  * The loss events the pick's rate would have drawn on the connections crossing it that
  * lost none: a lossy link drops on every connection it carries, so a large figure says
- * the loss lies on some of them only (a cable further on that they share). Only reliable
- * connections seen both ways count (RC or XRC requests one way, responses the other): a
- * UC or UD connection's loss leaves no trace.
+ * the loss lies on some of them only (a cable further on that they share). Only clean
+ * reliable connections count (loc_conn_clean()).
  */
 static double clean_expected(const struct ctx *c, const struct candidate *cand)
 {
@@ -406,9 +405,7 @@ static double clean_expected(const struct ctx *c, const struct candidate *cand)
 	for (size_t k = 0; k < c->n_conns; k++) {
 		const struct conn *cn = &c->conns[k];
 
-		if (!cn->valid[SIG_LOSS] || cn->loss_events > 0 || cn->read_gaps > 0 ||
-		    cn->ack_only || !cn->req || !cn->resp || !cn->req->carries_requests ||
-		    !cn->resp->carries_responses)
+		if (!loc_conn_clean(cn))
 			continue;
 		packets += conn_coef(c, cn, cand->var, SIG_LOSS, cand->variant) * cn->packets;
 	}
