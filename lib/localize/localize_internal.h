@@ -256,6 +256,9 @@ bool loc_names_within(const struct candidate *x, const struct candidate *y);
 /* localize_quiet.c: a quiet fabric's queue or a fault: did the subject's latency floor move? */
 bool loc_floor_known(const struct candidate *cand);
 bool loc_floor_moved(const struct ctx *c, const struct candidate *cand);
+/* Did the floor rise less than QUIET_FLOOR_US per multiple of its peers' load (the standing
+ * queue that load keeps)? */
+bool loc_floor_under_load(const struct candidate *cand);
 bool loc_floor_rose_slow(const struct ctx *c, const struct candidate *cand);
 void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n);
 bool loc_quiet_queue_drains(struct ctx *c, struct candidate *cand);
