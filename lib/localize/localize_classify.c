@@ -963,6 +963,21 @@ static bool loaded_queue(const struct ctx *c, const struct candidate *cand)
 	       loaded_both_halves(c, cand, LOADED_QUEUE_RATIO);
 }
 
+/* Why load explains a slow or congested subject's excess (NULL: not, or a fixed step). */
+static const char *load_notice_why(const struct ctx *c, const struct candidate *cand)
+{
+	const char *why = NULL;
+
+	if (cand->load_ratio >= c->cfg->load_notice_ratio)
+		why = "it carries far more than its peers: load explains the queueing";
+	else if (loaded_without_floor(c, cand))
+		why = "it carries well over its peers' load and no floor was measured to show a slow "
+		      "link: load explains the queueing";
+	else if (loaded_queue(c, cand))
+		why = loc_why_loaded_queue;
+	return why && !constant_step(c, cand) ? why : NULL;
+}
+
 /*
  * The notices of a fabric queueing everywhere that any kind may get once its own story is
  * told, unless the floor stepped (host_step). A faulty link or host hurts every connection
@@ -1039,22 +1054,18 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	switch (cand->kind) {
 	case FINDING_CONGESTED:
 	case FINDING_SLOW:
-		if (cand->load_ratio >= cfg->load_notice_ratio && !constant_step(c, cand))
-			cand->notice_why = "it carries far more than its peers: load explains the queueing";
-		else if (loaded_without_floor(c, cand) && !constant_step(c, cand))
-			cand->notice_why = "it carries well over its peers' load and no floor was measured to "
-					   "show a slow link: load explains the queueing";
-		else if (loaded_queue(c, cand) && !constant_step(c, cand))
-			cand->notice_why = loc_why_loaded_queue;
+		cand->notice_why = load_notice_why(c, cand);
+		if (cand->notice_why)
+			break;
 		/* A fabric that marks everywhere is queueing everywhere: the hottest queue
 		 * is ordinary congestion (loaded, oversubscribed healthy fabrics raised an
 		 * alert in every run), unless the link stands out of it. */
-		else if ((cand->signal == SIG_ECN ? loc_fabric_busy(cand, cfg)
-						  : latency_is_queueing(cand, cfg)) &&
-			 !(busy_outlier(c, cand) && !loc_queue_drains(cand)) &&
-			 !floor_outlier(c, cand) && !latency_step(c, cand) && !loc_link_stalls(cand) &&
-			 !host_step && !host_link_marks(c, cand) && !loc_fabric_step(c, cand) &&
-			 !loc_fabric_marks_stand(c, cand))
+		if ((cand->signal == SIG_ECN ? loc_fabric_busy(cand, cfg)
+					     : latency_is_queueing(cand, cfg)) &&
+		    !(busy_outlier(c, cand) && !loc_queue_drains(cand)) &&
+		    !floor_outlier(c, cand) && !latency_step(c, cand) && !loc_link_stalls(cand) &&
+		    !host_step && !host_link_marks(c, cand) && !loc_fabric_step(c, cand) &&
+		    !loc_fabric_marks_stand(c, cand))
 			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 		else if (quiet_queueing(c, cand))
 			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";
