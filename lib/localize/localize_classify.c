@@ -1049,7 +1049,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		loc_link_stall(c, cand);
 	}
 	cand->loss_dispersion = cand->signal == SIG_LOSS || (cand->signal == SIG_ECN &&
-			c->vars[cand->var].kind == VAR_FABRIC) ? loc_loss_dispersion(c, cand) : -1;
+			!loc_switch_link(c, cand->var)) ? loc_loss_dispersion(c, cand) : -1;
 	host_step = host_link_step(c, cand);
 	switch (cand->kind) {
 	case FINDING_CONGESTED:
@@ -1080,6 +1080,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 					   "host marks them: a marking fault marks far beyond counting noise";
 		else if (loc_fabric_marks_queue(c, cand))
 			cand->notice_why = loc_why_fabric_marks_queue;
+		else if (loc_host_marks_burst(c, cand))
+			cand->notice_why = loc_why_host_marks_burst;
 		else if (loc_small_fabric_set(c, cand))
 			cand->notice_why = "host pairs a little slower than their peers: ECMP collisions, not a fault";
 		else if (switch_link(c, cand) && loc_quiet_queue_drains(c, cand))

@@ -344,6 +344,9 @@ bool loc_loss_on_part(const struct ctx *c, const struct candidate *cand);
 extern const char loc_why_fabric_marks_queue[];
 bool loc_fabric_marks_queue(const struct ctx *c, const struct candidate *cand);
 bool loc_fabric_marks_stand(const struct ctx *c, const struct candidate *cand);
+/* A host's link, host or pair whose marks come in bursts is a path's queue (a notice). */
+extern const char loc_why_host_marks_burst[];
+bool loc_host_marks_burst(const struct ctx *c, const struct candidate *cand);
 /* A switch link's drops short of loss_min_ratio pass when spread at random in time. */
 bool loc_loss_random_short_ratio(struct ctx *c, const struct candidate *cand, const bool *hurt);
 /* localize_classify.c: the hurt connections marked loss_marks_ratio times per loss or more. */

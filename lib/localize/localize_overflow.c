@@ -203,6 +203,30 @@ bool loc_fabric_marks_queue(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
+ * A host's link (or a host, or a host pair) whose marks, on one or two connections, come in
+ * bursts: the queue of a path those connections cross, not the link (which marks each
+ * packet with the same chance, whatever the queues do). With one or two connections the
+ * link and their path cannot be told apart by who is hurt; with more, a link that marks
+ * them all is the link, whatever its marks' rhythm. Tuning seeds 4036-4045, healthy
+ * ECMP-imbalanced fabrics: six alerts on hosts that received one or two connections, 11-24
+ * marks at dispersion 9.1-11.9; the right ECN host alerts on one or two connections
+ * 0.39-0.84, on three or more 0.04-116 (21 of 136 at 3 or more: why more than two keep it).
+ * Unless its floor moved: a slow link's queue marks in bursts too (+35 us: 15.2).
+ */
+#define HOST_MARKS_BURST_MAX_FLOWS 2
+const char loc_why_host_marks_burst[] =
+	"its marks come in bursts, as the queue of a path its connections cross marks (ECMP "
+	"collisions), not a link that marks what crosses it";
+bool loc_host_marks_burst(const struct ctx *c, const struct candidate *cand)
+{
+	enum var_kind kind = c->vars[cand->var].kind;
+
+	return cand->signal == SIG_ECN && !loc_switch_link(c, cand->var) && kind != VAR_FABRIC &&
+	       cand->flows_hurt <= HOST_MARKS_BURST_MAX_FLOWS &&
+	       cand->loss_dispersion >= FABRIC_MARKS_MAX_DISPERSION && !loc_floor_moved(c, cand);
+}
+
+/*
  * A marked fabric set that stands out of a fabric queueing everywhere: its marks come as a
  * constant chance gives them (marks_dispersion under FABRIC_MARKS_EVEN_DISPERSION, where
  * queues' bursts stand at 1.3 and up) at FABRIC_MARKS_STAND_RATIO times the other

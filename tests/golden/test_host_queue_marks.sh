@@ -7,6 +7,9 @@
 # floor the same load lifted are a queue, and the floor rule no longer makes it an alert
 # (it still does for a link that reads slow: a +35 us host link carrying more than its peers).
 # A 25% ECN host link marking 18.8x its peers at 50 sigmas stays the first alert.
+# Round 33: a host that receives one connection, whose path ECMP put on a busy spine, is
+# marked in bursts (dispersion 10.2; ho9-healthy-ecmp-60 4037, an alert before): a notice.
+# A 16% ECN link toward a host of two connections marks at random (0.39): an alert.
 . "$(dirname "$0")/../lib.sh"
 synth_test_start host-queue-marks
 for case in 3952:48:8:4:15%:4096:12ms:mixed:--ecmp-skew=0.5 3955:48:8:4:15%:4096:12ms:read: \
@@ -41,4 +44,21 @@ link_cases host-queue-marks slow kind=slow,size=35us "--hosts 30 --leaves 5 --sp
 	exit 0
 link_cases host-queue-marks congested kind=ecn,size=25% "--hosts 36 --leaves 6 --spines 3 \
 	--load 35% --mtu 1024 --duration 3ms --workload mixed" 3950:198.18.0.22-leaf2:600us
+
+d=$work/ecmp-4037
+synth_analyze host-queue-marks "$d" "$d.json" --hosts 60 --leaves 12 --spines 3 --load 12% \
+	--mtu 4096 --duration 6ms --workload mixed --vantage mirror --snaplen 128 --seed 4037 \
+	--ecmp-skew 0.5 -- || exit 0
+expect_eq "host-queue-marks ecmp 4037: no alert" 0 "$(alert_count "$d.json")"
+expect_eq "host-queue-marks ecmp 4037: 198.18.0.57's bursts of marks, a notice" '["notice",true]' \
+	"$(jq -c '[.findings[] | select(.subject == "198.18.0.57")][0] |
+		[.level, .evidence.marks_dispersion >= 3]' "$d.json")"
+d=$work/ecn16-4044
+synth_analyze host-queue-marks "$d" "$d.json" --hosts 44 --leaves 11 --spines 4 --load 14% \
+	--mtu 2048 --duration 6ms --workload write --vantage mirror --snaplen 128 --seed 4044 \
+	--fault 'link=198.18.0.38-leaf7,dir=leaf7>198.18.0.38,kind=ecn,size=16%,onset=1800us' -- ||
+	exit 0
+expect_eq "host-queue-marks ecn16 4044: the marking host link, even marks, the first alert" \
+	'["198.18.0.38","congested",true]' "$(jq -c '[.findings[] | select(.level == "alert")][0] |
+		[.subject, .kind, .evidence.marks_dispersion < 1]' "$d.json")"
 exit 0
