@@ -10,8 +10,8 @@ synth_test_start fabric-weak
 fabric_level() {
 	jq -r '[.findings[] | select(.subject_kind == "fabric") | .level] | join(",")' "$1"
 }
-# healthy_case NAME ALERTS SYNTH-ARGS...: ALERTS is the alerts the run keeps (ecmp48: a host
-# link marked 1.02%, not this rule's business).
+# healthy_case NAME ALERTS SYNTH-ARGS...: ALERTS is the alerts the run keeps (ecmp48 kept a
+# host link marked 1.02% on one connection until round 33 made such bursts a notice).
 healthy_case() {
 	local name=$1 alerts=$2 d=$work/$1
 	shift 2
@@ -21,7 +21,7 @@ healthy_case() {
 }
 healthy_case healthy40 0 --hosts 40 --leaves 10 --spines 4 --load 25% --mtu 2048 --duration 8ms \
 	--workload mixed --seed 4010
-healthy_case ecmp48 1 --hosts 48 --leaves 8 --spines 4 --load 15% --mtu 4096 --duration 12ms \
+healthy_case ecmp48 0 --hosts 48 --leaves 8 --spines 4 --load 15% --mtu 4096 --duration 12ms \
 	--workload mixed --seed 4013 --ecmp-skew 0.5
 # Round 32: a set under 1.6x whose connections are CE-marked over their peers' is a queue
 # too, whatever its sigmas (ho8-healthy-ecmp-50, seed 4030: 1.44x at 51 sigmas, marked 5x
