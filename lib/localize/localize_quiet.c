@@ -86,7 +86,7 @@ void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n)
 		if (x->level != FINDING_NOTICE || cfg->load_notice_ratio <= 0 ||
 		    x->kind != FINDING_SLOW || x->load_ratio < cfg->load_notice_ratio ||
 		    c->vars[x->var].kind == VAR_FABRIC ||
-		    (cfg->busy_ce_rate > 0 && x->peer_ce_rate >= cfg->busy_ce_rate) ||
+		    loc_fabric_busy(x, cfg) ||
 		    !floor_moved_over_load(c, x))
 			continue;
 		x->level = FINDING_ALERT;
