@@ -262,6 +262,8 @@ bool loc_floor_under_load(const struct candidate *cand);
 bool loc_floor_rose_slow(const struct ctx *c, const struct candidate *cand);
 void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n);
 bool loc_quiet_queue_drains(struct ctx *c, struct candidate *cand);
+/* The same delay on every hurt connection: a fixed step, not a queue. */
+bool loc_fixed_step(const struct ctx *c, const struct candidate *cand);
 
 /* localize_signals.c: each connection's value of each signal against its baseline. */
 void loc_build_signals(struct ctx *c);
