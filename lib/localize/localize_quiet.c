@@ -138,7 +138,11 @@ bool loc_quiet_queue_drains(struct ctx *c, struct candidate *cand)
  * Their median excess spreads under CONSTANT_STEP_CV of its mean (its standard deviation
  * over the mean; tuning seeds 1561-1600: a +20 us link 0.0005 over 9 connections; the 18
  * load notices of healthy-ecmp-skew, healthy-incast and healthy-over-mixed on 1561-1580
- * 0.156-1.06, those on host links of slowx5-fab-1dir 0.20 and 0.76).
+ * 0.156-1.06, those on host links of slowx5-fab-1dir 0.20 and 0.76). A queue its own load
+ * keeps full delays every connection alike too, but a step raises the floor with it: a
+ * floor that rose less than the load lifts it (loc_floor_under_load()) is no step (tuning
+ * seeds 4046-4055: ho6-healthy-ecmp-32 4054, a host link at 2.83x its peers' load, +152 us
+ * on 6 connections spread 0.002 of the mean over a floor 0.05 us up).
  */
 #define CONSTANT_STEP_CV 0.05
 
@@ -147,7 +151,8 @@ bool loc_fixed_step(const struct ctx *c, const struct candidate *cand)
 	double sum = 0, sum2 = 0, mean;
 	size_t n = 0;
 
-	if (cand->signal != SIG_LATENCY && cand->signal != SIG_COMPLETION)
+	if ((cand->signal != SIG_LATENCY && cand->signal != SIG_COMPLETION) ||
+	    (loc_floor_known(cand) && loc_floor_under_load(cand)))
 		return false;
 	for (size_t k = 0; k < cand->n_hurt_idx; k++) {
 		const struct conn *cn = &c->conns[cand->hurt_idx[k]];
