@@ -34,7 +34,7 @@ void loc_var_subject(const struct ctx *c, const struct var *v, char *buf, size_t
 		snprintf(buf, len, "%.60s -> %.60s", a, b);
 		break;
 	case VAR_FABRIC:
-		snprintf(buf, len, "fabric (%u host pairs)", v->link);
+		snprintf(buf, len, "fabric (%u host pair%s)", v->link, v->link == 1 ? "" : "s");
 		break;
 	}
 }
