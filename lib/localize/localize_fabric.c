@@ -519,15 +519,18 @@ int loc_fabric_candidates(struct ctx *c, struct candidate **cands, size_t *n_can
  * that lost at least FABRIC_LOSS_FLOW_MIN_EVENTS each. A cable shared by few host pairs
  * (two hosts per leaf, few flows) leaves fewer than three pairs losing on their own, and
  * the host that sent most across it is not the subject: the link is in the fabric.
- * The host's candidate gives way to a fresh one (its figures were the host's); its hurt
- * list is reordered, the lossy connections first (the list is shared with cands[], whose
- * set it leaves unchanged).
+ * With no such host, the strongest lossy host pair alert does so, its connections that
+ * lost at least that many (one is enough), unless a lossy host or host link alert stands
+ * above it (its loss seen through one peer): a pair names neither host's link (round 34,
+ * tuning seeds 4046-4055: lossy pairs ranked first in cable-fault runs without a topology). The candidate gives way to a fresh one (its figures were the
+ * host's or the pair's); its hurt list is reordered, the lossy connections first (the list
+ * is shared with cands[], whose set it leaves unchanged).
  */
 void loc_fabric_from_hosts(struct ctx *c, struct candidate *best, size_t n)
 {
 	struct candidate f = { .signal = SIG_LOSS, .kind = FINDING_LOSSY, .level = FINDING_ALERT };
-	struct candidate *p = NULL;
-	double out_events = 0, out_packets = 0;
+	struct candidate *p = NULL, *pair = NULL;
+	double out_events = 0, out_packets = 0, host_loss = 0;
 	bool *hurt;
 	size_t m = 0;
 	long v;
@@ -542,7 +545,16 @@ void loc_fabric_from_hosts(struct ctx *c, struct candidate *best, size_t n)
 		if (x->level == FINDING_NOTICE && x->notice_why == loc_why_loss_on_part &&
 		    x->hurt_idx && (!p || x->confidence > p->confidence))
 			p = &best[i];
+		if (x->level != FINDING_ALERT || x->signal != SIG_LOSS || x->kind != FINDING_LOSSY)
+			continue;
+		if (c->vars[x->var].kind == VAR_PATH && x->hurt_idx &&
+		    (!pair || x->confidence > pair->confidence))
+			pair = &best[i];
+		else if (c->vars[x->var].kind == VAR_HOST || c->vars[x->var].kind == VAR_HOST_LINK)
+			host_loss = fmax(host_loss, x->confidence);
 	}
+	if (!p && pair && pair->confidence > host_loss)
+		p = pair;
 	if (!p)
 		return;
 	for (size_t k = 0; k < p->n_hurt_idx; k++) {
@@ -554,7 +566,7 @@ void loc_fabric_from_hosts(struct ctx *c, struct candidate *best, size_t n)
 		p->hurt_idx[k] = t;
 	}
 	hurt = calloc(c->n_conns ? c->n_conns : 1, sizeof(*hurt));
-	if (!hurt || m < 2)
+	if (!hurt || m < (p == pair ? 1 : 2))
 		goto out;
 	for (size_t k = 0; k < m; k++)
 		hurt[p->hurt_idx[k]] = true;
