@@ -80,8 +80,10 @@ if run_case hostlink 25 "link=198.18.0.21-leaf2,kind=slow,size=5x,onset=2ms"; th
 fi
 
 # A lossy spine-link direction that only one host pair's QPs cross, analyzed without
-# topology: the host pair (path) is blamed, as the pair's other flows are fine. The pair
-# is read from truth.json (the QPs whose data path crosses leaf0 -> spine0).
+# topology: the pair's link in the fabric is blamed, as the pair's hosts' other flows are
+# fine: a one-pair lossy fabric finding whose connections are that pair's (round 34; a
+# host pair names neither host's link). The pair is read from truth.json (the QPs whose
+# data path crosses leaf0 -> spine0).
 if "$SYNTH" -q -o "$work/path" --hosts 16 --leaves 4 --spines 2 --peers 2 --qps-per-pair 1 \
 	--duration 10ms --load 10% --snaplen 128 --seed 44 \
 	--fault 'link=leaf0-spine0,dir=leaf0>spine0,kind=loss,size=1%,onset=2ms' 2>"$work/path.err"; then
@@ -92,7 +94,10 @@ if "$SYNTH" -q -o "$work/path" --hosts 16 --leaves 4 --spines 2 --peers 2 --qps-
 	if [ "$(wc -w <<<"$pairs")" -ne 1 ]; then
 		fail localize-path-no-topology "seed 44 no longer puts one pair on leaf0>spine0: $pairs"
 	else
-		expect_eq localize-path-no-topology "lossy $pairs" "$kind $subject"
+		expect_eq localize-path-no-topology "lossy fabric(1hostpair)" "$kind $subject"
+		got=$(jq -r '[.findings[0].evidence.flows[] | [.src, .dst] | sort | "\(.[0])->\(.[1])"] |
+			unique | join(" ")' "$work/path/out.json")
+		expect_eq localize-path-no-topology-pair "$pairs" "$got"
 	fi
 else
 	fail localize-path-no-topology "synth: $(head -n 1 "$work/path.err")"
