@@ -307,21 +307,21 @@ static void demote_partial_host_links(struct ctx *c, struct candidate *best, siz
 		struct candidate *x = &best[i];
 
 		if (x->level != FINDING_ALERT || c->vars[x->var].kind != VAR_HOST_LINK ||
-		    x->kind != FINDING_SLOW || !latency_signal(x->signal) || !x->flows_crossing ||
+		    x->kind != FINDING_SLOW || !latency_signal(x->signal) || !x->n_hurt_idx ||
+		    !x->flows_crossing ||
 		    (double)x->flows_hurt >= HOST_PART_SHARE * (double)x->flows_crossing)
 			continue;
 		for (size_t j = 0; j < n && x->level == FINDING_ALERT; j++) {
 			const struct candidate *by = &best[j];
-			size_t shared = 0;
+			size_t shared, crossing;
 
 			if (c->vars[by->var].kind != VAR_FABRIC || by->kind != FINDING_SLOW ||
 			    !latency_signal(by->signal))
 				continue;
 			loc_mark_hurt(by, mark, true);
-			for (size_t k = 0; k < x->n_hurt_idx; k++)
-				shared += mark[x->hurt_idx[k]];
+			hurt_overlap(c, by, x, mark, &shared, &crossing);
 			loc_mark_hurt(by, mark, false);
-			if (2 * shared >= x->n_hurt_idx && x->n_hurt_idx) {
+			if (2 * shared >= x->n_hurt_idx) {
 				x->level = FINDING_NOTICE;
 				x->notice_why = "it slows only some of its connections, those of a slow fabric set: a "
 						"cable further on, seen through one host";

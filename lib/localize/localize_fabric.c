@@ -522,9 +522,10 @@ int loc_fabric_candidates(struct ctx *c, struct candidate **cands, size_t *n_can
  * With no such host, the strongest lossy host pair alert does so, its connections that
  * lost at least that many (one is enough), unless a lossy host or host link alert stands
  * above it (its loss seen through one peer): a pair names neither host's link (round 34,
- * tuning seeds 4046-4055: lossy pairs ranked first in cable-fault runs without a topology). The candidate gives way to a fresh one (its figures were the
- * host's or the pair's); its hurt list is reordered, the lossy connections first (the list
- * is shared with cands[], whose set it leaves unchanged).
+ * tuning seeds 4046-4055: lossy pairs ranked first in cable-fault runs without a
+ * topology). The candidate gives way to a fresh one (its figures were the host's or the
+ * pair's); its hurt list is reordered, the lossy connections first (the list is shared
+ * with cands[], whose set it leaves unchanged).
  */
 void loc_fabric_from_hosts(struct ctx *c, struct candidate *best, size_t n)
 {
