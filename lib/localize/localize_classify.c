@@ -1124,6 +1124,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		}
 		if (!cand->notice_why && loc_loss_on_part(c, cand))
 			cand->notice_why = loc_why_loss_on_part;
+		else if (!cand->notice_why && loc_loss_down_on_part(c, cand))
+			cand->notice_why = loc_why_loss_down_on_part;
 		break;
 	default:
 		break;

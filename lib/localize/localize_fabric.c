@@ -515,7 +515,8 @@ int loc_fabric_candidates(struct ctx *c, struct candidate **cands, size_t *n_can
 /*
  * Without a topology and with no lossy fabric set: the strongest host whose loss lies on a
  * link further on (loc_loss_on_part(): its connections that lost nothing would have lost
- * loss_part_min_events at its rate) becomes the fabric's lossy finding, its connections
+ * loss_part_min_events at its rate; or loc_loss_down_on_part(): a loss or two on each of
+ * some of its connections, none on the others) becomes the fabric's lossy finding, its connections
  * that lost at least FABRIC_LOSS_FLOW_MIN_EVENTS each. A cable shared by few host pairs
  * (two hosts per leaf, few flows) leaves fewer than three pairs losing on their own, and
  * the host that sent most across it is not the subject: the link is in the fabric.
@@ -543,7 +544,8 @@ void loc_fabric_from_hosts(struct ctx *c, struct candidate *best, size_t n)
 
 		if (c->vars[x->var].kind == VAR_FABRIC && x->signal == SIG_LOSS)
 			return;
-		if (x->level == FINDING_NOTICE && x->notice_why == loc_why_loss_on_part &&
+		if (x->level == FINDING_NOTICE &&
+		    (x->notice_why == loc_why_loss_on_part || x->notice_why == loc_why_loss_down_on_part) &&
 		    x->hurt_idx && (!p || x->confidence > p->confidence))
 			p = &best[i];
 		if (x->level != FINDING_ALERT || x->signal != SIG_LOSS || x->kind != FINDING_LOSSY)

@@ -182,6 +182,30 @@ bool loc_loss_on_part(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
+ * Without a topology: a lossy host link or host whose connections lost a few packets each
+ * (LOSS_DOWN_MAX_PER_CONN events per connection that lost any, as a link that went down
+ * costs each connection across it one go-back-N per outage), and some of its connections
+ * none. An access link that goes down takes every connection across it down with it; these
+ * lost where their paths share a cable further on. Tuning seeds 4056-4065 (again
+ * 4046-4055), such partial lossy host-link alerts: 1.0-2.4 (1.0-2.7) events per losing
+ * connection for 41 (33) picks of a flapping or lossy cable, 4.3 and up for the other 13
+ * (3); right ones 5.3 and up (blind mode, beside a cable) and 6.6 and up (host faults).
+ */
+#define LOSS_DOWN_MAX_PER_CONN 3
+const char loc_why_loss_down_on_part[] =
+	"a loss or two on each of some of its connections, none on the others: a link further "
+	"on went down under those that cross it (an access link takes every connection with it)";
+
+bool loc_loss_down_on_part(const struct ctx *c, const struct candidate *cand)
+{
+	enum var_kind kind = c->vars[cand->var].kind;
+
+	return !c->topo && cand->signal == SIG_LOSS && (kind == VAR_HOST_LINK || kind == VAR_HOST) &&
+	       cand->flows_hurt > 0 && cand->flows_hurt < cand->flows_crossing &&
+	       cand->in_events <= LOSS_DOWN_MAX_PER_CONN * (double)cand->flows_hurt;
+}
+
+/*
  * A marked fabric set (no topology) that a queue explains: its marks come in bursts, as a
  * queue marks while it is full (a cable that marks does so to each packet with the same
  * chance, whatever the queues do), or its connections are marked under
