@@ -443,7 +443,7 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 	if (cand->loss_dispersion >= 0)
 		text_buf_printf(ev, ",\"%s_dispersion\":%.3g", cand->signal == SIG_ECN ? "marks" : "loss",
 				jnum(cand->loss_dispersion));
-	if (cand->signal == SIG_LOSS && cand->loss_clean_expected >= 0)
+	if ((cand->signal == SIG_LOSS || cand->signal == SIG_ECN) && cand->loss_clean_expected >= 0)
 		text_buf_printf(ev, ",\"clean_expected_events\":%.3g", jnum(cand->loss_clean_expected));
 	if (cand->outlier_ratio > 0)
 		text_buf_printf(ev, ",\"peer_outlier_ratio\":%.3f,\"peer_outlier_z\":%.3f,"

@@ -178,8 +178,9 @@ struct candidate {
 	double marks_floor_lead;	/* ... over the highest other switch link's */
 	bool marks_floor_known;		/* both measured (loc_marks_floor()) */
 	double loss_dispersion;		/* lossy: chi-square per window of its loss counts (-1) */
-	double loss_clean_expected;	/* lossy: events its rate would give the reliable
-					   connections crossing it that lost none (-1: none) */
+	double loss_clean_expected;	/* lossy (marked): events its rate would give the
+					   connections crossing it that lost (were marked) none
+					   (-1: none) */
 	double stall, stall_lead;	/* loc_link_stall(): latency over payload, lead */
 	bool stall_known;
 	double queue_share;		/* host turnaround: its waits' share its own link was busy */

@@ -393,10 +393,11 @@ static bool judge_latency(struct ctx *c, struct candidate *cand, const bool *hur
 }
 
 /*
- * The loss events the pick's rate would have drawn on the connections crossing it that
- * lost none: a lossy link drops on every connection it carries, so a large figure says
- * the loss lies on some of them only (a cable further on that they share). Only clean
- * reliable connections count (loc_conn_clean()).
+ * The loss events (marks, for SIG_ECN) the pick's rate would have drawn on the connections
+ * crossing it that lost (were marked) none: a lossy or marking link drops or marks on every
+ * connection it carries, so a large figure says the loss lies on some of them only (a cable
+ * further on that they share). Loss: only clean reliable connections count
+ * (loc_conn_clean()); marks: connections whose marks were counted.
  */
 static double clean_expected(const struct ctx *c, const struct candidate *cand)
 {
@@ -405,9 +406,10 @@ static double clean_expected(const struct ctx *c, const struct candidate *cand)
 	for (size_t k = 0; k < c->n_conns; k++) {
 		const struct conn *cn = &c->conns[k];
 
-		if (!loc_conn_clean(cn))
+		if (cand->signal == SIG_ECN ? !cn->valid[SIG_ECN] || cn->ce_events > 0 :
+					      !loc_conn_clean(cn))
 			continue;
-		packets += conn_coef(c, cn, cand->var, SIG_LOSS, cand->variant) * cn->packets;
+		packets += conn_coef(c, cn, cand->var, cand->signal, cand->variant) * cn->packets;
 	}
 	return cand->in_rate * packets;
 }
@@ -496,7 +498,7 @@ bool loc_judge(struct ctx *c, struct candidate *cand, const double *resid, bool 
 		cand->in_rate = cand->in_packets > 0 ? cand->in_events / cand->in_packets : 0;
 		cand->out_rate = out_pk > 0 ? out_events / out_pk : 0;
 		/* Read only for a host or its link without a topology (loc_loss_on_part()). */
-		cand->loss_clean_expected = s == SIG_LOSS && !c->topo &&
+		cand->loss_clean_expected = !c->topo &&
 			(v->kind == VAR_HOST_LINK || v->kind == VAR_HOST) ? clean_expected(c, cand) : -1;
 		cand->z = loc_poisson_z(cand->in_events, cand->out_rate * cand->in_packets);
 		cand->severity = fmin(cand->effect, 1);
