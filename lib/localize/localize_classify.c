@@ -1130,6 +1130,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	default:
 		break;
 	}
+	if (!cand->notice_why && loc_marks_on_part(c, cand))
+		cand->notice_why = loc_why_marks_on_part;
 	busy_fabric_notices(c, cand, host_step);
 	host_link_kind(c, cand);
 	loc_turnaround_idle(c, cand);

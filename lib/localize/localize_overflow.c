@@ -182,6 +182,27 @@ bool loc_loss_on_part(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
+ * The same for marks: a marked host link or host (no topology) whose connections that were
+ * marked none would have drawn MARKS_PART_MIN_EVENTS marks at its rate
+ * (evidence.clean_expected_events). A marking link marks what it carries, every connection
+ * at its rate. Tuning seeds 4056-4065 (modes hosts and blind), marked host-link alerts
+ * that left connections unmarked: 27 wrong picks of a marking or slow cable at 7.8-122
+ * (26 of them 17 and up); the two right ones (host faults) at 0.
+ */
+#define MARKS_PART_MIN_EVENTS 10
+const char loc_why_marks_on_part[] =
+	"its connections that were marked none would have drawn many marks at its rate: the "
+	"marking lies on a link further on that only some of them cross (a topology would name it)";
+
+bool loc_marks_on_part(const struct ctx *c, const struct candidate *cand)
+{
+	enum var_kind kind = c->vars[cand->var].kind;
+
+	return !c->topo && cand->signal == SIG_ECN && (kind == VAR_HOST_LINK || kind == VAR_HOST) &&
+	       cand->loss_clean_expected >= MARKS_PART_MIN_EVENTS;
+}
+
+/*
  * Without a topology: a lossy host link or host whose connections lost a few packets each
  * (LOSS_DOWN_MAX_PER_CONN events per connection that lost any, as a link that went down
  * costs each connection across it one go-back-N per outage), and some of its connections
