@@ -1122,10 +1122,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 				cand->notice_why = "drops of a queue that marks them as well, in a fabric queueing everywhere";
 			}
 		}
-		if (!cand->notice_why && loc_loss_on_part(c, cand))
-			cand->notice_why = loc_why_loss_on_part;
-		else if (!cand->notice_why && loc_loss_down_on_part(c, cand))
-			cand->notice_why = loc_why_loss_down_on_part;
+		if (!cand->notice_why)
+			cand->notice_why = loc_loss_part_why(c, cand);
 		break;
 	default:
 		break;

@@ -344,6 +344,7 @@ extern const char loc_why_loss_on_part[];
 bool loc_loss_on_part(const struct ctx *c, const struct candidate *cand);
 extern const char loc_why_loss_down_on_part[];
 bool loc_loss_down_on_part(const struct ctx *c, const struct candidate *cand);
+const char *loc_loss_part_why(const struct ctx *c, const struct candidate *cand);
 extern const char loc_why_marks_on_part[];
 bool loc_marks_on_part(const struct ctx *c, const struct candidate *cand);
 /* A marked fabric set whose marks come in bursts, or stand a few times the others', is a

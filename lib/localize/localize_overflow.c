@@ -181,6 +181,14 @@ bool loc_loss_on_part(const struct ctx *c, const struct candidate *cand)
 	       cand->loss_clean_expected >= c->cfg->loss_part_min_events;
 }
 
+/* Why a lossy host or host link's loss lies further on (the two tests above), or NULL. */
+const char *loc_loss_part_why(const struct ctx *c, const struct candidate *cand)
+{
+	if (loc_loss_on_part(c, cand))
+		return loc_why_loss_on_part;
+	return loc_loss_down_on_part(c, cand) ? loc_why_loss_down_on_part : NULL;
+}
+
 /*
  * The same for marks: a marked host link or host (no topology) whose connections that were
  * marked none would have drawn MARKS_PART_MIN_EVENTS marks at its rate
