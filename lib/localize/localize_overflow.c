@@ -159,6 +159,14 @@ int loc_random_loss_under_marks(struct ctx *c, struct candidate *best, size_t n_
 	return loc_marks_first(c, best, n_best);
 }
 
+/* A host or its link, without a topology, picked for signal s: the three tests below. */
+static bool host_no_topo(const struct ctx *c, const struct candidate *cand, enum signal s)
+{
+	enum var_kind kind = c->vars[cand->var].kind;
+
+	return !c->topo && cand->signal == s && (kind == VAR_HOST_LINK || kind == VAR_HOST);
+}
+
 /*
  * Without a topology: a lossy host link or host whose reliable connections that lost
  * nothing would have lost loss_part_min_events at its rate (clean_expected() in
@@ -174,11 +182,30 @@ const char loc_why_loss_on_part[] =
 
 bool loc_loss_on_part(const struct ctx *c, const struct candidate *cand)
 {
-	enum var_kind kind = c->vars[cand->var].kind;
-
-	return !c->topo && cand->signal == SIG_LOSS && c->cfg->loss_part_min_events > 0 &&
-	       (kind == VAR_HOST_LINK || kind == VAR_HOST) &&
+	return host_no_topo(c, cand, SIG_LOSS) && c->cfg->loss_part_min_events > 0 &&
 	       cand->loss_clean_expected >= c->cfg->loss_part_min_events;
+}
+
+/*
+ * Without a topology: a lossy host link or host whose connections lost a few packets each
+ * (LOSS_DOWN_MAX_PER_CONN events per connection that lost any, as a link that went down
+ * costs each connection across it one go-back-N per outage), and some of its connections
+ * none. An access link that goes down takes every connection across it down with it; these
+ * lost where their paths share a cable further on. Tuning seeds 4056-4065 (again
+ * 4046-4055), such partial lossy host-link alerts: 1.0-2.4 (1.0-2.7) events per losing
+ * connection for 41 (33) picks of a flapping or lossy cable, 4.3 and up for the other 13
+ * (3); right ones 5.3 and up (blind mode, beside a cable) and 6.6 and up (host faults).
+ */
+#define LOSS_DOWN_MAX_PER_CONN 3
+const char loc_why_loss_down_on_part[] =
+	"a loss or two on each of some of its connections, none on the others: a link further "
+	"on went down under those that cross it (an access link takes every connection with it)";
+
+bool loc_loss_down_on_part(const struct ctx *c, const struct candidate *cand)
+{
+	return host_no_topo(c, cand, SIG_LOSS) && cand->flows_hurt > 0 &&
+	       cand->flows_hurt < cand->flows_crossing &&
+	       cand->in_events <= LOSS_DOWN_MAX_PER_CONN * (double)cand->flows_hurt;
 }
 
 /* Why a lossy host or host link's loss lies further on (the two tests above), or NULL. */
@@ -204,34 +231,7 @@ const char loc_why_marks_on_part[] =
 
 bool loc_marks_on_part(const struct ctx *c, const struct candidate *cand)
 {
-	enum var_kind kind = c->vars[cand->var].kind;
-
-	return !c->topo && cand->signal == SIG_ECN && (kind == VAR_HOST_LINK || kind == VAR_HOST) &&
-	       cand->loss_clean_expected >= MARKS_PART_MIN_EVENTS;
-}
-
-/*
- * Without a topology: a lossy host link or host whose connections lost a few packets each
- * (LOSS_DOWN_MAX_PER_CONN events per connection that lost any, as a link that went down
- * costs each connection across it one go-back-N per outage), and some of its connections
- * none. An access link that goes down takes every connection across it down with it; these
- * lost where their paths share a cable further on. Tuning seeds 4056-4065 (again
- * 4046-4055), such partial lossy host-link alerts: 1.0-2.4 (1.0-2.7) events per losing
- * connection for 41 (33) picks of a flapping or lossy cable, 4.3 and up for the other 13
- * (3); right ones 5.3 and up (blind mode, beside a cable) and 6.6 and up (host faults).
- */
-#define LOSS_DOWN_MAX_PER_CONN 3
-const char loc_why_loss_down_on_part[] =
-	"a loss or two on each of some of its connections, none on the others: a link further "
-	"on went down under those that cross it (an access link takes every connection with it)";
-
-bool loc_loss_down_on_part(const struct ctx *c, const struct candidate *cand)
-{
-	enum var_kind kind = c->vars[cand->var].kind;
-
-	return !c->topo && cand->signal == SIG_LOSS && (kind == VAR_HOST_LINK || kind == VAR_HOST) &&
-	       cand->flows_hurt > 0 && cand->flows_hurt < cand->flows_crossing &&
-	       cand->in_events <= LOSS_DOWN_MAX_PER_CONN * (double)cand->flows_hurt;
+	return host_no_topo(c, cand, SIG_ECN) && cand->loss_clean_expected >= MARKS_PART_MIN_EVENTS;
 }
 
 /*
