@@ -526,29 +526,38 @@ int loc_fabric_candidates(struct ctx *c, struct candidate **cands, size_t *n_can
  * tuning seeds 4046-4055: lossy pairs ranked first in cable-fault runs without a
  * topology). The candidate gives way to a fresh one (its figures were the host's or the
  * pair's); its hurt list is reordered, the lossy connections first (the list is shared
- * with cands[], whose set it leaves unchanged).
+ * with cands[], whose set it leaves unchanged). Marks alike (round 35), with no marked
+ * fabric set: the strongest host whose marks lie further on (loc_marks_on_part()) gives
+ * its connections marked twice or more to the fabric's congested finding (no pair step).
  */
-void loc_fabric_from_hosts(struct ctx *c, struct candidate *best, size_t n)
+/* A host notice whose loss (marks, for SIG_ECN) lies on a link further on. */
+static bool further_on(const struct candidate *x, enum signal s)
 {
-	struct candidate f = { .signal = SIG_LOSS, .kind = FINDING_LOSSY, .level = FINDING_ALERT };
+	if (s == SIG_ECN)
+		return x->notice_why == loc_why_marks_on_part;
+	return x->notice_why == loc_why_loss_on_part || x->notice_why == loc_why_loss_down_on_part;
+}
+
+static void fabric_from_hosts(struct ctx *c, struct candidate *best, size_t n, enum signal s)
+{
+	struct candidate f = { .signal = s, .kind = s == SIG_ECN ? FINDING_CONGESTED : FINDING_LOSSY,
+				.level = FINDING_ALERT };
 	struct candidate *p = NULL, *pair = NULL;
 	double out_events = 0, out_packets = 0, host_loss = 0;
 	bool *hurt;
 	size_t m = 0;
 	long v;
 
-	if (c->topo)
-		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct candidate *x = &best[i];
 
-		if (c->vars[x->var].kind == VAR_FABRIC && x->signal == SIG_LOSS)
+		if (c->vars[x->var].kind == VAR_FABRIC && x->signal == s)
 			return;
-		if (x->level == FINDING_NOTICE &&
-		    (x->notice_why == loc_why_loss_on_part || x->notice_why == loc_why_loss_down_on_part) &&
-		    x->hurt_idx && (!p || x->confidence > p->confidence))
+		if (x->level == FINDING_NOTICE && further_on(x, s) && x->hurt_idx &&
+		    (!p || x->confidence > p->confidence))
 			p = &best[i];
-		if (x->level != FINDING_ALERT || x->signal != SIG_LOSS || x->kind != FINDING_LOSSY)
+		if (s != SIG_LOSS || x->level != FINDING_ALERT || x->signal != SIG_LOSS ||
+		    x->kind != FINDING_LOSSY)
 			continue;
 		if (c->vars[x->var].kind == VAR_PATH && x->hurt_idx &&
 		    (!pair || x->confidence > pair->confidence))
@@ -561,7 +570,7 @@ void loc_fabric_from_hosts(struct ctx *c, struct candidate *best, size_t n)
 	if (!p)
 		return;
 	for (size_t k = 0; k < p->n_hurt_idx; k++) {
-		if (c->conns[p->hurt_idx[k]].loss_events < FABRIC_LOSS_FLOW_MIN_EVENTS)
+		if (rate_events(&c->conns[p->hurt_idx[k]], s) < FABRIC_LOSS_FLOW_MIN_EVENTS)
 			continue;
 		uint32_t t = p->hurt_idx[m];
 
@@ -579,13 +588,13 @@ void loc_fabric_from_hosts(struct ctx *c, struct candidate *best, size_t n)
 	for (size_t k = 0; k < c->n_conns; k++) {
 		const struct conn *cn = &c->conns[k];
 
-		if (!rate_evidence(cn, SIG_LOSS))
+		if (!rate_evidence(cn, s))
 			continue;
 		if (hurt[k]) {
-			f.in_events += cn->loss_events;
+			f.in_events += rate_events(cn, s);
 			f.in_packets += cn->packets;
 		} else {
-			out_events += cn->loss_events;
+			out_events += rate_events(cn, s);
 			out_packets += cn->packets;
 		}
 	}
@@ -604,11 +613,19 @@ void loc_fabric_from_hosts(struct ctx *c, struct candidate *best, size_t n)
 	f.out_rate = out_packets > 0 ? out_events / out_packets : 0;
 	f.effect = f.in_rate - f.out_rate;
 	f.z = loc_poisson_z(f.in_events, f.out_rate * f.in_packets);
-	f.hurt_ce_rate = -1;
+	f.hurt_ce_rate = s == SIG_ECN ? f.in_rate : -1;
 	f.loss_clean_expected = -1;
 	f.loss_dispersion = loc_loss_dispersion(c, &f);
 	loc_find_onset(c, &f, hurt);
 	*p = f;
 out:
 	free(hurt);
+}
+
+void loc_fabric_from_hosts(struct ctx *c, struct candidate *best, size_t n)
+{
+	if (c->topo)
+		return;
+	fabric_from_hosts(c, best, n, SIG_LOSS);
+	fabric_from_hosts(c, best, n, SIG_ECN);
 }
