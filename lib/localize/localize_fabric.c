@@ -512,6 +512,14 @@ int loc_fabric_candidates(struct ctx *c, struct candidate **cands, size_t *n_can
 	return err;
 }
 
+/* A host notice whose loss (marks, for SIG_ECN) lies on a link further on. */
+static bool further_on(const struct candidate *x, enum signal s)
+{
+	if (s == SIG_ECN)
+		return x->notice_why == loc_why_marks_on_part;
+	return x->notice_why == loc_why_loss_on_part || x->notice_why == loc_why_loss_down_on_part;
+}
+
 /*
  * Without a topology and with no lossy fabric set: the strongest host whose loss lies on a
  * link further on (loc_loss_on_part(): its connections that lost nothing would have lost
@@ -530,14 +538,6 @@ int loc_fabric_candidates(struct ctx *c, struct candidate **cands, size_t *n_can
  * fabric set: the strongest host whose marks lie further on (loc_marks_on_part()) gives
  * its connections marked twice or more to the fabric's congested finding (no pair step).
  */
-/* A host notice whose loss (marks, for SIG_ECN) lies on a link further on. */
-static bool further_on(const struct candidate *x, enum signal s)
-{
-	if (s == SIG_ECN)
-		return x->notice_why == loc_why_marks_on_part;
-	return x->notice_why == loc_why_loss_on_part || x->notice_why == loc_why_loss_down_on_part;
-}
-
 static void fabric_from_hosts(struct ctx *c, struct candidate *best, size_t n, enum signal s)
 {
 	struct candidate f = { .signal = s, .kind = s == SIG_ECN ? FINDING_CONGESTED : FINDING_LOSSY,

@@ -497,7 +497,8 @@ bool loc_judge(struct ctx *c, struct candidate *cand, const double *resid, bool 
 		double min_z = s == SIG_LOSS ? cfg->loss_min_z : cfg->ecn_min_z;
 		cand->in_rate = cand->in_packets > 0 ? cand->in_events / cand->in_packets : 0;
 		cand->out_rate = out_pk > 0 ? out_events / out_pk : 0;
-		/* Read only for a host or its link without a topology (loc_loss_on_part()). */
+		/* Read only for a host or its link without a topology (loc_loss_on_part(),
+		 * loc_marks_on_part()). */
 		cand->loss_clean_expected = !c->topo &&
 			(v->kind == VAR_HOST_LINK || v->kind == VAR_HOST) ? clean_expected(c, cand) : -1;
 		cand->z = loc_poisson_z(cand->in_events, cand->out_rate * cand->in_packets);
