@@ -288,32 +288,16 @@ static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bo
 }
 
 /*
- * A slow host link (no topology) that leaves some of the connections crossing it unslowed
- * (host_link_partial()), beside a slow fabric set holding most of those it slows, alert or
- * notice: a slow access link delays every connection across it, a slow cable further on
- * only those ECMP gave it, and the host that sent most across it looks slow. Tuning seeds
+ * A slow host link (no topology) that slows under HOST_PART_SHARE of the connections
+ * crossing it, beside a slow fabric set holding most of those it slows, alert or notice:
+ * a slow access link delays every connection across it, a slow cable further on only
+ * those ECMP gave it, and the host that sent most across it looks slow. Tuning seeds
  * 4046-4055: the host-link alerts ranked first in cable-fault runs without a topology
  * slowed a median 0.67 of their connections, 54 of them under 0.6 (34 beside a fabric set
  * holding their connections); right host-link alerts of host faults a median 1.0, 3 under
  * 0.6 (none beside such a set). mark has room for n_conns flags and is left cleared.
  */
 #define HOST_PART_SHARE 0.6
-/*
- * From HOST_PART_MIN_CROSSING connections on, one left unslowed is enough: tuning seeds
- * 4056-4065 (and again 4046-4055), partial slow host-link alerts beside such a set crossed
- * by 4 or more connections: 21 (29) wrong alerts in cable-fault runs, 3 of 4 slowed
- * for 11 of them; 1 (1) right second alert and 1 (1) healthy alert; no right host-link
- * alert of a host fault. The 2 such right ones were 2 slowed of 3.
- */
-#define HOST_PART_MIN_CROSSING 4
-
-static bool host_link_partial(const struct candidate *x)
-{
-	if (!x->flows_crossing || x->flows_hurt >= x->flows_crossing)
-		return false;
-	return x->flows_crossing >= HOST_PART_MIN_CROSSING ||
-	       (double)x->flows_hurt < HOST_PART_SHARE * (double)x->flows_crossing;
-}
 
 static void demote_partial_host_links(struct ctx *c, struct candidate *best, size_t n, bool *mark)
 {
@@ -324,7 +308,8 @@ static void demote_partial_host_links(struct ctx *c, struct candidate *best, siz
 
 		if (x->level != FINDING_ALERT || c->vars[x->var].kind != VAR_HOST_LINK ||
 		    x->kind != FINDING_SLOW || !latency_signal(x->signal) || !x->n_hurt_idx ||
-		    !host_link_partial(x))
+		    !x->flows_crossing ||
+		    (double)x->flows_hurt >= HOST_PART_SHARE * (double)x->flows_crossing)
 			continue;
 		for (size_t j = 0; j < n && x->level == FINDING_ALERT; j++) {
 			const struct candidate *by = &best[j];
