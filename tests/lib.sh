@@ -151,17 +151,30 @@ first_alert() { jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) 
 alert_list() { jq -c '[.findings[] | select(.level == "alert") | [.kind, .subject]]' "$1"; }
 
 # fabric_case TEST KIND NAME CABLE SYNTH-ARGS...: synthesize a mirror trace into $work/NAME,
-# analyze it without a topology, and expect its first alert to be a `fabric` finding of
-# KIND whose listed connections mostly cross CABLE (fabric_crossing()).
+# analyze it without a topology, and expect_fabric_alert() on it.
 fabric_case() {
 	local test=$1 kind=$2 name=$3 cable=$4 d=$work/$3
 	shift 4
 	synth_analyze "$test" "$d" "$d/out.json" "$@" --vantage mirror --snaplen 128 -- || exit 0
-	expect_eq "$test $name: the first alert is a $kind fabric set" "$kind fabric" \
-		"$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject_kind)"' "$d/out.json")"
-	read -r hit listed < <(fabric_crossing "$d/out.json" "$d" "$cable" "$kind")
-	expect_eq "$test $name: most listed connections cross $cable ($hit of $listed)" true \
-		"$([ "${listed:-0}" -gt 0 ] && [ $((2 * hit)) -ge "$listed" ] && echo true || echo false)"
+	expect_fabric_alert "$test $name" "$d/out.json" "$d" "$cable" "$kind"
+}
+
+# expect_fabric_alert TAG JSON DIR CABLE KIND [most|all]: expect the first alert of JSON to
+# be a `fabric` finding of KIND, and most (half or more) or all of its listed connections
+# to cross CABLE (fabric_crossing()).
+expect_fabric_alert() {
+	local tag=$1 json=$2 dir=$3 cable=$4 kind=$5 need=${6:-most} hit listed ok=false
+	expect_eq "$tag: the first alert is a $kind fabric set" "$kind fabric" \
+		"$(jq -r '[.findings[] | select(.level == "alert")][0] | "\(.kind) \(.subject_kind)"' "$json")"
+	read -r hit listed < <(fabric_crossing "$json" "$dir" "$cable" "$kind")
+	if [ "${listed:-0}" -gt 0 ]; then
+		if [ "$need" = all ]; then
+			[ "$hit" -eq "$listed" ] && ok=true
+		else
+			[ $((2 * hit)) -ge "$listed" ] && ok=true
+		fi
+	fi
+	expect_eq "$tag: $need listed connections cross $cable ($hit of $listed)" true "$ok"
 }
 
 # fabric_crossing JSON DIR CABLE KIND: of the first `fabric` alert of KIND in JSON, how many
