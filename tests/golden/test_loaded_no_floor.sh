@@ -5,7 +5,9 @@
 # 4 leaves, 3 spines, 35% load: ho5-healthy-24-read, tuning seeds 3956-3985) raised a `slow`
 # or `congested` spine link alert in 8 of 30 runs, at 1.49-1.98x its peers' load. An 18% ECN
 # cable in a READ fabric, 1.74-1.76x over the trace but 1.27-1.30x after its onset (its flows
-# back off), stays an alert.
+# back off), stays an alert. Round 36: the same for a set of switch links always crossed
+# together, a two-leaf fabric's cables to one spine (ho14-healthy-36-read: 36 hosts, 2
+# leaves, 3 spines, 6:1, tuning seeds 4066-4085: 6 `congested` set alerts at 1.37-1.98x).
 . "$(dirname "$0")/../lib.sh"
 synth_test_start loaded-no-floor
 for seed in 3956 3962 3965; do
@@ -15,6 +17,15 @@ for seed in 3956 3962 3965; do
 	expect_eq "loaded-no-floor healthy $seed: no alert" 0 "$(alert_count "$d/out.json")"
 	expect_eq "loaded-no-floor healthy $seed: a loaded spine link's notice says why" true \
 		"$(jq '[.findings[] | select(.level == "notice" and (.subject | test("^leaf")))
+			| .evidence.notice_why | test("no floor was measured")] | any' "$d/out.json")"
+done
+for seed in 4079 4081; do
+	d=$work/two-leaf-$seed
+	mirror_topo_run loaded-no-floor "$d" "$seed" "" --hosts 36 --leaves 2 --spines 3 \
+		--load 9% --mtu 4096 --duration 6ms --workload read || exit 0
+	expect_eq "loaded-no-floor two leaves $seed: no alert" 0 "$(alert_count "$d/out.json")"
+	expect_eq "loaded-no-floor two leaves $seed: a loaded spine set's notice says why" true \
+		"$(jq '[.findings[] | select(.level == "notice" and (.subject | test("^leaf.* [|] ")))
 			| .evidence.notice_why | test("no floor was measured")] | any' "$d/out.json")"
 done
 for case in 3959:leaf4-spine1:spine1\>leaf4 3960:leaf1-spine1:leaf1\>spine1; do
