@@ -24,6 +24,20 @@ for case in 3957:198.18.0.42:leaf8:0us 3958:198.18.0.22:leaf3:3200us; do
 		"[\"host\",\"host_link\",\"$host\"]" "$(hosts_first_alert responder-late "$d")"
 done
 
+# In a fabric marking everywhere (peers 0.57-0.63%), a host's few connections read as its
+# paths' queues (few_in_heavy_queueing()); a host late only where it responds is not a
+# queue, which delays its requests too (round 36: ho12-slowresp45-40, 40 hosts, 8 leaves,
+# 2 spines, 18% READs, seed 4066: a notice on both builds before).
+d=$work/busy-4066
+synth_analyze responder-late "$d" "$d/out.json" --hosts 40 --leaves 8 --spines 2 \
+	--load 18% --mtu 4096 --duration 6ms --workload read --vantage mirror --snaplen 128 \
+	--seed 4066 --host-fault "host=198.18.0.47,kind=slow-responder,size=45us,onset=0us" -- \
+	--topology "$d/links.csv" --paths "$d/paths.csv" || exit 0
+expect_eq "responder-late busy 4066: the slow responder's link is the first alert, host" \
+	"host 198.18.0.47-leaf7" "$(first_alert "$d/out.json")"
+expect_eq "responder-late busy 4066: without a topology, the host" \
+	'["host","host_link","198.18.0.47"]' "$(hosts_first_alert responder-late "$d")"
+
 # A serializer 4x slower out of the same host delays only what the host sends too, but
 # stretches each READ from its first response to its last: it stays a slow link.
 for seed in 3957 3958; do
