@@ -900,6 +900,11 @@ static bool responder_late(const struct ctx *c, const struct candidate *cand)
  * seeds 4066-4085) raised 6 `congested` set alerts in 20 runs at 1.37-1.98x, marks 1.6-2.7%.
  */
 #define NO_FLOOR_LOAD_RATIO 1.4
+/* ... resting on this many connections across it: a load ratio of a few is where ECMP
+ * happened to put them (a 2-spine fabric of 4 hosts, samples/congested-cnp: a 30% ECN cable
+ * at 1.55x over 4 connections; 3x cables over 5 and 6, tuning seeds 4066-4075; every
+ * healthy notice of the rule on those seeds rested on 10 or more). */
+#define NO_FLOOR_MIN_CONNS 8
 
 /* A switch link (or a set of them) at ratio times its peers' load or more over the whole trace
  * and its later half. */
@@ -911,7 +916,8 @@ static bool loaded_both_halves(const struct ctx *c, const struct candidate *cand
 
 static bool loaded_without_floor(const struct ctx *c, const struct candidate *cand)
 {
-	return !loc_floor_known(cand) && loaded_both_halves(c, cand, NO_FLOOR_LOAD_RATIO);
+	return !loc_floor_known(cand) && loaded_both_halves(c, cand, NO_FLOOR_LOAD_RATIO) &&
+	       (!cand->flows_crossing || cand->flows_crossing >= NO_FLOOR_MIN_CONNS);
 }
 
 /*

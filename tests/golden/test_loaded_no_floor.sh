@@ -28,6 +28,14 @@ for seed in 4079 4081; do
 		"$(jq '[.findings[] | select(.level == "notice" and (.subject | test("^leaf.* [|] ")))
 			| .evidence.notice_why | test("no floor was measured")] | any' "$d/out.json")"
 done
+# Over a few connections the load ratio is where ECMP put them: a 3x cable of a READ fabric
+# (ho8-rate3x-fab: 21 hosts, 7 leaves, 3 spines; tuning seed 4075) carried 5 and was a
+# notice (the report's congested-cnp sample, 4 connections, is report-golden's).
+d=$work/few-4075
+mirror_topo_run loaded-no-floor "$d" 4075 "link=leaf1-spine1,kind=slow,size=3x,onset=1000us" \
+	--hosts 21 --leaves 7 --spines 3 --load 12% --mtu 1024 --duration 10ms --workload read || exit 0
+expect_eq "loaded-no-floor few 4075: the 3x cable on 5 connections is the first alert" \
+	"slow leaf1-spine1" "$(first_alert "$d/out.json")"
 for case in 3959:leaf4-spine1:spine1\>leaf4 3960:leaf1-spine1:leaf1\>spine1; do
 	IFS=: read -r seed link dir <<<"$case"
 	d=$work/ecn-$seed
