@@ -779,10 +779,11 @@ static void link_kind(const struct ctx *c, struct candidate *cand, bool host_ste
  * connections, latency, peers marked 1.95-2.37%, hurt z 0.8-2.8) against every right
  * latency or completion alert on 4 connections or fewer (all cells, 2746-2755): peers marked
  * 0.03% at most, or the hurt connections marked beyond queue_marks_z (an ECN fault's, z 16).
- * A host whose READs are late only where it responds (responder_late()) keeps its alert: a
- * path's queue delays a host's requests as much as its answers (ho12-slowresp45-40, tuning
- * seeds 4066-4075: 45 us slow responders, +38 to +44 us on all 4 of their connections, 2.7-4.2x,
- * in a READ fabric whose peers were marked 0.57-0.63%).
+ * A host whose READs are late only where it responds (responder_late()) on every connection
+ * it has keeps its alert: a path's queue delays a host's requests as much as its answers,
+ * and some of its connections only (ho12-slowresp45-40, tuning seeds 4066-4075: 45 us slow
+ * responders, +38 to +44 us on all 4 of their connections, 2.7-4.2x, in a READ fabric whose
+ * peers were marked 0.57-0.63%; a 4x cable toward a leaf made one of its hosts late on 2 of 4).
  */
 #define FEW_FLOWS_MAX 4
 #define HEAVY_CE_RATE 0.005
@@ -1007,7 +1008,8 @@ static void busy_fabric_notices(const struct ctx *c, struct candidate *cand, boo
 		return;
 	if (cand->kind != FINDING_HOST && cand->flows_hurt == 1 && loc_fabric_busy(cand, c->cfg))
 		cand->notice_why = "one connection in a fabric queueing everywhere: what its queues give some connection";
-	else if (few_in_heavy_queueing(c, cand) && !responder_late(c, cand))
+	else if (few_in_heavy_queueing(c, cand) &&
+		 !(cand->flows_hurt >= cand->flows_crossing && responder_late(c, cand)))
 		cand->notice_why = "a few connections slower than their peers and marked no more, in a fabric "
 				   "marking everywhere: what its queues give some connections";
 	else if (busy_host_latency(c, cand))

@@ -38,6 +38,17 @@ expect_eq "responder-late busy 4066: the slow responder's link is the first aler
 expect_eq "responder-late busy 4066: without a topology, the host" \
 	'["host","host_link","198.18.0.47"]' "$(hosts_first_alert responder-late "$d")"
 
+# ... on every connection it has: a 4x cable toward a leaf (ho8-slowx4-fab-1dir, 38 hosts,
+# 2 leaves, 5 spines, 20% mixed, seed 4072) made 198.18.0.32 late where it responds on 2
+# of its 4 connections; without a topology that is no host alert.
+d=$work/cable-4072
+synth_analyze responder-late "$d" "$d/out.json" --hosts 38 --leaves 2 --spines 5 \
+	--load 20% --mtu 2048 --duration 6ms --workload mixed --vantage mirror --snaplen 128 \
+	--seed 4072 --fault "link=leaf1-spine2,dir=spine2>leaf1,kind=slow,size=4x,onset=0us" \
+	--fault "link=leaf1-spine2,dir=spine2>leaf1,kind=slow,size=3us,onset=0us" -- || exit 0
+expect_eq "responder-late cable 4072: no host alert on 198.18.0.32" 0 \
+	"$(jq '[.findings[] | select(.level == "alert" and .subject == "198.18.0.32")] | length' "$d/out.json")"
+
 # A serializer 4x slower out of the same host delays only what the host sends too, but
 # stretches each READ from its first response to its last: it stays a slow link.
 for seed in 3957 3958; do
