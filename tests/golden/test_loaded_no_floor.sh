@@ -10,23 +10,23 @@
 # leaves, 3 spines, 6:1, tuning seeds 4066-4085: 6 `congested` set alerts at 1.37-1.98x).
 . "$(dirname "$0")/../lib.sh"
 synth_test_start loaded-no-floor
-for seed in 3956 3962 3965; do
-	d=$work/healthy-$seed
-	mirror_topo_run loaded-no-floor "$d" "$seed" "" --hosts 24 --leaves 4 --spines 3 \
-		--load 35% --mtu 4096 --duration 6ms --workload read || exit 0
-	expect_eq "loaded-no-floor healthy $seed: no alert" 0 "$(alert_count "$d/out.json")"
-	expect_eq "loaded-no-floor healthy $seed: a loaded spine link's notice says why" true \
-		"$(jq '[.findings[] | select(.level == "notice" and (.subject | test("^leaf")))
+# healthy_case NAME SEED WHAT SUBJECT-RE SYNTH-ARGS...: a healthy READ fabric has no alert, and
+# a notice on a spine link (or set: SUBJECT-RE) that says no floor was measured.
+healthy_case() {
+	local name=$1 seed=$2 what=$3 subject=$4 d=$work/${1// /-}-$2
+	shift 4
+	mirror_topo_run loaded-no-floor "$d" "$seed" "" "$@" --mtu 4096 --duration 6ms \
+		--workload read || exit 0
+	expect_eq "loaded-no-floor $name $seed: no alert" 0 "$(alert_count "$d/out.json")"
+	expect_eq "loaded-no-floor $name $seed: a loaded spine $what's notice says why" true \
+		"$(jq --arg re "$subject" '[.findings[] | select(.level == "notice" and (.subject | test($re)))
 			| .evidence.notice_why | test("no floor was measured")] | any' "$d/out.json")"
+}
+for seed in 3956 3962 3965; do
+	healthy_case healthy "$seed" link '^leaf' --hosts 24 --leaves 4 --spines 3 --load 35%
 done
 for seed in 4079 4081; do
-	d=$work/two-leaf-$seed
-	mirror_topo_run loaded-no-floor "$d" "$seed" "" --hosts 36 --leaves 2 --spines 3 \
-		--load 9% --mtu 4096 --duration 6ms --workload read || exit 0
-	expect_eq "loaded-no-floor two leaves $seed: no alert" 0 "$(alert_count "$d/out.json")"
-	expect_eq "loaded-no-floor two leaves $seed: a loaded spine set's notice says why" true \
-		"$(jq '[.findings[] | select(.level == "notice" and (.subject | test("^leaf.* [|] ")))
-			| .evidence.notice_why | test("no floor was measured")] | any' "$d/out.json")"
+	healthy_case "two leaves" "$seed" set '^leaf.* [|] ' --hosts 36 --leaves 2 --spines 3 --load 9%
 done
 # Over a few connections the load ratio is where ECMP put them: a 3x cable of a READ fabric
 # (ho8-rate3x-fab: 21 hosts, 7 leaves, 3 spines; tuning seed 4075) carried 5 and was a
