@@ -459,3 +459,55 @@ bool loc_link_stalls(const struct candidate *cand)
 {
 	return cand->stall_known && cand->stall >= STALL_MIN && cand->stall_lead >= STALL_MIN_LEAD;
 }
+
+/* Node n's links to switches; 0 unless n is a leaf (a switch with a host on one of its
+ * links). */
+static size_t leaf_uplinks(const struct topology *t, uint32_t n)
+{
+	size_t hosts = 0, switches = 0;
+
+	for (size_t l = 0; l < t->n_links; l++) {
+		uint32_t a = t->links[l].a, b = t->links[l].b;
+
+		if (a != n && b != n)
+			continue;
+		if (t->nodes[a == n ? b : a].is_host)
+			hosts++;
+		else
+			switches++;
+	}
+	return hosts && !t->nodes[n].is_host ? switches : 0;
+}
+
+/*
+ * A set of links that explain the evidence alike (with paths known) holding every link
+ * between one leaf and the spines: each connection of the leaf crosses one of them, so they
+ * mark alike because the leaf's own traffic queues on all of them (an oversubscribed leaf);
+ * one faulty cable marks its own connections and not its siblings'. Tuning seeds 3906-3945:
+ * 3 `congested` alerts of this shape, all on healthy fabrics (ho-healthy-24, 8 hosts per
+ * leaf on 2 spines at 30%); every right set alert named links of one spine (2-leaf fabrics,
+ * whose two links of a spine every connection through it crosses) or of two leaves.
+ */
+bool loc_leaf_wide_set(const struct ctx *c, const struct candidate *cand)
+{
+	const struct topology *t = c->topo;
+	uint32_t ends[2];
+
+	if (!t || cand->n_set < 2 || c->vars[cand->set[0]].kind != VAR_LINK)
+		return false;
+	ends[0] = t->links[c->vars[cand->set[0]].link].a;
+	ends[1] = t->links[c->vars[cand->set[0]].link].b;
+	for (int e = 0; e < 2; e++) {
+		bool all = leaf_uplinks(t, ends[e]) == cand->n_set;
+
+		for (size_t i = 0; all && i < cand->n_set; i++) {
+			const struct var *v = &c->vars[cand->set[i]];
+
+			all = v->kind == VAR_LINK && loc_switch_link(c, cand->set[i]) &&
+			      (t->links[v->link].a == ends[e] || t->links[v->link].b == ends[e]);
+		}
+		if (all)
+			return true;
+	}
+	return false;
+}

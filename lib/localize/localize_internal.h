@@ -301,6 +301,8 @@ bool loc_queue_drains(const struct candidate *cand);
 void loc_link_stall(struct ctx *c, struct candidate *cand);
 void loc_busy_free(struct ctx *c);
 bool loc_link_stalls(const struct candidate *cand);
+/* ... and a set holding every link between one leaf and the spines (an oversubscribed leaf). */
+bool loc_leaf_wide_set(const struct ctx *c, const struct candidate *cand);
 
 /* localize_each.c: a host finding on one host pair's connections names both hosts. */
 void loc_pair_sets(const struct ctx *c, struct candidate *best, size_t n);
