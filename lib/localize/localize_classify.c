@@ -466,6 +466,21 @@ static bool host_link_queue(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
+ * A host link's connections CE-marked both ways over it, HOST_WAY_MARKS_Z Poisson sigmas
+ * over the peers' rate each way (hurt_ce_way_z): the queue toward a host marks what flows
+ * into it, not what the host sends, while a marking cable marks both. Tuning seeds
+ * 4086-4097, the healthy and ECN host cells with and without a topology: 50 notices of
+ * host_queue_marks() on healthy fabrics, every one marked one way only; a 15% ECN host
+ * cable on a quiet 55/5/2 fabric (ho15-ecn15-host) 11.6-50.4 sigmas each way.
+ */
+#define HOST_WAY_MARKS_Z 8.0
+
+static bool marked_both_ways(const struct candidate *cand)
+{
+	return fmin(cand->hurt_ce_way_z[0], cand->hurt_ce_way_z[1]) >= HOST_WAY_MARKS_Z;
+}
+
+/*
  * An ECN fault on a host's link, in a fabric queueing everywhere: it marks every connection
  * the host has, far beyond the peers' rate, while the link carries less than its peers
  * (DCQCN sheds what it marks). A busy fabric's hot host link marks a few of its connections
@@ -524,6 +539,7 @@ static void hurt_marks(const struct ctx *c, struct candidate *cand)
 	expected = cand->peer_ce_rate * packets;
 	cand->hurt_ce_rate = packets > 0 ? ce / packets : -1;
 	cand->hurt_ce_z = packets > 0 ? (ce - expected) / sqrt(expected + 1) : 0;
+	loc_hurt_marks_by_way(c, cand);
 }
 
 /*
@@ -626,7 +642,8 @@ static bool host_queue_marks(const struct ctx *c, const struct candidate *cand, 
 {
 	double ratio, z, lead;
 
-	if (cand->signal != SIG_ECN || !host_link(c, cand) || cand->hurt_ce_rate < 0 || host_step)
+	if (cand->signal != SIG_ECN || !host_link(c, cand) || cand->hurt_ce_rate < 0 || host_step ||
+	    marked_both_ways(cand))
 		return false;
 	subject_marks(cand, &ratio, &z, &lead);
 	return cand->hurt_ce_z < HOST_QUEUE_MARKS_Z && ratio < HOST_QUEUE_MARKS_RATIO;

@@ -440,6 +440,10 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 	if (cand->hurt_ce_rate >= 0)
 		text_buf_printf(ev, ",\"hurt_ce_rate\":%.4g,\"hurt_ce_z\":%.2f",
 				jnum(cand->hurt_ce_rate), jnum(cand->hurt_ce_z));
+	if (cand->hurt_ce_rate >= 0 && cand->signal == SIG_ECN)
+		text_buf_printf(ev, ",\"hurt_ce_way_z\":[%.2f,%.2f],\"hurt_ce_way_packets\":[%.0f,%.0f]",
+				jnum(cand->hurt_ce_way_z[0]), jnum(cand->hurt_ce_way_z[1]),
+				cand->hurt_ce_way_packets[0], cand->hurt_ce_way_packets[1]);
 	if (cand->loss_dispersion >= 0)
 		text_buf_printf(ev, ",\"%s_dispersion\":%.3g", cand->signal == SIG_ECN ? "marks" : "loss",
 				jnum(cand->loss_dispersion));

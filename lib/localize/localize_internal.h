@@ -155,6 +155,9 @@ struct candidate {
 	double peer_ce_rate;		/* CE marks per packet of connections not crossing it */
 	double hurt_ce_rate;		/* CE marks per packet of its hurt connections (-1: none) */
 	double hurt_ce_z;		/* ... their marks over the peers' rate, Poisson z */
+	double hurt_ce_way_z[2];	/* ... split by the way their data cross the subject
+				 * (a -> b, b -> a; 0 when none cross it that way) */
+	double hurt_ce_way_packets[2];
 	double outlier_ratio;		/* its signal per unit crossing / its peers' median (0: none) */
 	double outlier_z;		/* (its signal - peers' median) / peers' robust spread */
 	double mark_ratio, mark_z;	/* its marks per packet (worse direction) against peers' */
@@ -375,6 +378,7 @@ int loc_make_finding(struct ctx *c, const struct candidate *cand,
 /* localize_marks.c: marks a switch link direction sets at random, not by its queue. */
 bool loc_random_marks_top(const struct ctx *c, size_t *col, double *level, double *lead);
 int loc_marks_first(struct ctx *c, struct candidate *best, size_t n_best);
+void loc_hurt_marks_by_way(const struct ctx *c, struct candidate *cand);
 
 /* localize_floor.c: a switch link's lowest round trip over the base, alone above the rest
  * (a step of added latency). The completion search keeps the floors after its step_floor. */

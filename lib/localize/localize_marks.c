@@ -341,3 +341,32 @@ int loc_busy_marks(struct ctx *c, struct candidate **best, size_t *n_best,
 
 	return err ? err : marks_add(c, best, n_best);
 }
+
+/*
+ * The candidate's hurt connections' marks split by the way their data cross its subject
+ * (hurt_ce_way_z[0]: from the link's a to b, for a host's own link out of the host), each
+ * way's a Poisson z over the peers' rate as hurt_marks() counts them all.
+ */
+void loc_hurt_marks_by_way(const struct ctx *c, struct candidate *cand)
+{
+	for (int d = 0; d < 2; d++) {
+		double ce = 0, packets = 0, expected;
+
+		for (size_t k = 0; k < cand->n_hurt_idx; k++) {
+			const struct conn *cn = &c->conns[cand->hurt_idx[k]];
+
+			for (size_t i = 0; i < cn->inc_len; i++) {
+				const struct incidence *e = &c->inc[cn->inc_start + i];
+				double share = d ? e->fwd - e->fwd_ab : e->fwd_ab;
+
+				if (e->var != cand->var)
+					continue;
+				ce += share * cn->ce_events;
+				packets += share * cn->packets;
+			}
+		}
+		expected = cand->peer_ce_rate * packets;
+		cand->hurt_ce_way_packets[d] = packets;
+		cand->hurt_ce_way_z[d] = packets > 0 ? (ce - expected) / sqrt(expected + 1) : 0;
+	}
+}

@@ -10,6 +10,10 @@
 # Round 33: a host that receives one connection, whose path ECMP put on a busy spine, is
 # marked in bursts (dispersion 10.2; ho9-healthy-ecmp-60 4037, an alert before): a notice.
 # A 16% ECN link toward a host of two connections marks at random (0.39): an alert.
+# Round 37: a 15% ECN host cable on a 55/5/2 fabric at 8% (ho15-ecn15-host) marks the
+# host's connections both ways, 11.6-25.4 sigmas each; every healthy notice of this rule was
+# marked one way (the queue toward a host marks what flows into it): an alert, with and
+# without a topology.
 . "$(dirname "$0")/../lib.sh"
 synth_test_start host-queue-marks
 for case in 3952:48:8:4:15%:4096:12ms:mixed:--ecmp-skew=0.5 3955:48:8:4:15%:4096:12ms:read: \
@@ -61,4 +65,15 @@ synth_analyze host-queue-marks "$d" "$d.json" --hosts 44 --leaves 11 --spines 4 
 expect_eq "host-queue-marks ecn16 4044: the marking host link, even marks, the first alert" \
 	'["198.18.0.38","congested",true]' "$(jq -c '[.findings[] | select(.level == "alert")][0] |
 		[.subject, .kind, .evidence.marks_dispersion < 1]' "$d.json")"
+
+for case in 4087:198.18.0.12-leaf0:0us 4090:198.18.0.45-leaf3:1800us; do
+	link_case_run host-queue-marks "$case" kind=ecn,size=15% --hosts 55 --leaves 5 --spines 2 \
+		--load 8% --mtu 2048 --duration 6ms --workload write || exit 0
+	host=${link%-leaf*}
+	expect_eq "host-queue-marks ecn15 $seed: $link, marked both ways, the first alert" \
+		"congested $link true" "$(jq -r '[.findings[] | select(.level == "alert")][0] |
+			"\(.kind) \(.subject) \(.evidence.hurt_ce_way_z | min >= 8)"' "$d/out.json")"
+	expect_eq "host-queue-marks ecn15 $seed without a topology: $host the first alert" \
+		"[\"congested\",\"host_link\",\"$host\"]" "$(hosts_first_alert host-queue-marks "$d")"
+done
 exit 0
