@@ -7,6 +7,10 @@
 # at 21-85 sigmas over its peer links' while carrying less than its peers. Guards: healthy
 # fabrics whose host links marked two to four connections at 16-37 sigmas (a burst, not a
 # fault) or carried 3.75x their peers' load (incast) stay without an alert.
+# Round 37: a host link marked both ways whose marks spread over time as a cable's do keeps
+# its alert whatever it carries: a 15% ECN host cable on a quiet 55/5/2 fabric
+# (ho15-ecn15-host) at 1.2-1.8x its peers' load was a notice. The healthy host link of
+# ho7-healthy-ecmp-54 4089, marked both ways at 1.2x, marks in bursts (27.1): a notice.
 . "$(dirname "$0")/../lib.sh"
 synth_test_start host-link-marks
 busy36="--hosts 36 --leaves 6 --spines 3 --load 35% --mtu 1024 --duration 3ms --workload mixed"
@@ -31,4 +35,24 @@ for case in 3919:48:6:3:40%:2048:5ms:mixed: 3923:48:6:3:40%:2048:5ms:mixed: \
 	expect_eq "host-link-marks healthy $hosts/$leaves/$spines $seed: no alert" 0 \
 		"$(alert_count "$d.json")"
 done
+
+for case in 4086:198.18.0.38-leaf2:600us 4094:198.18.0.53-leaf3:600us; do
+	link_case_run host-link-marks "$case" kind=ecn,size=15% --hosts 55 --leaves 5 --spines 2 \
+		--load 8% --mtu 2048 --duration 6ms --workload write || exit 0
+	expect_eq "host-link-marks ecn15 $seed: $link, over its peers' load, the first alert" \
+		"congested $link true" "$(jq -r '[.findings[] | select(.level == "alert")][0] |
+			"\(.kind) \(.subject) \(.evidence.load_ratio > 1)"' "$d/out.json")"
+	expect_eq "host-link-marks ecn15 $seed without a topology: ${link%-leaf*} the first alert" \
+		"[\"congested\",\"host_link\",\"${link%-leaf*}\"]" \
+		"$(hosts_first_alert host-link-marks "$d")"
+done
+d=$work/ecmp-54-4089
+synth_analyze host-link-marks "$d" "$d.json" --hosts 54 --leaves 9 --spines 3 --load 22% \
+	--mtu 4096 --duration 8ms --workload mixed --vantage mirror --snaplen 128 --seed 4089 \
+	--ecmp-skew 0.5 -- || exit 0
+expect_eq "host-link-marks ecmp 4089: no alert" 0 "$(alert_count "$d.json")"
+expect_eq "host-link-marks ecmp 4089: 198.18.0.17, marked both ways in bursts, a notice" \
+	'["notice",true,true]' "$(jq -c '[.findings[] | select(.subject == "198.18.0.17")][0] |
+		[.level, (.evidence.hurt_ce_way_z | min >= 8), .evidence.marks_dispersion >= 10]' \
+		"$d.json")"
 exit 0
