@@ -9,6 +9,44 @@
 
 /* ---- events ---- */
 
+/*
+ * The samples kept during a batch, added to their sets in order at its end. Appending a
+ * sample writes the end of its set's array, a line last written thousands of packets before
+ * and long evicted: one at a time, those stores held up the packets behind them (the appends
+ * were a sixth of the core's time on a trace with 0.6 samples a packet). Here the sets, then
+ * the ends of their arrays, are fetched for all of them first, so the misses overlap.
+ */
+static void pending_flush(struct qp_tracker *t)
+{
+	uint32_t n = t->n_pending;
+
+	for (uint32_t i = 0; i < n; i++)
+		__builtin_prefetch(t->pending[i].set, 1);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct latency_set *s = t->pending[i].set;
+
+		if (s->v && s->n < s->cap)
+			__builtin_prefetch(&s->v[s->n], 1);
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (latency_set_add(t->pending[i].set, t->pending[i].ns, t->cfg.exact_samples))
+			t->tot.alloc_failures++;
+	t->n_pending = 0;
+}
+
+/* Add a sample to set s now, or at the end of the batch (the same order either way). */
+static void sample_add(struct qp_tracker *t, struct latency_set *s, uint64_t ns)
+{
+	if (!t->defer_samples) {
+		if (latency_set_add(s, ns, t->cfg.exact_samples))
+			t->tot.alloc_failures++;
+		return;
+	}
+	if (t->n_pending == PENDING_SAMPLES)
+		pending_flush(t);
+	t->pending[t->n_pending++] = (struct pending_sample){ s, ns };
+}
+
 static void emit_sample(struct qp_tracker *t, struct qp_flow *r, uint8_t kind, uint64_t ts, uint64_t from_ns,
 			uint32_t psn)
 {
@@ -25,7 +63,9 @@ static void emit_sample(struct qp_tracker *t, struct qp_flow *r, uint8_t kind, u
 		for (int k = 0; r->lat && k < QP_SAMPLE_KINDS; k++)
 			r->lat[k].mem = &t->mem;
 	}
-	if (!r->lat || latency_set_add(&r->lat[kind], ns, t->cfg.exact_samples))
+	if (r->lat)
+		sample_add(t, &r->lat[kind], ns);
+	else
 		t->tot.alloc_failures++; /* the sink still gets the sample */
 	if (kind == QP_SAMPLE_ACK)
 		flow_window_sample(t, r, ts, ns);
@@ -996,6 +1036,7 @@ int qp_tracker_add_batch(struct qp_tracker *t, const struct roce_pkt *pkts, cons
 {
 	uint64_t h[QP_BATCH_MAX];
 	struct qp_flow *guess[QP_BATCH_MAX];
+	int rc = 0;
 
 	if (n > QP_BATCH_MAX)
 		return -EINVAL;
@@ -1006,10 +1047,10 @@ int qp_tracker_add_batch(struct qp_tracker *t, const struct roce_pkt *pkts, cons
 		flow_table_prefetch_slot(t, h[i]);
 		guess[i] = NULL;
 	}
-	for (size_t i = 0; i < n; i++) {
+	t->defer_samples = true;
+	for (size_t i = 0; i < n && !rc; i++) {
 		const struct roce_pkt *p = &pkts[i];
 		uint32_t v = t->cfg.split_vantage ? vantages[i] : 0;
-		int rc;
 
 		if (i + PF_FLOW < n)
 			guess[i + PF_FLOW] = flow_table_prefetch_flow(t, h[i + PF_FLOW]);
@@ -1019,10 +1060,10 @@ int qp_tracker_add_batch(struct qp_tracker *t, const struct roce_pkt *pkts, cons
 			prefetch_peer_ring(t, guess[i + PF_RING], &pkts[i + PF_RING]);
 		rc = tracker_add(t, flow_table_get_hashed(t, h[i], p->src_ip, p->dst_ip, p->dest_qp & PSN_MASK, v, 1),
 				 p, vantages[i]);
-		if (rc)
-			return rc;
 	}
-	return 0;
+	pending_flush(t);
+	t->defer_samples = false;
+	return rc;
 }
 
 void qp_tracker_finish(struct qp_tracker *t)

@@ -7,6 +7,7 @@
 #ifndef AGENTXDP_QP_TRACK_INT_H
 #define AGENTXDP_QP_TRACK_INT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -139,6 +140,13 @@ struct cm_req {
 };
 #define CM_REQS 256
 
+/* A latency sample whose set is written at the end of its batch (see qp_track.c). */
+struct pending_sample {
+	struct latency_set *set;
+	uint64_t ns;
+};
+#define PENDING_SAMPLES 256
+
 struct qp_tracker {
 	struct qp_tracker_cfg cfg;
 	struct qp_tracker_totals tot;
@@ -173,6 +181,11 @@ struct qp_tracker {
 
 	struct read_msg *read_msgs;	/* READs timed to first and last response (read_queue.h) */
 	size_t n_read_msgs, cap_read_msgs;
+
+	/* Inside qp_tracker_add_batch: latency samples kept for the end of the batch. */
+	bool defer_samples;
+	uint32_t n_pending;
+	struct pending_sample pending[PENDING_SAMPLES];
 };
 
 static inline struct qp_flow *flow_at(const struct qp_tracker *t, uint32_t idx)
