@@ -16,9 +16,11 @@
  * were a sixth of the core's time on a trace with 0.6 samples a packet). Here the sets, then
  * the ends of their arrays, are fetched for all of them first, so the misses overlap.
  */
-static void pending_flush(struct qp_tracker *t)
+void qp_pending_flush(struct qp_tracker *t)
 {
 	uint32_t n = t->n_pending;
+
+	flow_window_pending_flush(t);
 
 	for (uint32_t i = 0; i < n; i++)
 		__builtin_prefetch(t->pending[i].set, 1);
@@ -43,7 +45,7 @@ static void sample_add(struct qp_tracker *t, struct latency_set *s, uint64_t ns)
 		return;
 	}
 	if (t->n_pending == PENDING_SAMPLES)
-		pending_flush(t);
+		qp_pending_flush(t);
 	t->pending[t->n_pending++] = (struct pending_sample){ s, ns };
 }
 
@@ -1061,7 +1063,7 @@ int qp_tracker_add_batch(struct qp_tracker *t, const struct roce_pkt *pkts, cons
 		rc = tracker_add(t, flow_table_get_hashed(t, h[i], p->src_ip, p->dst_ip, p->dest_qp & PSN_MASK, v, 1),
 				 p, vantages[i]);
 	}
-	pending_flush(t);
+	qp_pending_flush(t);
 	t->defer_samples = false;
 	return rc;
 }

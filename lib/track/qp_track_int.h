@@ -145,6 +145,11 @@ struct pending_sample {
 	struct latency_set *set;
 	uint64_t ns;
 };
+/* A window sample's store into its flow's win_samples[idx], likewise (flow_window.c). */
+struct pending_win_sample {
+	struct qp_flow *f;
+	uint32_t idx, ns;
+};
 #define PENDING_SAMPLES 256
 
 struct qp_tracker {
@@ -184,8 +189,9 @@ struct qp_tracker {
 
 	/* Inside qp_tracker_add_batch: latency samples kept for the end of the batch. */
 	bool defer_samples;
-	uint32_t n_pending;
+	uint32_t n_pending, n_pending_win;
 	struct pending_sample pending[PENDING_SAMPLES];
+	struct pending_win_sample pending_win[PENDING_SAMPLES];
 };
 
 static inline struct qp_flow *flow_at(const struct qp_tracker *t, uint32_t idx)
@@ -222,6 +228,9 @@ void flow_table_prefetch_slot(const struct qp_tracker *t, uint64_t h);
 struct qp_flow *flow_table_prefetch_flow(const struct qp_tracker *t, uint64_t h);
 int flow_table_assign_id(struct qp_tracker *t, struct qp_flow *f, uint32_t idx);
 
+/* The samples a batch kept, into their sets and windows (in order); before anything reads them. */
+void qp_pending_flush(struct qp_tracker *t);
+
 /* flow_window.c: per-flow time windows */
 /* Bytes of a flow's array of cap closed windows, as track_mem was asked for them. */
 static inline size_t flow_wins_bytes(size_t cap)
@@ -231,6 +240,8 @@ static inline size_t flow_wins_bytes(size_t cap)
 void flow_window_close(struct qp_tracker *t, struct qp_flow *f);
 struct flow_window *flow_window_at(struct qp_tracker *t, struct qp_flow *f, uint64_t ts);
 void flow_window_sample(struct qp_tracker *t, struct qp_flow *f, uint64_t ts, uint64_t ns);
+/* The window samples a batch kept, written. */
+void flow_window_pending_flush(struct qp_tracker *t);
 
 /* psn_ring.c: the requester's outstanding PSNs */
 struct psn_slot *psn_ring_find(struct qp_flow *f, uint32_t psn);
