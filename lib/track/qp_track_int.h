@@ -84,7 +84,8 @@ struct qp_flow {
 	/* the flow's previous packet, to tell a mirror's copy from a real resend */
 	uint32_t prev_psn, prev_len;
 	uint8_t prev_opcode, prev_syndrome, have_prev;
-	uint8_t have_req, last_was_read, in_episode, episode_cause, nak_pending;
+	uint8_t have_req, last_was_read, in_episode, nak_pending;
+	uint8_t read_gap_pending;	/* every new request reads it: here, not with the READ state */
 	uint8_t has_requests, has_responses;
 	uint8_t ttl;			/* IP TTL / hop limit of its last request or response */
 	uint8_t have_win;
@@ -96,7 +97,7 @@ struct qp_flow {
 	uint32_t *win_samples;		/* ACK latency samples of the current window (reservoir) */
 	uint32_t win_n;			/* samples in win_samples */
 	uint8_t nak_kind;
-	uint8_t read_active, read_karn_ok, read_gap_pending;
+	uint8_t read_active, read_karn_ok, episode_cause;
 	uint64_t win_seen;
 	size_t win_cap;			/* its size (grows to WIN_SAMPLES_CAP) */
 
