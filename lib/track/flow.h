@@ -66,6 +66,8 @@ struct flow_stats {
 	uint64_t packets;
 	uint64_t bytes;
 	uint64_t first_ns, last_ns;
+	uint64_t goodput_bytes;		/* payload bytes of first transmissions */
+	uint64_t first_transmissions;	/* requests whose PSN was not sent before, and datagrams */
 	uint64_t retransmitted_packets;
 	uint64_t naks_psn_seq;
 	uint64_t naks_other;
@@ -75,8 +77,6 @@ struct flow_stats {
 	uint64_t ecn_ce;		/* packets of this flow that arrived CE-marked */
 	uint64_t dup_acks;
 	uint64_t out_of_order;
-	uint64_t goodput_bytes;		/* payload bytes of first transmissions */
-	uint64_t first_transmissions;	/* requests whose PSN was not sent before, and datagrams */
 	uint64_t duplicates;		/* mirror copies, not counted as retransmissions */
 	uint64_t ts_backwards;		/* packets (or samples) earlier than the one before them */
 	uint64_t naks_total;		/* NAKs this flow carried (as responder) */

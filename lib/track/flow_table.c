@@ -161,14 +161,12 @@ struct qp_flow *flow_table_prefetch_flow(const struct qp_tracker *t, uint64_t h)
 			continue;
 		f = (const char *)flow_at(t, (uint32_t)v - 1);
 		/* What every packet reads (struct qp_flow's layout): its first three lines, the
-		 * counters of its statistics. */
+		 * counters of its statistics (struct flow_stats keeps them on two lines). */
 		__builtin_prefetch(f);
 		__builtin_prefetch(f + 64);
 		__builtin_prefetch(f + 128);
 		__builtin_prefetch(f + offsetof(struct qp_flow, st));
 		__builtin_prefetch(f + offsetof(struct qp_flow, st.packets));
-		__builtin_prefetch(f + offsetof(struct qp_flow, st.goodput_bytes));
-		__builtin_prefetch(f + offsetof(struct qp_flow, st.first_transmissions));
 		return (struct qp_flow *)f;
 	}
 	return NULL;
