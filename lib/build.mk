@@ -26,7 +26,7 @@ LIB_CORE_SRCS := \
 	lib/decode/frame_kind.c \
 	lib/trace/pcapng_drops.c lib/trace/pcapng_frames.c \
 	lib/track/qp_track.c lib/track/qp_track_read.c lib/track/qp_pairing.c lib/track/flow_table.c lib/track/flow_window.c \
-	lib/track/psn_ring.c lib/track/latency_set.c lib/track/latency_hist.c lib/track/track_mem.c \
+	lib/track/psn_ring.c lib/track/sample_defer.c lib/track/latency_set.c lib/track/latency_hist.c lib/track/track_mem.c \
 	lib/track/qp_shards.c lib/track/read_queue.c \
 	lib/localize/localize.c lib/localize/localize_model.c lib/localize/localize_signals.c \
 	lib/localize/localize_search.c lib/localize/localize_fabric.c lib/localize/localize_evidence.c \

@@ -72,32 +72,6 @@ struct flow_window *flow_window_at(struct qp_tracker *t, struct qp_flow *f, uint
 	return &f->cur_win;
 }
 
-/*
- * As a batch's latency samples (qp_track.c): the store into the window's array is kept for the
- * batch's end, its line fetched with the others' then. By index, so the array may grow meanwhile.
- */
-void flow_window_pending_flush(struct qp_tracker *t)
-{
-	uint32_t n = t->n_pending_win;
-
-	for (uint32_t i = 0; i < n; i++)
-		__builtin_prefetch(&t->pending_win[i].f->win_samples[t->pending_win[i].idx], 1);
-	for (uint32_t i = 0; i < n; i++)
-		t->pending_win[i].f->win_samples[t->pending_win[i].idx] = t->pending_win[i].ns;
-	t->n_pending_win = 0;
-}
-
-static void win_sample_put(struct qp_tracker *t, struct qp_flow *f, uint32_t idx, uint32_t v)
-{
-	if (!t->defer_samples) {
-		f->win_samples[idx] = v;
-		return;
-	}
-	if (t->n_pending_win == PENDING_SAMPLES)
-		flow_window_pending_flush(t);
-	t->pending_win[t->n_pending_win++] = (struct pending_win_sample){ f, idx, v };
-}
-
 void flow_window_sample(struct qp_tracker *t, struct qp_flow *f, uint64_t ts, uint64_t ns)
 {
 	struct flow_window *w = flow_window_at(t, f, ts);
@@ -124,13 +98,13 @@ void flow_window_sample(struct qp_tracker *t, struct qp_flow *f, uint64_t ts, ui
 	}
 	f->win_seen++;
 	if (f->win_n < WIN_SAMPLES_CAP) {
-		win_sample_put(t, f, f->win_n++, v);
+		qp_win_sample_put(t, f, f->win_n++, v);
 	} else {
 		/* Reservoir sampling keeps the window's percentiles unbiased past the cap. */
 		uint64_t r = mix64(f->win_seen ^ ts) % f->win_seen;
 
 		if (r < WIN_SAMPLES_CAP)
-			win_sample_put(t, f, (uint32_t)r, v);
+			qp_win_sample_put(t, f, (uint32_t)r, v);
 	}
 }
 

@@ -9,46 +9,6 @@
 
 /* ---- events ---- */
 
-/*
- * The samples kept during a batch, added to their sets in order at its end. Appending a
- * sample writes the end of its set's array, a line last written thousands of packets before
- * and long evicted: one at a time, those stores held up the packets behind them (the appends
- * were a sixth of the core's time on a trace with 0.6 samples a packet). Here the sets, then
- * the ends of their arrays, are fetched for all of them first, so the misses overlap.
- */
-void qp_pending_flush(struct qp_tracker *t)
-{
-	uint32_t n = t->n_pending;
-
-	flow_window_pending_flush(t);
-
-	for (uint32_t i = 0; i < n; i++)
-		__builtin_prefetch(t->pending[i].set, 1);
-	for (uint32_t i = 0; i < n; i++) {
-		const struct latency_set *s = t->pending[i].set;
-
-		if (s->v && s->n < s->cap)
-			__builtin_prefetch(&s->v[s->n], 1);
-	}
-	for (uint32_t i = 0; i < n; i++)
-		if (latency_set_add(t->pending[i].set, t->pending[i].ns, t->cfg.exact_samples))
-			t->tot.alloc_failures++;
-	t->n_pending = 0;
-}
-
-/* Add a sample to set s now, or at the end of the batch (the same order either way). */
-static void sample_add(struct qp_tracker *t, struct latency_set *s, uint64_t ns)
-{
-	if (!t->defer_samples) {
-		if (latency_set_add(s, ns, t->cfg.exact_samples))
-			t->tot.alloc_failures++;
-		return;
-	}
-	if (t->n_pending == PENDING_SAMPLES)
-		qp_pending_flush(t);
-	t->pending[t->n_pending++] = (struct pending_sample){ s, ns };
-}
-
 static void emit_sample(struct qp_tracker *t, struct qp_flow *r, uint8_t kind, uint64_t ts, uint64_t from_ns,
 			uint32_t psn)
 {
@@ -66,7 +26,7 @@ static void emit_sample(struct qp_tracker *t, struct qp_flow *r, uint8_t kind, u
 			r->lat[k].mem = &t->mem;
 	}
 	if (r->lat)
-		sample_add(t, &r->lat[kind], ns);
+		qp_sample_add(t, &r->lat[kind], ns);
 	else
 		t->tot.alloc_failures++; /* the sink still gets the sample */
 	if (kind == QP_SAMPLE_ACK)

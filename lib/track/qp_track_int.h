@@ -1,7 +1,8 @@
 /*
  * qp_track_int.h: the tracker's private state, shared by its parts (qp_track.c, the request/ACK
  * state machine; flow_table.c, the two hash tables; flow_window.c, the time windows;
- * psn_ring.c, the outstanding-PSN ring; qp_pairing.c, pairing the two directions of a QP).
+ * psn_ring.c, the outstanding-PSN ring; qp_pairing.c, pairing the two directions of a QP;
+ * sample_defer.c, the samples a batch keeps for its end).
  * Not for consumers: they read struct flow_stats.
  */
 #ifndef AGENTXDP_QP_TRACK_INT_H
@@ -141,12 +142,12 @@ struct cm_req {
 };
 #define CM_REQS 256
 
-/* A latency sample whose set is written at the end of its batch (see qp_track.c). */
+/* A latency sample whose set is written at the end of its batch (sample_defer.c). */
 struct pending_sample {
 	struct latency_set *set;
 	uint64_t ns;
 };
-/* A window sample's store into its flow's win_samples[idx], likewise (flow_window.c). */
+/* A window sample's store into its flow's win_samples[idx], likewise. */
 struct pending_win_sample {
 	struct qp_flow *f;
 	uint32_t idx, ns;
@@ -229,7 +230,12 @@ void flow_table_prefetch_slot(const struct qp_tracker *t, uint64_t h);
 struct qp_flow *flow_table_prefetch_flow(const struct qp_tracker *t, uint64_t h);
 int flow_table_assign_id(struct qp_tracker *t, struct qp_flow *f, uint32_t idx);
 
-/* The samples a batch kept, into their sets and windows (in order); before anything reads them. */
+/* sample_defer.c: inside a batch (t->defer_samples) samples are kept for its end */
+/* Add a sample to set s, now or at the end of the batch (the same order either way). */
+void qp_sample_add(struct qp_tracker *t, struct latency_set *s, uint64_t ns);
+/* f->win_samples[idx] = v, likewise. */
+void qp_win_sample_put(struct qp_tracker *t, struct qp_flow *f, uint32_t idx, uint32_t v);
+/* The kept samples into their sets and windows, in order: before anything reads them. */
 void qp_pending_flush(struct qp_tracker *t);
 
 /* flow_window.c: per-flow time windows */
@@ -241,8 +247,6 @@ static inline size_t flow_wins_bytes(size_t cap)
 void flow_window_close(struct qp_tracker *t, struct qp_flow *f);
 struct flow_window *flow_window_at(struct qp_tracker *t, struct qp_flow *f, uint64_t ts);
 void flow_window_sample(struct qp_tracker *t, struct qp_flow *f, uint64_t ts, uint64_t ns);
-/* The window samples a batch kept, written. */
-void flow_window_pending_flush(struct qp_tracker *t);
 
 /* psn_ring.c: the requester's outstanding PSNs */
 struct psn_slot *psn_ring_find(struct qp_flow *f, uint32_t psn);
