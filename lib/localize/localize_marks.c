@@ -349,24 +349,27 @@ int loc_busy_marks(struct ctx *c, struct candidate **best, size_t *n_best,
  */
 void loc_hurt_marks_by_way(const struct ctx *c, struct candidate *cand)
 {
-	for (int d = 0; d < 2; d++) {
-		double ce = 0, packets = 0, expected;
+	double ce[2] = { 0, 0 }, packets[2] = { 0, 0 };
 
-		for (size_t k = 0; k < cand->n_hurt_idx; k++) {
-			const struct conn *cn = &c->conns[cand->hurt_idx[k]];
+	for (size_t k = 0; k < cand->n_hurt_idx; k++) {
+		const struct conn *cn = &c->conns[cand->hurt_idx[k]];
 
-			for (size_t i = 0; i < cn->inc_len; i++) {
-				const struct incidence *e = &c->inc[cn->inc_start + i];
-				double share = d ? e->fwd - e->fwd_ab : e->fwd_ab;
+		for (size_t i = 0; i < cn->inc_len; i++) {
+			const struct incidence *e = &c->inc[cn->inc_start + i];
+			double share[2] = { e->fwd_ab, e->fwd - e->fwd_ab };
 
-				if (e->var != cand->var)
-					continue;
-				ce += share * cn->ce_events;
-				packets += share * cn->packets;
+			if (e->var != cand->var)
+				continue;
+			for (int d = 0; d < 2; d++) {
+				ce[d] += share[d] * cn->ce_events;
+				packets[d] += share[d] * cn->packets;
 			}
 		}
-		expected = cand->peer_ce_rate * packets;
-		cand->hurt_ce_way_packets[d] = packets;
-		cand->hurt_ce_way_z[d] = packets > 0 ? (ce - expected) / sqrt(expected + 1) : 0;
+	}
+	for (int d = 0; d < 2; d++) {
+		double expected = cand->peer_ce_rate * packets[d];
+
+		cand->hurt_ce_way_packets[d] = packets[d];
+		cand->hurt_ce_way_z[d] = packets[d] > 0 ? (ce[d] - expected) / sqrt(expected + 1) : 0;
 	}
 }
