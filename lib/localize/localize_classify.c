@@ -947,6 +947,11 @@ static bool loaded_queue(const struct ctx *c, const struct candidate *cand)
  * seeds 4026-4045 without a topology: 12 such slow alerts in healthy runs (incast, ECMP
  * imbalance; 1.5-4.9x the load, marked 1.7-20x), 6 wrong ones in faulty runs; the right
  * ones, 3x serializers at 1.3-1.6x, marked 90-160x (a slowed serializer's standing queue).
+ * With no floor measured (READs time no ACK), NO_FLOOR_LOAD_RATIO of the load stands in for
+ * the floor's test, as for a switch link: tuning seed 4088, healthy READ fabrics
+ * (healthy-each-read, ho5-healthy-24-read), host links at 1.96-1.99x, 6.0-15.8 sigmas, were
+ * `slow` alerts; every right host-link alert with no floor on seeds 4086-4089 carried 1.25x
+ * or less.
  */
 #define HOST_LOADED_MAX_MARKS 40.0
 
@@ -954,7 +959,8 @@ static bool loaded_host_link(const struct ctx *c, const struct candidate *cand)
 {
 	return host_link(c, cand) && cand->kind == FINDING_SLOW &&
 	       cand->load_ratio >= LOADED_QUEUE_RATIO && cand->z < LOADED_QUEUE_MAX_Z &&
-	       loc_floor_known(cand) && loc_floor_under_load(cand) &&
+	       (loc_floor_known(cand) ? loc_floor_under_load(cand) :
+					cand->load_ratio >= NO_FLOOR_LOAD_RATIO) &&
 	       (cand->hurt_ce_rate < 0 ||
 		cand->hurt_ce_rate < HOST_LOADED_MAX_MARKS * cand->peer_ce_rate);
 }

@@ -8,6 +8,10 @@
 # back off), stays an alert. Round 36: the same for a set of switch links always crossed
 # together, a two-leaf fabric's cables to one spine (ho14-healthy-36-read: 36 hosts, 2
 # leaves, 3 spines, 6:1, tuning seeds 4066-4085: 6 `congested` set alerts at 1.37-1.98x).
+# Round 38: a host's own link too, without a topology. In healthy READ fabrics (tuning seed
+# 4088: healthy-each-read, 16/4/4 from every host; ho5-healthy-24-read) a host link at
+# 1.96-1.99x its peers' load with no floor measured was a `slow` alert (6.0 and 15.8 sigmas);
+# every right host-link alert with no floor on tuning seeds 4086-4089 carried 1.25x or less.
 . "$(dirname "$0")/../lib.sh"
 synth_test_start loaded-no-floor
 # healthy_case NAME SEED WHAT SUBJECT-RE SYNTH-ARGS...: a healthy READ fabric has no alert, and
@@ -44,5 +48,21 @@ for case in 3959:leaf4-spine1:spine1\>leaf4 3960:leaf1-spine1:leaf1\>spine1; do
 		exit 0
 	expect_eq "loaded-no-floor ecn $seed: the marking cable is the first alert" "$link" \
 		"$(jq -r '[.findings[] | select(.level == "alert")][0].subject' "$d/out.json")"
+done
+# A host link, no topology: each_run analyzes every host's trace of the each-host vantage.
+each_run loaded-no-floor each-read-4088 --hosts 16 --leaves 4 --spines 4 --load 20% --mtu 1024 \
+	--duration 10ms --workload read --vantage each-host --snaplen 128 --seed 4088 || exit 0
+d=$work/read24-4088
+synth_analyze loaded-no-floor "$d" "$d.json" --hosts 24 --leaves 4 --spines 3 --load 35% \
+	--mtu 4096 --duration 6ms --workload read --vantage mirror --snaplen 128 --seed 4088 -- ||
+	exit 0
+for case in each-read-4088:198.18.0.14 read24-4088:198.18.0.25; do
+	IFS=: read -r name host <<<"$case"
+	expect_eq "loaded-no-floor $name without a topology: no alert" 0 \
+		"$(alert_count "$work/$name.json")"
+	expect_eq "loaded-no-floor $name: $host's loaded link a slow notice, over 1.4x its peers' load" \
+		'["notice","slow",true]' "$(jq -c --arg h "$host" '[.findings[] |
+			select(.subject_kind == "host_link" and .subject == $h)][0] |
+			[.level, .kind, .evidence.load_ratio >= 1.4]' "$work/$name.json")"
 done
 exit 0
