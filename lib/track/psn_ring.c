@@ -2,7 +2,8 @@
  * psn_ring.c: the requester's transmitted PSNs, a ring indexed by PSN that grows up to a cap,
  * and beside it the outstanding sets: a bit per slot, and a bit per non-zero 64-bit word of
  * those, so a walk over a range of slots finds the outstanding ones without visiting the rest
- * (issue #22: a walk PSN by PSN let crafted ACKs cost 65536 steps each).
+ * (issue #22: a walk PSN by PSN let crafted ACKs cost 65536 steps each). The ring's slots
+ * and their exts are one allocation of RING_BYTES(size).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -86,6 +87,10 @@ uint32_t psn_ring_next(const struct qp_flow *f, enum psn_set set, uint32_t from,
 	return cap - from + set_next(f, set, 0, from + n - cap);
 }
 
+_Static_assert(sizeof(struct psn_slot) == 16, "four slots to a cache line");
+
+#define RING_BYTES(cap) ((size_t)(cap) * (sizeof(struct psn_slot) + sizeof(struct psn_slot_ext)))
+
 /* Bytes of the outstanding sets of a ring of cap slots (one allocation). */
 static size_t sets_bytes(uint32_t cap)
 {
@@ -103,14 +108,14 @@ static int ring_grow(struct qp_tracker *t, struct qp_flow *f)
 
 	if (ncap > t->cfg.max_outstanding)
 		return -ENOSPC;
-	nr = track_mem_alloc(&t->mem, ncap * sizeof(*nr));
+	nr = track_mem_alloc(&t->mem, RING_BYTES(ncap));
 	sets = track_mem_alloc(&t->mem, sets_bytes(ncap));
 	if (!nr || !sets) {
-		track_mem_free(&t->mem, nr, ncap * sizeof(*nr));
+		track_mem_free(&t->mem, nr, RING_BYTES(ncap));
 		track_mem_free(&t->mem, sets, sets_bytes(ncap));
 		return -ENOMEM;
 	}
-	memset(nr, 0, ncap * sizeof(*nr));
+	memset(nr, 0, RING_BYTES(ncap));
 	memset(sets, 0, sets_bytes(ncap));
 	if (ocap)
 		track_mem_free(&t->mem, f->set_bits[0], sets_bytes(ocap));
@@ -125,10 +130,11 @@ static int ring_grow(struct qp_tracker *t, struct qp_flow *f)
 			struct psn_slot *s = &nr[or[i].psn & (ncap - 1)];
 
 			*s = or[i];
+			*psn_slot_ext(f, s) = ((struct psn_slot_ext *)(or + ocap))[i];
 			psn_ring_sync(f, s);
 		}
 	}
-	track_mem_free(&t->mem, or, ocap * sizeof(*or));
+	track_mem_free(&t->mem, or, RING_BYTES(ocap));
 	return 0;
 }
 
@@ -137,7 +143,7 @@ void psn_ring_free(struct qp_tracker *t, struct qp_flow *f)
 	uint32_t cap = f->ring_mask ? f->ring_mask + 1 : 0;
 
 	if (cap) {
-		track_mem_free(&t->mem, f->ring, cap * sizeof(*f->ring));
+		track_mem_free(&t->mem, f->ring, RING_BYTES(cap));
 		track_mem_free(&t->mem, f->set_bits[0], sets_bytes(cap));
 	}
 	f->ring = NULL;

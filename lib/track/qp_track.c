@@ -117,7 +117,7 @@ static void ack_through(struct qp_tracker *t, struct qp_flow *r, uint32_t psn, u
 		} else {
 			s->flags |= SLOT_ACKED;
 			if (s->flags & SLOT_MSG_LAST)
-				emit_sample(t, r, QP_SAMPLE_COMPLETION, ts, s->msg_first_ns, s->psn);
+				emit_sample(t, r, QP_SAMPLE_COMPLETION, ts, psn_slot_u(r, s), s->psn);
 		}
 		psn_ring_sync(r, s);
 	}
@@ -154,18 +154,18 @@ static void new_transmission(struct qp_tracker *t, struct qp_flow *f, const stru
 	if (op_starts_message(op))
 		f->cur_msg_first_ns = ts;
 	if (s) {
-		s->first_tx_ns = s->last_tx_ns = ts;
+		s->first_tx_ns = ts;
 		s->tx_count = 1;
 		s->opcode = pkt->opcode;
 		if (op == ROCE_OP_READ_REQUEST) {
 			s->flags |= SLOT_READ;
-			s->read_len_bytes = pkt->reth_dma_len;
+			psn_slot_set_u(f, s, pkt->reth_dma_len);
 		} else if (op == ROCE_OP_CMP_SWAP || op == ROCE_OP_FETCH_ADD) {
 			s->flags |= SLOT_ATOMIC;
 		}
 		if (op_ends_message(op) && op != ROCE_OP_READ_REQUEST) {
 			s->flags |= SLOT_MSG_LAST;
-			s->msg_first_ns = f->cur_msg_first_ns ? f->cur_msg_first_ns : ts;
+			psn_slot_set_u(f, s, f->cur_msg_first_ns ? f->cur_msg_first_ns : ts);
 		}
 		psn_ring_sync(f, s);
 	}
@@ -268,16 +268,16 @@ static void retransmission(struct qp_tracker *t, struct qp_flow *f, const struct
 	}
 	if (s && (pkt->opcode & 0x1f) == ROCE_OP_READ_REQUEST && (s->flags & SLOT_READ_SPAN)) {
 		/* A READ re-issued for the rest of a response: answered like a READ from here. */
-		s->flags = (uint16_t)((s->flags & ~(SLOT_READ_SPAN | SLOT_ACKED | SLOT_LOST)) | SLOT_READ);
-		s->read_len_bytes = pkt->reth_dma_len;
+		s->flags = (uint8_t)((s->flags & ~(SLOT_READ_SPAN | SLOT_ACKED | SLOT_LOST)) | SLOT_READ);
+		psn_slot_set_u(f, s, pkt->reth_dma_len);
 		psn_ring_sync(f, s);
 	}
 	if (s) {
 		e.first_tx_ns = s->first_tx_ns;
-		e.prev_tx_ns = s->last_tx_ns;
+		e.prev_tx_ns = psn_slot_last_tx_ns(f, s);
 		if (s->tx_count < UINT8_MAX)
 			s->tx_count++;
-		s->last_tx_ns = ts;
+		psn_slot_ext(f, s)->last_tx_ns = ts;
 		e.tx_count = s->tx_count;
 	}
 	f->last_activity_ns = ts;
@@ -315,8 +315,7 @@ static void read_span_fill(struct qp_tracker *t, struct qp_flow *f, uint32_t fro
 		if (!s)
 			return;
 		s->flags |= SLOT_READ_SPAN;
-		s->first_tx_ns = s->last_tx_ns = tx;
-		s->msg_first_ns = tx;
+		s->first_tx_ns = tx; /* and so msg_first_ns (psn_slot_u) */
 		s->tx_count = 1;
 		s->opcode = ROCE_OPCODE(ROCE_TR_RC, ROCE_OP_READ_REQUEST);
 		if (psn_diff(p, f->snd_una) < 0)
@@ -634,7 +633,7 @@ static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct ro
 		r->read_gap_pending = 0;
 		r->read_tx_ns = s->first_tx_ns;
 		r->read_first_ns = ts;
-		r->read_msg_first_ns = (s->flags & SLOT_READ_SPAN) ? s->msg_first_ns : s->first_tx_ns;
+		r->read_msg_first_ns = (s->flags & SLOT_READ_SPAN) ? psn_slot_u(r, s) : s->first_tx_ns;
 		r->read_karn_ok = s->tx_count == 1 && !(s->flags & SLOT_READ_SPAN);
 		if (r->read_karn_ok)
 			emit_sample(t, r, QP_SAMPLE_READ_FIRST, ts, s->first_tx_ns, psn);
@@ -642,7 +641,7 @@ static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct ro
 			/* The PSNs this READ consumed, also when it was sent before the MTU was known. */
 			if (pkt->payload_len > r->mtu_bytes)
 				r->mtu_bytes = pkt->payload_len;
-			read_span_set(t, r, psn, (uint32_t)s->read_len_bytes); /* existing slots kept */
+			read_span_set(t, r, psn, (uint32_t)psn_slot_u(r, s)); /* existing slots kept */
 		}
 	} else if (!r->read_active || psn != r->read_next) {
 		read_gap(t, r, psn);
@@ -661,7 +660,7 @@ static void on_response(struct qp_tracker *t, struct qp_flow *b, const struct ro
 			read_msg_add(t, r, ts);
 		}
 		if (rs)
-			rs->flags &= (uint16_t)~SLOT_MSG_LAST; /* completed here, not by ack_through */
+			rs->flags &= (uint8_t)~SLOT_MSG_LAST; /* completed here, not by ack_through */
 		emit_sample(t, r, QP_SAMPLE_COMPLETION, ts, r->read_msg_first_ns, r->read_psn);
 		r->read_active = 0;
 	}

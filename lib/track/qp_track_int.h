@@ -36,18 +36,26 @@ enum psn_set {
 	PSN_SETS = 2,
 };
 
-/* One transmitted request PSN. */
+/*
+ * One transmitted request PSN, 16 bytes: four to a line, since a new PSN's slot and an ACK's
+ * are each a cache miss on a big trace. What only resends, multi-packet messages and READs
+ * need is in struct psn_slot_ext, a second array after the ring (psn_slot_ext()).
+ */
 struct psn_slot {
 	uint64_t first_tx_ns;
-	uint64_t last_tx_ns;
+	uint32_t psn;
+	uint8_t flags;			/* enum slot_flags */
+	uint8_t tx_count;		/* last_tx_ns is first_tx_ns while this is 1 */
+	uint8_t opcode;
+	uint8_t ext_u;			/* the ext's union is set; else it is first_tx_ns */
+};
+
+struct psn_slot_ext {
+	uint64_t last_tx_ns;		/* read only when tx_count > 1 */
 	union {
 		uint64_t msg_first_ns;	/* MSG_LAST: first transmission of the message's first packet */
 		uint64_t read_len_bytes; /* SLOT_READ: RETH DMA length (a READ is its own message) */
 	};
-	uint32_t psn;
-	uint16_t flags;
-	uint8_t tx_count;
-	uint8_t opcode;
 };
 
 /* Counters a flow carried for its unknown peer while unpaired; moved at pairing. */
@@ -247,6 +255,30 @@ static inline size_t flow_wins_bytes(size_t cap)
 void flow_window_close(struct qp_tracker *t, struct qp_flow *f);
 struct flow_window *flow_window_at(struct qp_tracker *t, struct qp_flow *f, uint64_t ts);
 void flow_window_sample(struct qp_tracker *t, struct qp_flow *f, uint64_t ts, uint64_t ns);
+
+/* The ring's second array: slot i's ext is at ring + ring size + i (one allocation). */
+static inline struct psn_slot_ext *psn_slot_ext(const struct qp_flow *f, const struct psn_slot *s)
+{
+	return (struct psn_slot_ext *)(f->ring + f->ring_mask + 1) + (s - f->ring);
+}
+
+static inline uint64_t psn_slot_last_tx_ns(const struct qp_flow *f, const struct psn_slot *s)
+{
+	return s->tx_count > 1 ? psn_slot_ext(f, s)->last_tx_ns : s->first_tx_ns;
+}
+
+/* msg_first_ns or read_len_bytes, whichever the slot's flags say its union holds. */
+static inline uint64_t psn_slot_u(const struct qp_flow *f, const struct psn_slot *s)
+{
+	return s->ext_u ? psn_slot_ext(f, s)->msg_first_ns : s->first_tx_ns;
+}
+
+static inline void psn_slot_set_u(const struct qp_flow *f, struct psn_slot *s, uint64_t v)
+{
+	s->ext_u = v != s->first_tx_ns;
+	if (s->ext_u)
+		psn_slot_ext(f, s)->msg_first_ns = v;
+}
 
 /* psn_ring.c: the requester's outstanding PSNs */
 struct psn_slot *psn_ring_find(struct qp_flow *f, uint32_t psn);
