@@ -3,7 +3,8 @@
  * and beside it the outstanding sets: a bit per slot, and a bit per non-zero 64-bit word of
  * those, so a walk over a range of slots finds the outstanding ones without visiting the rest
  * (issue #22: a walk PSN by PSN let crafted ACKs cost 65536 steps each). The ring's slots
- * and their exts are one allocation of RING_BYTES(size).
+ * and their exts are one allocation of RING_BYTES(size). A ring of up to 64 slots (most of
+ * them) keeps each set in one word inside the flow, on a line every packet fetches anyway.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,11 +22,23 @@ struct psn_slot *psn_ring_find(struct qp_flow *f, uint32_t psn)
 	return (s->flags & SLOT_VALID) && s->psn == psn ? s : NULL;
 }
 
+#define SMALL_RING 64
+
+static inline bool ring_small(const struct qp_flow *f)
+{
+	return f->ring_mask < SMALL_RING;
+}
+
 static void set_put(struct qp_flow *f, enum psn_set set, uint32_t i, int on)
 {
 	uint32_t w = i >> 6;
-	uint64_t *b = &f->set_bits[set][w], m = 1ull << (i & 63);
+	uint64_t *b, m = 1ull << (i & 63);
 
+	if (ring_small(f)) {
+		f->set_small[set] = on ? f->set_small[set] | m : f->set_small[set] & ~m;
+		return;
+	}
+	b = &f->set_bits[set][w];
 	if (on) {
 		*b |= m;
 		f->set_words[set][w >> 6] |= 1ull << (w & 63);
@@ -48,9 +61,17 @@ void psn_ring_sync(struct qp_flow *f, const struct psn_slot *s)
 /* First set bit in [lo, hi) of a set (lo < hi <= ring size), or hi. */
 static uint32_t set_next(const struct qp_flow *f, enum psn_set set, uint32_t lo, uint32_t hi)
 {
-	const uint64_t *bits = f->set_bits[set], *words = f->set_words[set];
+	const uint64_t *bits, *words;
 	uint32_t w = lo >> 6, last = (hi - 1) >> 6, idx;
-	uint64_t x = bits[w] & (~0ull << (lo & 63));
+	uint64_t x;
+
+	if (ring_small(f)) {
+		x = f->set_small[set] & (~0ull << lo) & (~0ull >> (64 - hi));
+		return x ? (uint32_t)__builtin_ctzll(x) : hi;
+	}
+	bits = f->set_bits[set];
+	words = f->set_words[set];
+	x = bits[w] & (~0ull << (lo & 63));
 
 	while (!x) {
 		uint32_t sw = w + 1, si = sw >> 6;
@@ -109,17 +130,19 @@ static int ring_grow(struct qp_tracker *t, struct qp_flow *f)
 	if (ncap > t->cfg.max_outstanding)
 		return -ENOSPC;
 	nr = track_mem_alloc(&t->mem, RING_BYTES(ncap));
-	sets = track_mem_alloc(&t->mem, sets_bytes(ncap));
-	if (!nr || !sets) {
+	sets = ncap > SMALL_RING ? track_mem_alloc(&t->mem, sets_bytes(ncap)) : NULL;
+	if (!nr || (ncap > SMALL_RING && !sets)) {
 		track_mem_free(&t->mem, nr, RING_BYTES(ncap));
 		track_mem_free(&t->mem, sets, sets_bytes(ncap));
 		return -ENOMEM;
 	}
 	memset(nr, 0, RING_BYTES(ncap));
-	memset(sets, 0, sets_bytes(ncap));
-	if (ocap)
+	if (ocap > SMALL_RING)
 		track_mem_free(&t->mem, f->set_bits[0], sets_bytes(ocap));
-	for (int k = 0; k < PSN_SETS; k++) {
+	memset(f->set_small, 0, sizeof(f->set_small));
+	if (sets)
+		memset(sets, 0, sets_bytes(ncap));
+	for (int k = 0; sets && k < PSN_SETS; k++) {
 		f->set_bits[k] = sets + k * (n_bits + n_words);
 		f->set_words[k] = f->set_bits[k] + n_bits;
 	}
@@ -142,10 +165,10 @@ void psn_ring_free(struct qp_tracker *t, struct qp_flow *f)
 {
 	uint32_t cap = f->ring_mask ? f->ring_mask + 1 : 0;
 
-	if (cap) {
+	if (cap)
 		track_mem_free(&t->mem, f->ring, RING_BYTES(cap));
+	if (cap > SMALL_RING)
 		track_mem_free(&t->mem, f->set_bits[0], sets_bytes(cap));
-	}
 	f->ring = NULL;
 	f->ring_mask = 0;
 	memset(f->set_bits, 0, sizeof(f->set_bits));

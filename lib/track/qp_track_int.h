@@ -100,8 +100,13 @@ struct qp_flow {
 	uint8_t have_win;
 
 	/* lines 2 and 3: the outstanding sets, the current window */
-	uint64_t *set_bits[PSN_SETS];	/* a bit per ring slot, in one allocation with ... */
-	uint64_t *set_words[PSN_SETS];	/* ... a bit per non-zero word of set_bits */
+	union {
+		struct {
+			uint64_t *set_bits[PSN_SETS];	/* a bit per ring slot, in one allocation with ... */
+			uint64_t *set_words[PSN_SETS];	/* ... a bit per non-zero word of set_bits */
+		};
+		uint64_t set_small[PSN_SETS];	/* rings of up to 64 slots: a set is a word, here */
+	};
 	struct flow_window cur_win;
 	uint32_t *win_samples;		/* ACK latency samples of the current window (reservoir) */
 	uint32_t win_n;			/* samples in win_samples */
