@@ -12,33 +12,12 @@
 
 #include "lib/track/qp_track_int.h"
 
-struct psn_slot *psn_ring_find(struct qp_flow *f, uint32_t psn)
-{
-	struct psn_slot *s;
-
-	if (!f->ring_mask)
-		return NULL;
-	s = &f->ring[psn & f->ring_mask];
-	return (s->flags & SLOT_VALID) && s->psn == psn ? s : NULL;
-}
-
-#define SMALL_RING 64
-
-static inline bool ring_small(const struct qp_flow *f)
-{
-	return f->ring_mask < SMALL_RING;
-}
-
+/* A ring of over PSN_RING_SMALL slots (psn_ring_sync() does the small ones). */
 static void set_put(struct qp_flow *f, enum psn_set set, uint32_t i, int on)
 {
 	uint32_t w = i >> 6;
-	uint64_t *b, m = 1ull << (i & 63);
+	uint64_t *b = &f->set_bits[set][w], m = 1ull << (i & 63);
 
-	if (ring_small(f)) {
-		f->set_small[set] = on ? f->set_small[set] | m : f->set_small[set] & ~m;
-		return;
-	}
-	b = &f->set_bits[set][w];
 	if (on) {
 		*b |= m;
 		f->set_words[set][w >> 6] |= 1ull << (w & 63);
@@ -49,29 +28,18 @@ static void set_put(struct qp_flow *f, enum psn_set set, uint32_t i, int on)
 	}
 }
 
-void psn_ring_sync(struct qp_flow *f, const struct psn_slot *s)
+void psn_ring_sync_big(struct qp_flow *f, uint32_t i, bool out, bool need)
 {
-	uint32_t i = (uint32_t)(s - f->ring);
-	int out = (s->flags & SLOT_VALID) && !(s->flags & (SLOT_ACKED | SLOT_LOST));
-
 	set_put(f, PSN_SET_OUTSTANDING, i, out);
-	set_put(f, PSN_SET_NEEDS_RESPONSE, i, out && (s->flags & (SLOT_READ | SLOT_READ_SPAN | SLOT_ATOMIC)));
+	set_put(f, PSN_SET_NEEDS_RESPONSE, i, need);
 }
 
-/* First set bit in [lo, hi) of a set (lo < hi <= ring size), or hi. */
+/* First set bit in [lo, hi) of a big ring's set (lo < hi <= ring size), or hi. */
 static uint32_t set_next(const struct qp_flow *f, enum psn_set set, uint32_t lo, uint32_t hi)
 {
-	const uint64_t *bits, *words;
+	const uint64_t *bits = f->set_bits[set], *words = f->set_words[set];
 	uint32_t w = lo >> 6, last = (hi - 1) >> 6, idx;
-	uint64_t x;
-
-	if (ring_small(f)) {
-		x = f->set_small[set] & (~0ull << lo) & (~0ull >> (64 - hi));
-		return x ? (uint32_t)__builtin_ctzll(x) : hi;
-	}
-	bits = f->set_bits[set];
-	words = f->set_words[set];
-	x = bits[w] & (~0ull << (lo & 63));
+	uint64_t x = bits[w] & (~0ull << (lo & 63));
 
 	while (!x) {
 		uint32_t sw = w + 1, si = sw >> 6;
@@ -94,11 +62,11 @@ static uint32_t set_next(const struct qp_flow *f, enum psn_set set, uint32_t lo,
 	return idx < hi ? idx : hi;
 }
 
-uint32_t psn_ring_next(const struct qp_flow *f, enum psn_set set, uint32_t from, uint32_t n)
+uint32_t psn_ring_next_big(const struct qp_flow *f, enum psn_set set, uint32_t from, uint32_t n)
 {
 	uint32_t cap = f->ring_mask + 1, r;
 
-	if (!f->ring_mask || !n)
+	if (!n)
 		return n;
 	if (from + n <= cap)
 		return set_next(f, set, from, from + n) - from;
@@ -130,14 +98,14 @@ static int ring_grow(struct qp_tracker *t, struct qp_flow *f)
 	if (ncap > t->cfg.max_outstanding)
 		return -ENOSPC;
 	nr = track_mem_alloc(&t->mem, RING_BYTES(ncap));
-	sets = ncap > SMALL_RING ? track_mem_alloc(&t->mem, sets_bytes(ncap)) : NULL;
-	if (!nr || (ncap > SMALL_RING && !sets)) {
+	sets = ncap > PSN_RING_SMALL ? track_mem_alloc(&t->mem, sets_bytes(ncap)) : NULL;
+	if (!nr || (ncap > PSN_RING_SMALL && !sets)) {
 		track_mem_free(&t->mem, nr, RING_BYTES(ncap));
 		track_mem_free(&t->mem, sets, sets_bytes(ncap));
 		return -ENOMEM;
 	}
 	memset(nr, 0, RING_BYTES(ncap));
-	if (ocap > SMALL_RING)
+	if (ocap > PSN_RING_SMALL)
 		track_mem_free(&t->mem, f->set_bits[0], sets_bytes(ocap));
 	memset(f->set_small, 0, sizeof(f->set_small));
 	if (sets)
@@ -167,7 +135,7 @@ void psn_ring_free(struct qp_tracker *t, struct qp_flow *f)
 
 	if (cap)
 		track_mem_free(&t->mem, f->ring, RING_BYTES(cap));
-	if (cap > SMALL_RING)
+	if (cap > PSN_RING_SMALL)
 		track_mem_free(&t->mem, f->set_bits[0], sets_bytes(cap));
 	f->ring = NULL;
 	f->ring_mask = 0;

@@ -285,16 +285,67 @@ static inline void psn_slot_set_u(const struct qp_flow *f, struct psn_slot *s, u
 		psn_slot_ext(f, s)->msg_first_ns = v;
 }
 
-/* psn_ring.c: the requester's outstanding PSNs */
-struct psn_slot *psn_ring_find(struct qp_flow *f, uint32_t psn);
+/* psn_ring.c: the requester's outstanding PSNs; rings of up to PSN_RING_SMALL slots here */
+#define PSN_RING_SMALL 64
+
+static inline bool psn_ring_small(const struct qp_flow *f)
+{
+	return f->ring_mask < PSN_RING_SMALL;
+}
+
+static inline struct psn_slot *psn_ring_find(struct qp_flow *f, uint32_t psn)
+{
+	struct psn_slot *s;
+
+	if (!f->ring_mask)
+		return NULL;
+	s = &f->ring[psn & f->ring_mask];
+	return (s->flags & SLOT_VALID) && s->psn == psn ? s : NULL;
+}
+
 struct psn_slot *psn_ring_slot_new(struct qp_tracker *t, struct qp_flow *f, uint32_t psn);
+void psn_ring_sync_big(struct qp_flow *f, uint32_t i, bool out, bool need);
+
 /* After changing a slot's flags: update the outstanding sets. */
-void psn_ring_sync(struct qp_flow *f, const struct psn_slot *s);
+static inline void psn_ring_sync(struct qp_flow *f, const struct psn_slot *s)
+{
+	uint32_t i = (uint32_t)(s - f->ring);
+	bool out = (s->flags & (SLOT_VALID | SLOT_ACKED | SLOT_LOST)) == SLOT_VALID;
+	bool need = out && (s->flags & (SLOT_READ | SLOT_READ_SPAN | SLOT_ATOMIC));
+	uint64_t m = 1ull << (i & 63);
+
+	if (!psn_ring_small(f)) {
+		psn_ring_sync_big(f, i, out, need);
+		return;
+	}
+	f->set_small[PSN_SET_OUTSTANDING] = (f->set_small[PSN_SET_OUTSTANDING] & ~m) | (-(uint64_t)out & m);
+	f->set_small[PSN_SET_NEEDS_RESPONSE] = (f->set_small[PSN_SET_NEEDS_RESPONSE] & ~m) | (-(uint64_t)need & m);
+}
+
+uint32_t psn_ring_next_big(const struct qp_flow *f, enum psn_set set, uint32_t from, uint32_t n);
+
 /*
  * The first slot of `set` among the n ring slots from index `from` on (circularly, n <= ring
  * size), as a distance from `from`; n when there is none. Cost: O(ring size / 4096) words.
  */
-uint32_t psn_ring_next(const struct qp_flow *f, enum psn_set set, uint32_t from, uint32_t n);
+static inline uint32_t psn_ring_next(const struct qp_flow *f, enum psn_set set, uint32_t from, uint32_t n)
+{
+	uint32_t cap = f->ring_mask + 1;
+	uint64_t x;
+
+	if (!psn_ring_small(f))
+		return psn_ring_next_big(f, set, from, n);
+	if (!f->ring_mask || !n)
+		return n;
+	/* the set's word turned so that bit 0 is slot `from`, cut to n slots */
+	x = f->set_small[set];
+	if (from)
+		x = (x >> from) | (x << (cap - from));
+	if (n < 64)
+		x &= (1ull << n) - 1;
+	return x ? (uint32_t)__builtin_ctzll(x) : n;
+}
+
 void psn_ring_free(struct qp_tracker *t, struct qp_flow *f);
 
 /* qp_pairing.c: the two directions of a QP */
