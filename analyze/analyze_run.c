@@ -985,6 +985,8 @@ int analyze_traces(const struct analyze_opts *opts)
 		r.findings = NULL;
 	}
 	run_phase(&r, "localize");
+	if (r.st)
+		store_findings_known(r.st, r.flows, (size_t)r.n_flows, r.findings, r.n_findings);
 	run_store(&r);
 	run_phase(&r, "store");
 	run_file_outputs(&r);

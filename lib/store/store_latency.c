@@ -34,6 +34,16 @@ struct lat_flow {
 	struct lat_flow_hist h;
 };
 
+/* A kept raw row, read back from the spill before the commit. */
+struct lat_row {
+	uint64_t flow_id, ts_ns, latency_ns;
+	uint32_t psn, kind;
+};
+
+/* Kept rows held in memory at most: a finding may name a flow with millions of them; the
+ * commit reads the rest of the spill itself. */
+#define PRE_ROWS_MAX (1u << 18)
+
 /* Samples wait here and are counted LAT_PEND at a time, their memory prefetched first:
  * each flow's histogram is its own table, so counting one sample was mostly a cache miss. */
 #define LAT_PEND 64
@@ -55,6 +65,10 @@ struct store_lat {
 	const char *path;	/* the database's final name, for messages */
 	uint8_t *keep;		/* keep[id]: the flows whose raw rows are kept (findings mode) */
 	size_t n_keep;
+	bool picked;		/* keep chosen early (store_lat_read_kept()) */
+	uint64_t replay_ts;	/* the spill's time where that read stopped */
+	struct lat_row *pre;	/* the kept rows it read, in order */
+	size_t n_pre, cap_pre;
 	struct qp_latency_sample pend[LAT_PEND];
 	struct row_batch b[B_N];
 	struct spill_file spill;	/* STORE_SAMPLES_FINDINGS: every raw row, until the end */
@@ -351,17 +365,16 @@ static const char keep_sql[] =
 	" + 1000.0 * (retransmitted_packets + naks_psn_seq + naks_other + rnr_naks + timeouts + cnps)"
 	" / max(packets, 1) DESC, id LIMIT 10;\n";
 
-/* keep[id] = 1 for the flows keep_sql picks; *n the array's length. */
-static uint8_t *pick_flows(struct store_lat *l, size_t *n)
+uint8_t *store_lat_pick_flows(sqlite3 *db, size_t *n, int *rcp)
 {
 	sqlite3_stmt *st = NULL;
 	uint8_t *keep = NULL;
 	int rc;
 
 	*n = 0;
-	rc = sqlite3_exec(l->db, keep_sql, NULL, NULL, NULL);
+	rc = sqlite3_exec(db, keep_sql, NULL, NULL, NULL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_prepare_v2(l->db, "SELECT id FROM keep_flow WHERE id > 0 ORDER BY id", -1, &st, NULL);
+		rc = sqlite3_prepare_v2(db, "SELECT id FROM keep_flow WHERE id > 0 ORDER BY id", -1, &st, NULL);
 	while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		sqlite3_int64 id = sqlite3_column_int64(st, 0);
 		size_t len = *n;
@@ -377,43 +390,108 @@ static uint8_t *pick_flows(struct store_lat *l, size_t *n)
 		keep[id] = 1;
 		rc = SQLITE_OK;
 	}
-	if (rc != SQLITE_DONE && rc != SQLITE_OK)
-		note(l, rc, "the choice of latency sample rows");
+	*rcp = rc == SQLITE_DONE ? SQLITE_OK : rc;
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE || rc == SQLITE_OK)
-		sqlite3_exec(l->db, "DROP TABLE temp.keep_flow", NULL, NULL, NULL);
+		sqlite3_exec(db, "DROP TABLE temp.keep_flow", NULL, NULL, NULL);
+	else {
+		free(keep);
+		keep = NULL;
+		*n = 0;
+	}
 	return keep;
 }
 
-/* The spilled rows of the picked flows, in the order they came. */
-static void replay_spill(struct store_lat *l)
+/*
+ * The spilled rows of the picked flows, in the order they came, from where the spill file
+ * is: each kept one to row(), until it returns non-zero (then *stopped). 0, or an errno.
+ */
+static int read_spill(struct store_lat *l, uint64_t *ts, int (*row)(struct store_lat *, const struct lat_row *),
+		      bool *stopped)
 {
 	const uint8_t *p, *end;
-	uint64_t ts = 0;
-	size_t n_keep;
-	uint8_t *keep;
-	int rc = 0;
+	int rc;
 
-	l->keep = pick_flows(l, &l->n_keep);
-	keep = l->keep;
-	n_keep = l->n_keep;
-	if (!l->failed && (rc = store_spill_rewind(&l->spill)))
-		note_errno(l, rc, "reading the latency sample spill file");
-	while (!l->failed && (rc = store_spill_next(&l->spill, &p, &end)) > 0) {
-		uint64_t flow_id, dts, latency_ns, psn_kind;
+	*stopped = false;
+	while ((rc = store_spill_next(&l->spill, &p, &end)) > 0) {
+		uint64_t flow_id, dts, latency_ns, psn_kind, row_ts;
 
 		if (spill_get(&p, end, &flow_id) || spill_get(&p, end, &dts) || spill_get(&p, end, &latency_ns) ||
-		    spill_get(&p, end, &psn_kind)) {
-			note_errno(l, EIO, "reading the latency sample spill file");
-			break;
+		    spill_get(&p, end, &psn_kind))
+			return EIO;
+		row_ts = *ts + spill_unzigzag(dts);
+		if (flow_id < l->n_keep && l->keep[flow_id]) {
+			struct lat_row x = { flow_id, row_ts, latency_ns, (uint32_t)(psn_kind >> 8),
+					     (uint32_t)(psn_kind & 0xff) };
+
+			if (row(l, &x)) {
+				*stopped = true; /* the next read starts at this row */
+				return 0;
+			}
 		}
 		l->spill.pos = (size_t)(p - l->spill.buf);
-		ts += spill_unzigzag(dts);
-		if (flow_id < n_keep && keep[flow_id])
-			sample_row(l, flow_id, (uint32_t)(psn_kind & 0xff), ts, (uint32_t)(psn_kind >> 8), latency_ns);
+		*ts = row_ts;
 	}
-	if (rc < 0)
-		note_errno(l, -rc, "reading the latency sample spill file");
+	return rc < 0 ? -rc : 0;
+}
+
+static int insert_row(struct store_lat *l, const struct lat_row *x)
+{
+	sample_row(l, x->flow_id, x->kind, x->ts_ns, x->psn, x->latency_ns);
+	return l->failed;
+}
+
+/* Held in memory (PRE_ROWS_MAX at most): non-zero to stop reading. */
+static int hold_row(struct store_lat *l, const struct lat_row *x)
+{
+	if (l->n_pre == PRE_ROWS_MAX ||
+	    util_ensure_mem((void **)&l->pre, &l->cap_pre, sizeof(*l->pre), l->n_pre + 1))
+		return 1;
+	l->pre[l->n_pre++] = *x;
+	return 0;
+}
+
+void store_lat_read_kept(struct store_lat *l, uint8_t *keep, size_t n_keep)
+{
+	bool stopped;
+	int rc;
+
+	l->keep = keep;
+	l->n_keep = n_keep;
+	l->picked = true;
+	if (l->opts.samples != STORE_SAMPLES_FINDINGS || l->failed)
+		return;
+	rc = store_spill_rewind(&l->spill);
+	if (!rc)
+		rc = read_spill(l, &l->replay_ts, hold_row, &stopped);
+	if (rc)
+		note_errno(l, rc, "reading the latency sample spill file");
+}
+
+/* The spilled rows of the picked flows, in the order they came: those already read, then
+ * the rest of the file. */
+static void replay_spill(struct store_lat *l)
+{
+	uint64_t ts = 0;
+	bool stopped;
+	int rc = 0;
+
+	if (!l->picked) {
+		l->keep = store_lat_pick_flows(l->db, &l->n_keep, &rc);
+		if (rc != SQLITE_OK)
+			note(l, rc, "the choice of latency sample rows");
+		if (!l->failed && (rc = store_spill_rewind(&l->spill)))
+			note_errno(l, rc, "reading the latency sample spill file");
+	} else {
+		for (size_t i = 0; i < l->n_pre && !l->failed; i++)
+			insert_row(l, &l->pre[i]);
+		free(l->pre);
+		l->pre = NULL;
+		l->n_pre = 0;
+		ts = l->replay_ts;
+	}
+	if (!l->failed && (rc = read_spill(l, &ts, insert_row, &stopped)))
+		note_errno(l, rc, "reading the latency sample spill file");
 }
 
 int store_lat_close(struct store_lat *l)
@@ -540,6 +618,7 @@ void store_lat_free(struct store_lat *l)
 	free(l->flows);
 	track_mem_release(&l->mem);
 	free(l->keep);
+	free(l->pre);
 	for (int i = 0; i < B_N; i++) {
 		sqlite3_finalize(l->b[i].one);
 		sqlite3_finalize(l->b[i].many);

@@ -28,6 +28,18 @@ void store_lat_sample(struct store_lat *l, const struct qp_latency_sample *x);
 int store_lat_close(struct store_lat *l);
 /* After the qp and finding rows: pick the raw rows and write them. */
 int store_lat_finish(struct store_lat *l);
+/*
+ * keep[id] = 1 for the flows whose raw rows are kept, picked by SQL over DB's qp and finding
+ * tables (the store's, or a copy of them); *n the array's length. NULL with *rc an SQLite
+ * error code, or (no flow picked) SQLITE_OK.
+ */
+uint8_t *store_lat_pick_flows(sqlite3 *db, size_t *n, int *rc);
+/*
+ * After store_lat_close(), before store_lat_finish(), from any one thread while no other
+ * uses l: the flows picked early (keep is l's now) and the first of their spilled rows read
+ * back into memory, so that store_lat_finish() only inserts them.
+ */
+void store_lat_read_kept(struct store_lat *l, uint8_t *keep, size_t n_keep);
 /* The first SQLite error code (0 none); its message in *msg. */
 int store_lat_failed(const struct store_lat *l, const char **msg);
 uint64_t store_lat_rows(const struct store_lat *l);

@@ -55,8 +55,15 @@ struct store_retx {
 	struct retx_burst bursts[PEND_ROWS];
 	struct qp_retx_event packets[PEND_ROWS];
 	struct spill_file spill; /* STORE_SAMPLES_FINDINGS: every packet row, until the end */
+	bool read_early;	/* store_retx_read_kept() done */
+	uint64_t replay_ts;	/* the spill's time where it stopped */
+	struct qp_retx_event *pre; /* the kept rows it read, in order */
+	size_t n_pre, cap_pre;
 	char errmsg[256];
 };
+
+/* Kept rows held in memory at most (the commit reads the rest of the spill itself). */
+#define PRE_ROWS_MAX (1u << 17)
 
 static const char *const heads[R_N] = {
 	[R_BURST] = "INSERT INTO retransmission_burst (qp_id, cause, psn_first, psn_last, packets, ts_first_ns,"
@@ -312,28 +319,72 @@ void store_retx_event(struct store_retx *r, const struct qp_retx_event *e)
 		drain_events(r);
 }
 
-/* The spilled packet rows of the kept flows, in the order they came. */
-static void replay_spill(struct store_retx *r, const uint8_t *keep, size_t n_keep)
+/*
+ * The spilled packet rows of the kept flows, in the order they came, from where the spill
+ * file is: each kept one to packet_row(), or (hold) into pre[] until it is full. 0, or an
+ * errno.
+ */
+static int read_spill(struct store_retx *r, const uint8_t *keep, size_t n_keep, bool hold)
 {
 	const uint8_t *p, *end;
 	struct qp_retx_event e;
-	uint64_t ts = 0;
 	int rc = 0;
 
-	if (!r->failed && (rc = store_spill_rewind(&r->spill)))
-		note_errno(r, rc, "reading the retransmission spill file");
 	while (!r->failed && (rc = store_spill_next(&r->spill, &p, &end)) > 0) {
-		if (spill_read_row(&p, end, ts, &e)) {
-			note_errno(r, EIO, "reading the retransmission spill file");
-			break;
-		}
-		r->spill.pos = (size_t)(p - r->spill.buf);
-		ts = e.ts_ns;
-		if (e.flow_id < n_keep && keep[e.flow_id])
+		if (spill_read_row(&p, end, r->replay_ts, &e))
+			return EIO;
+		if (!(e.flow_id < n_keep && keep[e.flow_id])) {
+			r->spill.pos = (size_t)(p - r->spill.buf);
+			r->replay_ts = e.ts_ns;
+		} else if (!hold) {
+			r->spill.pos = (size_t)(p - r->spill.buf);
+			r->replay_ts = e.ts_ns;
 			packet_row(r, &e);
+		} else if (r->n_pre < PRE_ROWS_MAX &&
+			   !util_ensure_mem((void **)&r->pre, &r->cap_pre, sizeof(*r->pre), r->n_pre + 1)) {
+			r->spill.pos = (size_t)(p - r->spill.buf);
+			r->replay_ts = e.ts_ns;
+			r->pre[r->n_pre++] = e;
+		} else {
+			return 0; /* full: the commit reads on from this row */
+		}
 	}
-	if (rc < 0)
-		note_errno(r, -rc, "reading the retransmission spill file");
+	return rc < 0 ? -rc : 0;
+}
+
+void store_retx_read_kept(struct store_retx *r, const uint8_t *keep, size_t n_keep)
+{
+	int rc;
+
+	if (r->samples != STORE_SAMPLES_FINDINGS || r->failed)
+		return;
+	r->read_early = true;
+	r->replay_ts = 0;
+	rc = store_spill_rewind(&r->spill);
+	if (!rc)
+		rc = read_spill(r, keep, n_keep, true);
+	if (rc)
+		note_errno(r, rc, "reading the retransmission spill file");
+}
+
+/* The spilled packet rows of the kept flows, in the order they came: those already read,
+ * then the rest of the file. */
+static void replay_spill(struct store_retx *r, const uint8_t *keep, size_t n_keep)
+{
+	int rc = 0;
+
+	if (!r->read_early) {
+		r->replay_ts = 0;
+		if (!r->failed && (rc = store_spill_rewind(&r->spill)))
+			note_errno(r, rc, "reading the retransmission spill file");
+	}
+	for (size_t i = 0; i < r->n_pre && !r->failed; i++)
+		packet_row(r, &r->pre[i]);
+	free(r->pre);
+	r->pre = NULL;
+	r->n_pre = 0;
+	if (!r->failed && (rc = read_spill(r, keep, n_keep, false)))
+		note_errno(r, rc, "reading the retransmission spill file");
 }
 
 int store_retx_close(struct store_retx *r)
@@ -417,6 +468,7 @@ void store_retx_free(struct store_retx *r)
 		sqlite3_finalize(r->b[k].many);
 	}
 	store_spill_close(&r->spill);
+	free(r->pre);
 	free(r->open_of);
 	free(r->open);
 	free(r);

@@ -27,6 +27,12 @@ int store_retx_finish(struct store_retx *r, const uint8_t *keep, size_t n_keep);
 /* After the last event: the runs still open, as rows (once; store_retx_finish() does it when
  * not done). */
 int store_retx_close(struct store_retx *r);
+/*
+ * After store_retx_close(), before store_retx_finish() with the same keep, from any one
+ * thread while no other uses r: the first of the kept flows' spilled rows read back into
+ * memory, so that store_retx_finish() only inserts them.
+ */
+void store_retx_read_kept(struct store_retx *r, const uint8_t *keep, size_t n_keep);
 /* The first SQLite error code (0 none); its message in *msg. */
 int store_retx_failed(const struct store_retx *r, const char **msg);
 void store_retx_free(struct store_retx *r);

@@ -39,6 +39,13 @@ static const char schema_sql[] =
 	" bytes_out INTEGER, bytes_in INTEGER, PRIMARY KEY (ip, capture_id));\n"
 	"";
 
+/* Also in the private database that picks the kept flows early (store_findings_known()). */
+#define FINDING_TABLE_SQL                                                                        \
+	"CREATE TABLE finding (rank INTEGER PRIMARY KEY, level TEXT NOT NULL, kind TEXT NOT NULL,"  \
+	" subject_kind TEXT, subject TEXT NOT NULL, direction TEXT, severity REAL,"                 \
+	" severity_text TEXT, confidence REAL, onset_ns INTEGER, flows_hurt INTEGER,"               \
+	" evidence TEXT);\n"
+
 /* The qp table is built from qp_columns[] (below); these come after it. */
 static const char schema_tail_sql[] =
 	"CREATE TABLE sample_kind (id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n"
@@ -61,10 +68,7 @@ static const char schema_tail_sql[] =
 	" ack_latency_max_us REAL);\n"
 	"CREATE TABLE malformed (capture_id INTEGER NOT NULL, reason TEXT NOT NULL,"
 	" packets INTEGER NOT NULL);\n"
-	"CREATE TABLE finding (rank INTEGER PRIMARY KEY, level TEXT NOT NULL, kind TEXT NOT NULL,"
-	" subject_kind TEXT, subject TEXT NOT NULL, direction TEXT, severity REAL,"
-	" severity_text TEXT, confidence REAL, onset_ns INTEGER, flows_hurt INTEGER,"
-	" evidence TEXT);\n"
+	FINDING_TABLE_SQL
 	"CREATE TABLE link (name TEXT PRIMARY KEY, a TEXT NOT NULL, b TEXT NOT NULL, kind TEXT NOT NULL,"
 	" a_tier INTEGER, b_tier INTEGER);\n"
 	"CREATE TABLE flow_link (qp_id INTEGER NOT NULL, link TEXT NOT NULL, share REAL NOT NULL,"
@@ -145,7 +149,10 @@ struct store {
 	struct store_retx *retx; /* retransmission_burst, retransmission */
 	int n_pend[ST_N];
 	bool closing, closed;	/* close_tables() running on `closer`; done */
+	bool parts_closed;	/* its latency and retransmission parts closed (under lock) */
 	pthread_t closer;
+	pthread_mutex_t lock;
+	pthread_cond_t parts_done;
 	struct qp_event_sink sink;
 	struct store_opts opts;
 	char *path;		/* final name */
@@ -546,6 +553,11 @@ static void close_tables(struct store *s)
 		part_failed(s, store_lat_failed(s->lat, &msg), &msg);
 	if (!s->failed && store_retx_close(s->retx))
 		part_failed(s, store_retx_failed(s->retx, &msg), &msg);
+	/* The parts are left alone from here: store_findings_known() may read their spills. */
+	pthread_mutex_lock(&s->lock);
+	s->parts_closed = true;
+	pthread_cond_signal(&s->parts_done);
+	pthread_mutex_unlock(&s->lock);
 	for (int i = 0; i < ST_N; i++)
 		flush_rows(s, (enum stmt_id)i);
 	if (!s->failed)
@@ -601,6 +613,8 @@ void store_abort(struct store *s)
 	}
 	store_lat_free(s->lat);
 	store_retx_free(s->retx);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->parts_done);
 	if (s->db)
 		sqlite3_close(s->db);
 	if (s->tmp_path) {
@@ -632,6 +646,8 @@ int store_open(struct store **out, const char *path, const struct store_opts *op
 	}
 	if (opts)
 		s->opts = *opts;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->parts_done, NULL);
 	s->path = strdup(path);
 	s->tmp_path = malloc(n);
 	if (!s->path || !s->tmp_path) {
@@ -920,40 +936,109 @@ cleanup:
 /* Bind by name: the statement's own ":column" parameters, so order cannot drift. */
 #define BIND_IDX(st, name) sqlite3_bind_parameter_index((st), ":" name)
 
+static const char finding_insert_sql[] =
+	"INSERT INTO finding (rank, level, kind, subject_kind, subject, direction, severity,"
+	" severity_text, confidence, onset_ns, flows_hurt, evidence) VALUES (:rank, :level, :kind,"
+	" :subject_kind, :subject, :direction, :severity, :severity_text, :confidence, :onset_ns,"
+	" :flows_hurt, :evidence)";
+
+static void bind_finding(sqlite3_stmt *st, const struct finding *f)
+{
+	sqlite3_bind_int(st, BIND_IDX(st, "rank"), f->rank);
+	sqlite3_bind_text(st, BIND_IDX(st, "level"), finding_level_name(f->level), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, BIND_IDX(st, "kind"), finding_kind_name(f->kind), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, BIND_IDX(st, "subject_kind"), finding_subject_kind_name(f->subject_kind),
+			  -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, BIND_IDX(st, "subject"), f->subject, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, BIND_IDX(st, "direction"), f->direction, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_double(st, BIND_IDX(st, "severity"), f->severity);
+	sqlite3_bind_text(st, BIND_IDX(st, "severity_text"), f->severity_text, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_double(st, BIND_IDX(st, "confidence"), f->confidence);
+	bind_ns(st, BIND_IDX(st, "onset_ns"), f->onset_ns);
+	sqlite3_bind_int64(st, BIND_IDX(st, "flows_hurt"), f->flows_hurt);
+	if (f->evidence)
+		sqlite3_bind_text(st, BIND_IDX(st, "evidence"), f->evidence, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, BIND_IDX(st, "evidence"));
+}
+
 int store_findings(struct store *s, const struct finding *f, size_t n)
 {
 	sqlite3_stmt *st;
 
 	store_wait(s);
-	st = prepare(s, "INSERT INTO finding (rank, level, kind, subject_kind, subject, direction,"
-				      " severity, severity_text, confidence, onset_ns, flows_hurt, evidence)"
-				      " VALUES (:rank, :level, :kind, :subject_kind, :subject, :direction,"
-				      " :severity, :severity_text, :confidence, :onset_ns, :flows_hurt, :evidence)",
-				   "findings");
+	st = prepare(s, finding_insert_sql, "findings");
 
 	if (!st)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		sqlite3_bind_int(st, BIND_IDX(st, "rank"), f[i].rank);
-		sqlite3_bind_text(st, BIND_IDX(st, "level"), finding_level_name(f[i].level), -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, BIND_IDX(st, "kind"), finding_kind_name(f[i].kind), -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, BIND_IDX(st, "subject_kind"), finding_subject_kind_name(f[i].subject_kind),
-				  -1, SQLITE_STATIC);
-		sqlite3_bind_text(st, BIND_IDX(st, "subject"), f[i].subject, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, BIND_IDX(st, "direction"), f[i].direction, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_double(st, BIND_IDX(st, "severity"), f[i].severity);
-		sqlite3_bind_text(st, BIND_IDX(st, "severity_text"), f[i].severity_text, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_double(st, BIND_IDX(st, "confidence"), f[i].confidence);
-		bind_ns(st, BIND_IDX(st, "onset_ns"), f[i].onset_ns);
-		sqlite3_bind_int64(st, BIND_IDX(st, "flows_hurt"), f[i].flows_hurt);
-		if (f[i].evidence)
-			sqlite3_bind_text(st, BIND_IDX(st, "evidence"), f[i].evidence, -1, SQLITE_TRANSIENT);
-		else
-			sqlite3_bind_null(st, BIND_IDX(st, "evidence"));
+		bind_finding(st, &f[i]);
 		step(s, st, "findings");
 	}
 	sqlite3_finalize(st);
 	return s->failed ? -1 : 0;
+}
+
+/* The qp and finding rows in db (a private copy): SQLITE_OK, or the first error. */
+static int copy_for_pick(sqlite3 *db, const struct flow_stats *flows, size_t n, const struct finding *f,
+			 size_t n_f)
+{
+	char *create = qp_sql(0), *insert = qp_sql(1);
+	sqlite3_stmt *qp = NULL, *fi = NULL;
+	int rc = create && insert ? SQLITE_OK : SQLITE_NOMEM;
+
+	if (rc == SQLITE_OK && (rc = sqlite3_exec(db, create, NULL, NULL, NULL)) == SQLITE_OK)
+		rc = sqlite3_exec(db, FINDING_TABLE_SQL "BEGIN", NULL, NULL, NULL);
+	if (rc == SQLITE_OK && (rc = sqlite3_prepare_v2(db, insert, -1, &qp, NULL)) == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db, finding_insert_sql, -1, &fi, NULL);
+	for (size_t i = 0; i < n && rc == SQLITE_OK; i++) {
+		for (size_t c = 0; c < ARRAY_SIZE(qp_columns); c++)
+			bind_qp_column(qp, (int)c + 1, &qp_columns[c], &flows[i]);
+		rc = sqlite3_step(qp) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+		sqlite3_reset(qp);
+	}
+	for (size_t i = 0; i < n_f && rc == SQLITE_OK; i++) {
+		bind_finding(fi, &f[i]);
+		rc = sqlite3_step(fi) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+		sqlite3_reset(fi);
+	}
+	sqlite3_finalize(qp);
+	sqlite3_finalize(fi);
+	free(create);
+	free(insert);
+	return rc;
+}
+
+void store_findings_known(struct store *s, const struct flow_stats *flows, size_t n, const struct finding *f,
+			  size_t n_f)
+{
+	const char *msg;
+	sqlite3 *db = NULL;
+	uint8_t *keep = NULL;
+	size_t n_keep = 0;
+	int rc;
+
+	if (!s->closing || s->opts.samples != STORE_SAMPLES_FINDINGS)
+		return;
+	pthread_mutex_lock(&s->lock);
+	while (!s->parts_closed)
+		pthread_cond_wait(&s->parts_done, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+	if (store_lat_failed(s->lat, &msg) || store_retx_failed(s->retx, &msg))
+		return;
+	/* The same SQL over the same rows as the commit's pick, on a connection of its own. */
+	rc = sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc == SQLITE_OK)
+		rc = copy_for_pick(db, flows, n, f, n_f);
+	if (rc == SQLITE_OK)
+		keep = store_lat_pick_flows(db, &n_keep, &rc);
+	sqlite3_close(db);
+	if (rc != SQLITE_OK) {
+		free(keep);
+		return; /* the commit picks them itself, and says what failed */
+	}
+	store_lat_read_kept(s->lat, keep, n_keep);
+	store_retx_read_kept(s->retx, keep, n_keep);
 }
 
 int store_malformed(struct store *s, int capture_index, const char *reason, uint64_t packets)

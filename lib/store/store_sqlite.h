@@ -91,6 +91,15 @@ int store_meta(struct store *s, const char *key, const char *value);
 int store_captures(struct store *s, const struct store_capture *caps, size_t n);
 int store_flows(struct store *s, const struct flow_stats *flows, size_t n);
 int store_findings(struct store *s, const struct finding *f, size_t n);
+/*
+ * Optional, once the flows and findings are final, before store_flows() and
+ * store_findings() with the same ones: while the store's thread still builds the indexes,
+ * the flows whose raw rows --samples findings keeps are picked on a private copy of the qp
+ * and finding rows, and the first of their rows read back from the spill files, so that
+ * store_commit() only inserts them. Touches no table.
+ */
+void store_findings_known(struct store *s, const struct flow_stats *flows, size_t n, const struct finding *f,
+			  size_t n_f);
 /* The link and flow_link tables from --topology (and --paths): see store_links.h. */
 struct topology;
 int store_links(struct store *s, const struct topology *t, const struct flow_stats *flows, size_t n);

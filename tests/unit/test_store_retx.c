@@ -31,6 +31,7 @@ struct run {
 	struct qp_tracker *t;
 	struct store *s;
 	bool close_early;	/* store_reading_done() after the tracker's finish, as analyze does */
+	bool kept_early;	/* and store_findings_known() before the flows, as analyze does */
 	char dir[64], path[128];
 };
 
@@ -93,7 +94,7 @@ static void start(struct run *r, uint8_t samples)
 	struct qp_tracker_cfg cfg;
 	char err[512];
 
-	r->close_early = false;
+	r->close_early = r->kept_early = false;
 	snprintf(r->dir, sizeof(r->dir), "/tmp/agentxdp-test-retx.XXXXXX");
 	assert_non_null(mkdtemp(r->dir));
 	snprintf(r->path, sizeof(r->path), "%s/a.db", r->dir);
@@ -116,6 +117,8 @@ static void finish(struct run *r)
 		store_reading_done(r->s);
 	n = qp_tracker_snapshot(r->t, &flows);
 	assert_true(n > 0);
+	if (r->kept_early)
+		store_findings_known(r->s, flows, (size_t)n, NULL, 0);
 	assert_int_equal(store_flows(r->s, flows, (size_t)n), 0);
 	assert_int_equal(store_commit(r->s, err, sizeof(err)), 0);
 	qp_tracker_free(r->t);
@@ -415,6 +418,55 @@ static void test_closed_early_same_rows(void **state)
 	cleanup(&r);
 }
 
+/* The kept rows' order and contents, summed by rowid, and how many there are. */
+static void kept_digest(struct run *r, int64_t d[4])
+{
+	d[0] = query_int(r, "SELECT count(*) FROM retransmission");
+	d[1] = query_int(r, "SELECT sum(rowid * (psn + 1)) + sum(rowid * (ts_ns % 1000003)) FROM retransmission");
+	d[2] = query_int(r, "SELECT count(*) FROM latency_sample");
+	d[3] = query_int(r, "SELECT sum(rowid * (psn + 1)) + sum(rowid * (latency_ns % 1000003)) FROM latency_sample");
+}
+
+/*
+ * The kept flow's rows read back early (store_findings_known()) are the rows the commit
+ * reads itself, in the same order, also past what is held in memory (2^17 resends, 2^18
+ * samples): the commit reads on from there.
+ */
+static void test_kept_rows_read_early(void **state)
+{
+	int64_t want[4], got[4];
+
+	(void)state;
+	for (int early = 0; early < 2; early++) {
+		struct run r;
+
+		start(&r, STORE_SAMPLES_FINDINGS);
+		r.close_early = r.kept_early = early;
+		for (uint32_t round = 0; round < 270; round++) {
+			uint32_t base = round * 2000;
+			uint64_t ts = 1000000 + (uint64_t)round * 100000;
+
+			for (uint32_t i = 0; i < 1000; i++)
+				req(&r, &AB, ts + i * 10, base + i);
+			ack(&r, &AB, ts + 10000, SYN_NAK_SEQ, base);
+			for (uint32_t i = 0; i < 1000; i++)
+				req(&r, &AB, ts + 11000 + i * 10, base + i);
+			ack(&r, &AB, ts + 22000, SYN_ACK, base + 999);
+			for (uint32_t i = 1000; i < 2000; i++) {
+				req(&r, &AB, ts + 23000 + i * 30, base + i);
+				ack(&r, &AB, ts + 23010 + i * 30, SYN_ACK, base + i);
+			}
+		}
+		req(&r, &CD, 2000000000, 7);
+		finish(&r);
+		kept_digest(&r, early ? got : want);
+		cleanup(&r);
+	}
+	assert_true(want[0] > (1 << 17) && want[2] > (1 << 18));
+	for (int i = 0; i < 4; i++)
+		assert_true(got[i] == want[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +477,7 @@ int main(void)
 		cmocka_unit_test(test_samples_none_keeps_bursts),
 		cmocka_unit_test(test_samples_findings_keeps_lossy_flow),
 		cmocka_unit_test(test_closed_early_same_rows),
+		cmocka_unit_test(test_kept_rows_read_early),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
