@@ -966,6 +966,27 @@ static bool loaded_host_link(const struct ctx *c, const struct candidate *cand)
 }
 
 /* Why load explains a slow or congested subject's excess (NULL: not, or a fixed step). */
+/*
+ * A set of switch links always crossed together (a two-leaf fabric's cables to one spine)
+ * marking at LOADED_SET_RATIO times its peers' load or more in both halves, over
+ * NO_FLOOR_MIN_CONNS connections or more, its floor up under LOADED_SET_FLOOR_US: the
+ * spine ECMP loads most, whose queue marks. A marking spine sheds load (DCQCN backs its
+ * flows off) and a slowed one lifts its floor. Tuning seeds 4098-4099 and 4110-4115 with a
+ * topology: 8 wrong `congested` set alerts (ho7-healthy-26, ho6-healthy-ecmp-32 and a
+ * half-speed host link's fabric, ho7-rate2x-host-1dir) at 1.54-1.81x in both halves over
+ * 12-26 connections, floors up 1.2 us at most; every right set, congested or read so,
+ * 1.44x or less. Single links are left alone: right ECN, flap and slow cables stood at
+ * 1.5-1.8x there.
+ */
+#define LOADED_SET_RATIO 1.5
+#define LOADED_SET_FLOOR_US 2.0
+static bool loaded_marking_set(const struct ctx *c, const struct candidate *cand)
+{
+	return cand->n_set && cand->signal == SIG_ECN && loaded_both_halves(c, cand, LOADED_SET_RATIO) &&
+	       cand->flows_crossing >= NO_FLOOR_MIN_CONNS &&
+	       (!loc_floor_known(cand) || cand->floor_excess_us < LOADED_SET_FLOOR_US);
+}
+
 static const char *load_notice_why(const struct ctx *c, const struct candidate *cand)
 {
 	const char *why = NULL;
@@ -977,6 +998,9 @@ static const char *load_notice_why(const struct ctx *c, const struct candidate *
 		      "link: load explains the queueing";
 	else if (loaded_queue(c, cand))
 		why = loc_why_loaded_queue;
+	else if (loaded_marking_set(c, cand))
+		why = "links always crossed together, carrying well over their peers' load with their floor "
+		      "unmoved: the spine ECMP loads most, its queue marking";
 	else if (loaded_host_link(c, cand))
 		why = "its link carries more than its peers', its floor rose less than that load lifts "
 		      "it and it stands out less than a fault does: a queue";
