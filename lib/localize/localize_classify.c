@@ -669,27 +669,6 @@ static bool host_queue_marks(const struct ctx *c, const struct candidate *cand, 
 }
 
 /*
- * Loss that tracks marks: the hurt connections CE-marked at least loss_marks_ratio times
- * as often as they lose packets. A queue that overflows marks first; a lossy cable or a
- * flapping link drops without marking (on the tuning seeds 1011-1020: injected loss and
- * flaps at most 1.1 marks per loss event, overflow drops of busy fabrics 5.5-110).
- */
-bool loc_loss_tracks_marks(const struct ctx *c, const struct candidate *cand)
-{
-	double ce = 0, lost = 0;
-
-	if (c->cfg->loss_marks_ratio <= 0 || !cand->n_hurt_idx)
-		return false;
-	for (size_t k = 0; k < cand->n_hurt_idx; k++) {
-		const struct conn *cn = &c->conns[cand->hurt_idx[k]];
-
-		ce += cn->ce_events;
-		lost += cn->loss_events;
-	}
-	return lost > 0 && ce >= c->cfg->loss_marks_ratio * lost;
-}
-
-/*
  * Loss spread at random in time (loc_loss_dispersion()) on a switch link: a switch link's
  * queue, fed by the flows ECMP hashes there, overflows in bursts, while it is full, and its
  * drops cluster in those windows; a lossy cable drops whatever the queues do. Tuning seeds
