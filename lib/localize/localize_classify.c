@@ -966,12 +966,14 @@ static bool loaded_marking_set(const struct ctx *c, const struct candidate *cand
 	       (!loc_floor_known(cand) || cand->floor_excess_us < LOADED_SET_FLOOR_US);
 }
 
+const char loc_why_far_more[] = "it carries far more than its peers: load explains the queueing";
+
 static const char *load_notice_why(const struct ctx *c, const struct candidate *cand)
 {
 	const char *why = NULL;
 
 	if (cand->load_ratio >= c->cfg->load_notice_ratio)
-		why = "it carries far more than its peers: load explains the queueing";
+		why = loc_why_far_more;
 	else if (loaded_without_floor(c, cand))
 		why = "it carries well over its peers' load and no floor was measured to show a slow "
 		      "link: load explains the queueing";

@@ -391,6 +391,8 @@ bool loc_floor_breaks_tie(const struct ctx *c, struct candidate *cand, const dou
 			  bool *picked);
 /* The notice of a loaded switch link's queue (loaded_queue()). */
 extern const char loc_why_loaded_queue[];
+/* load_notice_ratio times the peers' load or more (loc_classify_level()) */
+extern const char loc_why_far_more[];
 int loc_classify_with_floor(struct ctx *c, struct candidate *best, size_t n_best,
 			    const struct candidate *cands, size_t n_cands);
 

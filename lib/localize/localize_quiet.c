@@ -78,6 +78,24 @@ static bool floor_moved_over_load(const struct ctx *c, const struct candidate *c
  * and so is the floor the same load lifts (tuning seeds 3946-3955: ho3-healthy-incast-44
  * 3954, the incast host's link at 4.7x its peers' load, 94% busy, marked and 10.8 us up).
  */
+/*
+ * In a busy fabric too, a switch link's floor that rose LOADED_FLOOR_US and LOADED_FLOOR_Z
+ * robust sigmas over its peers' is more than its load lifts it, whatever its kind: a slow
+ * link, whose flows it delays and resends drew their load onto it. Tuning seeds 4098-4099
+ * and 4110-4115 with a topology: the 187 switch links of healthy runs read "carries far
+ * more" (2-7x their peers' load) stood at most 9.2 sigmas (18.7 us at 9.0); right 6x and 7x
+ * cables read so 10.9-190 us at 32-340 sigmas; no wrong notice of faulty runs reached both.
+ */
+#define LOADED_FLOOR_US 10.0
+#define LOADED_FLOOR_Z 20.0
+
+static bool floor_stands_over_load(const struct ctx *c, const struct candidate *x)
+{
+	return x->notice_why == loc_why_far_more && loc_switch_link(c, x->var) && !x->n_set &&
+	       loc_floor_known(x) && x->floor_excess_us >= LOADED_FLOOR_US &&
+	       x->floor_z >= LOADED_FLOOR_Z;
+}
+
 void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n)
 {
 	const struct localize_config *cfg = c->cfg;
@@ -85,6 +103,15 @@ void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		struct candidate *x = &best[i];
 
+		if (x->level == FINDING_NOTICE && floor_stands_over_load(c, x)) {
+			x->level = FINDING_ALERT;
+			x->notice_why = NULL;
+			if (x->kind != FINDING_SLOW) {
+				x->kind = FINDING_SLOW;
+				x->kind_why = "its floor rose far more than its load lifts it: a slow link";
+			}
+			continue;
+		}
 		if (x->level != FINDING_NOTICE || cfg->load_notice_ratio <= 0 ||
 		    x->kind != FINDING_SLOW || x->load_ratio < cfg->load_notice_ratio ||
 		    c->vars[x->var].kind == VAR_FABRIC ||
