@@ -944,7 +944,6 @@ static bool loaded_host_link(const struct ctx *c, const struct candidate *cand)
 		cand->hurt_ce_rate < HOST_LOADED_MAX_MARKS * cand->peer_ce_rate);
 }
 
-/* Why load explains a slow or congested subject's excess (NULL: not, or a fixed step). */
 /*
  * A set of switch links always crossed together (a two-leaf fabric's cables to one spine)
  * marking at LOADED_SET_RATIO times its peers' load or more in both halves, over
@@ -968,6 +967,7 @@ static bool loaded_marking_set(const struct ctx *c, const struct candidate *cand
 
 const char loc_why_far_more[] = "it carries far more than its peers: load explains the queueing";
 
+/* Why load explains a slow or congested subject's excess (NULL: not, or a fixed step). */
 static const char *load_notice_why(const struct ctx *c, const struct candidate *cand)
 {
 	const char *why = NULL;

@@ -68,17 +68,6 @@ static bool floor_moved_over_load(const struct ctx *c, const struct candidate *c
 }
 
 /*
- * A subject carrying at least load_notice_ratio times its peers' load is a notice (its
- * load explains its queue), but in a fabric that is not busy a queue from load alone
- * still drains: healthy incast host links at 2.5-4x their peers' load and ECMP-skewed
- * spine links at 2.5-3x kept their floor within 0.34 us of their peers' (tuning seeds
- * 1081-1120), while slowx2-host 1095, a 2x serializer on a host link that happened to
- * carry 2.3x, stood 2.8 us above. Such a notice whose floor moved (floor_moved_over_load())
- * is an alert again, if it reads slow: a congested one (marks its load explains) is a queue,
- * and so is the floor the same load lifts (tuning seeds 3946-3955: ho3-healthy-incast-44
- * 3954, the incast host's link at 4.7x its peers' load, 94% busy, marked and 10.8 us up).
- */
-/*
  * In a busy fabric too, a switch link's floor that rose LOADED_FLOOR_US and LOADED_FLOOR_Z
  * robust sigmas over its peers' is more than its load lifts it, whatever its kind: a slow
  * link, whose flows it delays and resends drew their load onto it. Tuning seeds 4098-4099
@@ -96,6 +85,19 @@ static bool floor_stands_over_load(const struct ctx *c, const struct candidate *
 	       x->floor_z >= LOADED_FLOOR_Z;
 }
 
+/*
+ * A subject carrying at least load_notice_ratio times its peers' load is a notice (its
+ * load explains its queue), but in a fabric that is not busy a queue from load alone
+ * still drains: healthy incast host links at 2.5-4x their peers' load and ECMP-skewed
+ * spine links at 2.5-3x kept their floor within 0.34 us of their peers' (tuning seeds
+ * 1081-1120), while slowx2-host 1095, a 2x serializer on a host link that happened to
+ * carry 2.3x, stood 2.8 us above. Such a notice whose floor moved (floor_moved_over_load())
+ * is an alert again, if it reads slow: a congested one (marks its load explains) is a queue,
+ * and so is the floor the same load lifts (tuning seeds 3946-3955: ho3-healthy-incast-44
+ * 3954, the incast host's link at 4.7x its peers' load, 94% busy, marked and 10.8 us up).
+ * A switch link whose floor stands far over its load (floor_stands_over_load()) is an
+ * alert again in any fabric, and slow, whatever signal picked it.
+ */
 void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n)
 {
 	const struct localize_config *cfg = c->cfg;
