@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test_loaded_marking_set.sh: a set of switch links always crossed together (a two-leaf
-# fabric's cables to one spine) that marks while carrying 1.5x its peers' load or more in
+# fabric's cables to one spine) that marks while carrying 1.3x its peers' load or more in
 # both halves, over 8 connections or more, its floor up under 2 us, is a notice: the spine
-# ECMP loads most (issue #17, round 39). On tuning seeds 4110-4113 with a topology, healthy
+# ECMP loads most (issue #17, rounds 39 and 40; round 40 lowered the bar from 1.5x after
+# the same fabric's healthy sets alerted at 1.41-1.42x on seeds 4116 and 4118). On tuning seeds 4110-4113 with a topology, healthy
 # two-leaf fabrics raised `congested` set alerts at 1.54-1.81x: ho7-healthy-26 (26 hosts, 2
 # leaves, 3 spines, 40% mixed) and ho6-healthy-ecmp-32 (32 hosts, 2 leaves, 4 spines, 45%,
 # half the cross-leaf flows on spine0). A 12% ECN cable on the same 32/2/4 fabric sheds its
@@ -20,7 +21,7 @@ healthy_case() {
 			(.subject | test("^leaf.* [|] ")))
 			| .evidence.notice_why | test("always crossed together")] | any' "$d/out.json")"
 }
-for seed in 4110 4111 4113; do
+for seed in 4110 4111 4113 4116 4118; do
 	healthy_case two-leaf "$seed" --hosts 26 --leaves 2 --spines 3 --load 40% --mtu 2048 \
 		--duration 6ms
 done
