@@ -18,7 +18,21 @@
 
 struct store_lat;
 
-/* SPILL_BASE: a path whose "-samples" sibling may be created (then unlinked at once). */
+/*
+ * latency_sample's columns and its index's, for the store's schema and for the kept rows'
+ * own database (store_lat_read_kept()), whose table must match it for SQLite to copy it
+ * over page by page.
+ */
+#define LATENCY_SAMPLE_COLUMNS_SQL                                                                   \
+	"(qp_id INTEGER NOT NULL, kind INTEGER NOT NULL, ts_ns INTEGER NOT NULL, psn INTEGER,"        \
+	" latency_ns INTEGER NOT NULL)"
+#define LATENCY_SAMPLE_INDEX_SQL "(qp_id, kind, latency_ns)"
+
+/*
+ * SPILL_BASE: a path whose "-samples" and "-kept" siblings may be created (then unlinked at
+ * once). With STORE_SAMPLES_FINDINGS the "-kept" one is ATTACHed to DB as "kept", so this
+ * comes before DB's transaction begins.
+ */
 int store_lat_open(struct store_lat **out, sqlite3 *db, const char *db_path, const char *spill_base,
 		   const struct store_opts *opts, char *err, size_t errlen);
 void store_lat_set_window(struct store_lat *l, uint64_t window_ns);
@@ -36,8 +50,9 @@ int store_lat_finish(struct store_lat *l);
 uint8_t *store_lat_pick_flows(sqlite3 *db, size_t *n, int *rc);
 /*
  * After store_lat_close(), before store_lat_finish(), from any one thread while no other
- * uses l: the flows picked early (keep is l's now) and the first of their spilled rows read
- * back into memory, so that store_lat_finish() only inserts them.
+ * uses l (DB may be busy on another thread: this uses a connection of its own): the flows
+ * picked early (keep is l's now), their spilled rows read back into a database of their own
+ * and its index built there, so that store_lat_finish() only copies them in.
  */
 void store_lat_read_kept(struct store_lat *l, uint8_t *keep, size_t n_keep);
 /* The first SQLite error code (0 none); its message in *msg. */
