@@ -562,21 +562,6 @@ static void hurt_marks(const struct ctx *c, struct candidate *cand)
 }
 
 /*
- * A latency excess that the fabric's queueing explains: the fabric is busy and the hurt
- * connections are marked more than their peers, beyond counting noise. A queue delays and
- * marks together; a slow cable or a step of added latency delays without a mark, so its
- * flows are marked like everyone else's (a 5%-load fabric marks about 0.1% with no fault).
- */
-static bool latency_is_queueing(const struct candidate *cand, const struct localize_config *cfg)
-{
-	if (!loc_fabric_busy(cand, cfg))
-		return false;
-	if (cfg->queue_marks_z <= 0 || cand->hurt_ce_rate < 0)
-		return true;
-	return cand->hurt_ce_z >= cfg->queue_marks_z;
-}
-
-/*
  * Queueing in a fabric that is not busy: the hurt connections are CE-marked several times
  * the peers' rate (beyond counting noise), so a queue delays them, and nothing says a
  * fault: the subject carries its peers' load (a faulty link sheds it), its latency floor
@@ -948,17 +933,13 @@ static bool loaded_host_link(const struct ctx *c, const struct candidate *cand)
  * A set of switch links always crossed together (a two-leaf fabric's cables to one spine)
  * marking at LOADED_SET_RATIO times its peers' load or more in both halves, over
  * NO_FLOOR_MIN_CONNS connections or more, its floor up under LOADED_SET_FLOOR_US: the
- * spine ECMP loads most, whose queue marks. A marking spine sheds load (DCQCN backs its
- * flows off) and a slowed one lifts its floor. Tuning seeds 4098-4099 and 4110-4115 with a
- * topology: 8 wrong `congested` set alerts (ho7-healthy-26, ho6-healthy-ecmp-32 and a
- * half-speed host link's fabric, ho7-rate2x-host-1dir) at 1.54-1.81x in both halves over
- * 12-26 connections, floors up 1.2 us at most. Round 40 lowered the bar from 1.5x: on
- * seeds 4116-4118 the same fabrics' sets (ho7-healthy-26, ho7-rate2x-host-1dir,
- * ho14-healthy-36-read) alerted at 1.35-1.43x in both halves, floors up 0.7 us at most or
- * unmeasured (READs). Of the right sets at 1.3x or more in both halves on seeds 4066-4118
- * one had its floor up under 2 us, a flapping pair at 1.41x (a notice by its load
- * already); right ECN sets stood at 1.25x or less. Single links are left alone: right
- * ECN, flap and loss cables stood at 1.45-1.8x there, over 6-23 connections.
+ * spine ECMP loads most, whose queue marks; a marking spine sheds load (DCQCN) and a slowed
+ * one lifts its floor. With a topology, wrong `congested` set alerts of ho7-healthy-26,
+ * ho6-healthy-ecmp-32, ho14-healthy-36-read and ho7-rate2x-host-1dir stood at 1.54-1.81x
+ * (seeds 4098-4115) and 1.35-1.43x (4116-4118), floors up 1.2 us at most or unmeasured.
+ * Right ECN sets of seeds 4066-4118 stood at 1.25x or less; the one right set over 1.3x
+ * with its floor under 2 us, a flapping pair at 1.41x, was a notice by its load already.
+ * Single links are left alone: right ECN, flap and loss cables stood at 1.45-1.8x there.
  */
 #define LOADED_SET_RATIO 1.3
 #define LOADED_SET_FLOOR_US 2.0
@@ -1034,6 +1015,34 @@ static void host_link_kind(const struct ctx *c, struct candidate *cand)
 	}
 }
 
+/* Why a host finding (RNR, turnaround, late round trips) is a notice; NULL: an alert. */
+static const char *host_notice_why(const struct localize_config *cfg, const struct candidate *cand)
+{
+	if (cand->signal == SIG_TURNAROUND && cand->severity < cfg->host_alert_min_ratio)
+		return "a turnaround excess within what a busy responder shows";
+	/* Data spread out by a slow link stretch a responder's wait by up to the
+	 * link's slowdown; on one or two connections that is not told apart from
+	 * a slow responder (slowx5-fab-each: 2.3-3.1x on 1-2, a slow responder 10x). */
+	if (cand->signal == SIG_TURNAROUND && cand->flows_hurt <= 2 &&
+	    cand->severity < cfg->host_few_min_ratio)
+		return "a turnaround excess on one or two connections: the network may explain it";
+	/* A host's round trips slower than its peers', in a fabric queueing
+	 * everywhere: the same queues (no RNR, no turnaround from a second vantage). */
+	if ((cand->signal == SIG_LATENCY || cand->signal == SIG_COMPLETION) &&
+	    loc_latency_is_queueing(cand, cfg))
+		return "the whole fabric is queueing: flows elsewhere are CE-marked as well";
+	/* Round trips late where the host answers, under 2x its peers': a busy responder,
+	 * as for its turnaround above. Tuning seeds 4066-4118, every mode: 25 of 26 such
+	 * alerts were wrong (healthy incast fabrics' hosts at 1.24-1.60x, hosts beside a
+	 * lossy or slow link), one a host link's fault read as its host (blind, 1.39x);
+	 * right ones (slow responders) stood at 2.8x or more. */
+	if ((cand->signal == SIG_LATENCY || cand->signal == SIG_COMPLETION) &&
+	    cand->severity < cfg->host_alert_min_ratio)
+		return "round trips under 2x its peers' where it answers: within what a busy "
+		       "responder shows (a slow one is several times slower)";
+	return NULL;
+}
+
 /*
  * Alert or notice: an alert is what ordinary traffic does not explain. A slow or congested
  * subject carrying at least load_notice_ratio times its peers' load queues because of it,
@@ -1076,7 +1085,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		 * is ordinary congestion (loaded, oversubscribed healthy fabrics raised an
 		 * alert in every run), unless the link stands out of it. */
 		if ((cand->signal == SIG_ECN ? loc_fabric_busy(cand, cfg)
-					     : latency_is_queueing(cand, cfg)) &&
+					     : loc_latency_is_queueing(cand, cfg)) &&
 		    !(busy_outlier(c, cand) && !loc_queue_drains(cand)) &&
 		    !floor_outlier(c, cand) && !latency_step(c, cand) && !loc_link_stalls(cand) &&
 		    !host_step && !host_link_marks(c, cand) && !loc_fabric_step(c, cand) &&
@@ -1105,29 +1114,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 			link_kind(c, cand, host_step);
 		break;
 	case FINDING_HOST:
-		if (cand->signal == SIG_TURNAROUND && cand->severity < cfg->host_alert_min_ratio)
-			cand->notice_why = "a turnaround excess within what a busy responder shows";
-		/* Data spread out by a slow link stretch a responder's wait by up to the
-		 * link's slowdown; on one or two connections that is not told apart from
-		 * a slow responder (slowx5-fab-each: 2.3-3.1x on 1-2, a slow responder 10x). */
-		else if (cand->signal == SIG_TURNAROUND && cand->flows_hurt <= 2 &&
-			 cand->severity < cfg->host_few_min_ratio)
-			cand->notice_why = "a turnaround excess on one or two connections: the network may explain it";
-		/* A host's round trips slower than its peers', in a fabric queueing
-		 * everywhere: the same queues (no RNR, no turnaround from a second vantage). */
-		else if ((cand->signal == SIG_LATENCY || cand->signal == SIG_COMPLETION) &&
-			 latency_is_queueing(cand, cfg))
-			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
-		/* Round trips late where the host answers, under 2x its peers': what a busy
-		 * responder shows, as for its turnaround above. Tuning seeds 4066-4118, every
-		 * mode: 25 of the 26 latency or completion host alerts under 2x were wrong
-		 * (hosts of healthy incast fabrics at 1.24-1.60x, hosts beside a lossy or slow
-		 * link), one a host link's fault read as its host (blind, 1.39x); the right
-		 * ones stood at 2.8x or more, slow responders adding 10 us or more. */
-		else if ((cand->signal == SIG_LATENCY || cand->signal == SIG_COMPLETION) &&
-			 cand->severity < cfg->host_alert_min_ratio)
-			cand->notice_why = "round trips under 2x its peers' where it answers: within what a busy "
-					   "responder shows (a slow one is several times slower)";
+		cand->notice_why = host_notice_why(cfg, cand);
 		break;
 	case FINDING_LOSSY:
 		/* Overflow drops of a busy fabric (healthy ones lose 0.06-1%, marked more). */

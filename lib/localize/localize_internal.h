@@ -223,6 +223,21 @@ static inline bool loc_fabric_busy(const struct candidate *cand, const struct lo
 	return cfg->busy_ce_rate > 0 && cand->peer_ce_rate >= cfg->busy_ce_rate;
 }
 
+/*
+ * A latency excess that the fabric's queueing explains: the fabric is busy and the hurt
+ * connections are marked more than their peers, beyond counting noise. A queue delays and
+ * marks together; a slow cable or a step of added latency delays without a mark, so its
+ * flows are marked like everyone else's (a 5%-load fabric marks about 0.1% with no fault).
+ */
+static inline bool loc_latency_is_queueing(const struct candidate *cand, const struct localize_config *cfg)
+{
+	if (!loc_fabric_busy(cand, cfg))
+		return false;
+	if (cfg->queue_marks_z <= 0 || cand->hurt_ce_rate < 0)
+		return true;
+	return cand->hurt_ce_z >= cfg->queue_marks_z;
+}
+
 /* Set (or clear) the n_conns-sized flags of x's hurt connections. */
 static inline void loc_mark_hurt(const struct candidate *x, bool *mark, bool on)
 {
