@@ -1,6 +1,5 @@
 /* store_latency.c: latency_sample, latency_window and latency_hist rows (docs/schema.md). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -588,18 +587,11 @@ int store_lat_finish(struct store_lat *l)
  */
 static int kept_open(struct store_lat *l, const char *base)
 {
-	size_t n = strlen(base) + sizeof("-kept");
-	char *path = malloc(n), *attach = NULL;
-	int fd, rc = SQLITE_NOMEM;
+	char *path, *attach = NULL;
+	int fd = store_sibling_create(base, "-kept", &path), rc = SQLITE_NOMEM;
 
-	if (!path)
-		return SQLITE_NOMEM;
-	snprintf(path, n, "%s-kept", base);
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		free(path);
-		return SQLITE_CANTOPEN;
-	}
+	if (fd < 0)
+		return errno == ENOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
 	close(fd);
 	attach = sqlite3_mprintf("ATTACH %Q AS kept", path);
 	if (attach)

@@ -9,24 +9,39 @@
 #include "lib/store/store_spill.h"
 
 /* Beside the database, not in a tmpfs /tmp: the rows can outgrow memory. */
-int store_spill_open(struct spill_file *f, const char *base, const char *suffix)
+int store_sibling_create(const char *base, const char *suffix, char **path)
 {
 	size_t n = strlen(base) + strlen(suffix) + 1;
-	char *p = malloc(n);
-	int err;
+	int fd, err;
 
-	f->fd = -1;
+	*path = malloc(n);
+	if (!*path) {
+		errno = ENOMEM;
+		return -1;
+	}
+	snprintf(*path, n, "%s%s", base, suffix);
+	fd = open(*path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		err = errno;
+		free(*path);
+		*path = NULL;
+		errno = err;
+	}
+	return fd;
+}
+
+int store_spill_open(struct spill_file *f, const char *base, const char *suffix)
+{
+	char *p;
+
 	f->len = f->pos = 0;
 	f->eof = 0;
-	if (!p)
-		return ENOMEM;
-	snprintf(p, n, "%s%s", base, suffix);
-	f->fd = open(p, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-	err = errno;
-	if (f->fd >= 0)
-		unlink(p);
+	f->fd = store_sibling_create(base, suffix, &p);
+	if (f->fd < 0)
+		return errno;
+	unlink(p);
 	free(p);
-	return f->fd >= 0 ? 0 : err;
+	return 0;
 }
 
 void store_spill_close(struct spill_file *f)

@@ -24,6 +24,9 @@ struct spill_file {
 	uint8_t buf[1 << 16];
 };
 
+/* Creates base + suffix, a new file (never an existing one, nor a link): its descriptor,
+ * its name in *path (the caller's to unlink and free); -1 and errno. */
+int store_sibling_create(const char *base, const char *suffix, char **path);
 /* Creates base + suffix, unlinked at once: nothing to clean up. 0, or an errno. */
 int store_spill_open(struct spill_file *f, const char *base, const char *suffix);
 void store_spill_close(struct spill_file *f);
