@@ -169,17 +169,18 @@ static int64_t *batch_row(struct store_lat *l, struct row_batch *b)
 	return &b->v[b->n++ * b->cols];
 }
 
-static void sample_row(struct store_lat *l, uint64_t flow_id, uint32_t kind, uint64_t ts_ns, uint32_t psn,
-		       uint64_t latency_ns)
+/* A latency_sample row into batch B (latency_sample's own, or kept_sample's), counted in *N. */
+static void sample_row(struct store_lat *l, struct row_batch *b, uint64_t *n, uint64_t flow_id, uint32_t kind,
+		       uint64_t ts_ns, uint32_t psn, uint64_t latency_ns)
 {
-	int64_t *r = batch_row(l, &l->b[B_SAMPLE]);
+	int64_t *r = batch_row(l, b);
 
 	r[0] = sat(flow_id);
 	r[1] = kind;
 	r[2] = sat(ts_ns);
 	r[3] = psn;
 	r[4] = sat(latency_ns);
-	l->rows++;
+	(*n)++;
 }
 
 struct window_ctx {
@@ -281,7 +282,7 @@ static void count_sample(struct store_lat *l, const struct qp_latency_sample *x)
 		}
 	}
 	if (l->opts.samples == STORE_SAMPLES_ALL) {
-		sample_row(l, x->flow_id, x->kind, x->ts_ns, x->psn, x->latency_ns);
+		sample_row(l, &l->b[B_SAMPLE], &l->rows, x->flow_id, x->kind, x->ts_ns, x->psn, x->latency_ns);
 	} else if (l->opts.samples == STORE_SAMPLES_FINDINGS) {
 		spill_row(l, x);
 	}
@@ -436,20 +437,13 @@ static int read_spill(struct store_lat *l, uint64_t *ts, int (*row)(struct store
 
 static int insert_row(struct store_lat *l, const struct lat_row *x)
 {
-	sample_row(l, x->flow_id, x->kind, x->ts_ns, x->psn, x->latency_ns);
+	sample_row(l, &l->b[B_SAMPLE], &l->rows, x->flow_id, x->kind, x->ts_ns, x->psn, x->latency_ns);
 	return l->failed;
 }
 
 static int kept_row(struct store_lat *l, const struct lat_row *x)
 {
-	int64_t *r = batch_row(l, &l->b[B_KEPT]);
-
-	r[0] = sat(x->flow_id);
-	r[1] = x->kind;
-	r[2] = sat(x->ts_ns);
-	r[3] = x->psn;
-	r[4] = sat(x->latency_ns);
-	l->kept_rows++;
+	sample_row(l, &l->b[B_KEPT], &l->kept_rows, x->flow_id, x->kind, x->ts_ns, x->psn, x->latency_ns);
 	return l->failed;
 }
 
