@@ -37,6 +37,7 @@ LIB_CORE_SRCS := \
 	lib/localize/localize_busy.c \
 	lib/localize/localize_each.c \
 	lib/localize/localize_onset.c \
+	lib/localize/localize_responder.c \
 	lib/localize/topology_graph.c lib/localize/finding.c lib/localize/hop_groups.c \
 	lib/export/metrics.c lib/export/prom_text.c lib/export/otlp_json.c lib/export/agent_metrics.c \
 	lib/nic/nic_rates.c

@@ -330,6 +330,10 @@ void loc_turnaround_start(const struct ctx *c, struct candidate *best, size_t n,
  * the responder. */
 void loc_responder_waits(const struct ctx *c, struct candidate *best, size_t n, bool *mark);
 
+/* localize_responder.c: a slow pick on a host's link (the caller checks it is one) late
+ * only where its host responds: why it is the host, or NULL. */
+const char *loc_responder_late(const struct ctx *c, const struct candidate *cand);
+
 /* localize.c: the host a subject is about (a host, its access link, a links.csv link with a
  * host at one end), NULL for switch links, host pairs and fabric findings. */
 const uint8_t *loc_subject_host(const struct ctx *c, uint32_t var);

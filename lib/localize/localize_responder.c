@@ -1,0 +1,103 @@
+/*
+ * localize_responder.c: a slow pick on a host's link that is the host answering late. Every
+ * round trip is timed at its requester's NIC and covers the requester's own link both ways,
+ * so a slow host link delays its host's own requests as much as those it answers; a slow
+ * responder delays only the ones it answers.
+ */
+#include <string.h>
+
+#include "lib/localize/localize_internal.h"
+#include "lib/track/flow.h"
+#include "lib/util/robust_stats.h"
+
+/*
+ * A host's link whose READs are late only where its host responds, and late from their first
+ * response on: a slow responder, not the link. Every round trip is timed at its requester's
+ * NIC and covers the requester's own link both ways, so a slow host link delays its host's
+ * own READs as much as those it answers; a serializer slowed on the way out of the host (it
+ * delays only what the host sends) stretches each READ from its first response to its last,
+ * a responder that waits before answering does not. Tuning seeds 3956-3962, 40 us slow
+ * responders (ho5-slowresp40-read, mirror): +36 to +41 us where they respond, -2.6 to +2.6
+ * where they request, stretched -5.1 to +0.8 us over the median READ's; one of those hosts'
+ * links with a 4x serializer out of the host: +16 to +680 us, stretched 0.23-0.98 of that;
+ * +5 to +40 us host links late both ways (where they request 0.5-1.5x where they respond).
+ * Under WRITEs a serializer slowed toward the host delays its ACKs as a slow responder does
+ * (ho3-rate4x-host-1dir: +12 to +14 us, floors and completions alike): that stays `slow`.
+ * Only where no second vantage times the host's turnaround: there that signal decides (a
+ * +10 us host link one way seen from every host, slow10us-host-each, reporting seed 500,
+ * read `host` by this rule).
+ */
+#define RESPONDER_LATE_MIN_CONNS 2
+#define RESPONDER_LATE_REQ_SHARE 0.25
+#define RESPONDER_LATE_STRETCH_SHARE 0.1
+#define WHY_RESPONDER_LATE "its READs late only where its host responds, from the first response on, "\
+			   "its own on time: the host answers late (a slow link would delay both)"
+
+/* READ: a connection's wait from its first response to its last (the message's length on
+ * the wire), or -1. */
+static double read_spread(const struct conn *cn)
+{
+	const struct flow_stats *f = cn->req;
+
+	if (!f || cn->lat_kind != LAT_READ || !cn->has_lat || cn->ack_only ||
+	    f->read_first_samples == 0 || f->read_samples == 0)
+		return -1;
+	return f->read_latency_p50_us - f->read_first_p50_us;
+}
+
+/*
+ * The READs whose responder (responder true) or requester is host: the median latency
+ * excess over their baselines, and of the responder's, the median stretch (read_spread()
+ * over the median READ's). -1e9 when fewer than RESPONDER_LATE_MIN_CONNS tell.
+ */
+static double role_excess(const struct ctx *c, const uint8_t *host, bool responder, double *vals,
+			  double *stretch)
+{
+	double read_med, excess = -1e9;
+	size_t n = 0;
+
+	for (size_t k = 0; k < c->n_conns; k++)
+		if (read_spread(&c->conns[k]) >= 0)
+			vals[n++] = read_spread(&c->conns[k]);
+	read_med = n ? rs_median(vals, n) : 0;
+	for (int pass = 0; pass < 2; pass++) {
+		n = 0;
+		for (size_t k = 0; k < c->n_conns; k++) {
+			const struct conn *cn = &c->conns[k];
+
+			if (read_spread(cn) >= 0 && cn->baseline_us > 0 &&
+			    !memcmp(responder ? cn->dst : cn->src, host, 16))
+				vals[n++] = pass ? read_spread(cn) - read_med
+						 : cn->lat_p50_us - cn->baseline_us;
+		}
+		if (n < RESPONDER_LATE_MIN_CONNS)
+			return -1e9;
+		if (!pass)
+			excess = rs_median(vals, n);
+		else
+			*stretch = rs_median(vals, n);
+	}
+	return excess;
+}
+
+const char *loc_responder_late(const struct ctx *c, const struct candidate *cand)
+{
+	const uint8_t *host;
+	double resp, req, stretch = 0, unused;
+
+	if (cand->n_set || cand->signal != SIG_LATENCY || cand->effect_us <= 0)
+		return NULL;
+	host = loc_subject_host(c, cand->var);
+	if (!host)
+		return NULL;
+	/* A second vantage times the turnaround itself: that signal tells a slow responder. */
+	for (size_t k = 0; k < c->n_conns; k++)
+		if (c->conns[k].turnaround_us >= 0 && !memcmp(c->conns[k].dst, host, 16))
+			return NULL;
+	resp = role_excess(c, host, true, c->scratch2, &stretch);
+	req = role_excess(c, host, false, c->scratch2, &unused);
+	if (resp >= 0.5 * cand->effect_us && req > -1e8 && req < RESPONDER_LATE_REQ_SHARE * resp &&
+	    stretch < RESPONDER_LATE_STRETCH_SHARE * resp)
+		return WHY_RESPONDER_LATE;
+	return NULL;
+}
