@@ -61,6 +61,47 @@ for seed in 3957 3958; do
 		"slow 198.18.0.42-leaf8" "$(first_alert "$d/out.json")"
 done
 
+# Under WRITEs (round 41): a responder that waits adds the same time to every ACK where it
+# answers, and nothing where it requests: its connections' floors rise by as much and
+# their spread does not widen. 35-45 us slow responders in WRITE fabrics seen from a mirror
+# (ho19-slowresp45-33 seed 4120, ho16-slowresp35-26 seed 4121) were `slow` host links.
+for case in 4120:33:11:4:12%:198.18.0.25:leaf5:45us:2400us 4121:26:13:5:18%:198.18.0.30:leaf10:35us:600us; do
+	IFS=: read -r seed hosts leaves spines load host leaf size onset <<<"$case"
+	d=$work/write-$seed
+	synth_analyze responder-late "$d" "$d/out.json" --hosts "$hosts" --leaves "$leaves" \
+		--spines "$spines" --load "$load" --mtu 4096 --duration 6ms --workload write \
+		--vantage mirror --snaplen 128 --seed "$seed" \
+		--host-fault "host=$host,kind=slow-responder,size=$size,onset=$onset" -- \
+		--topology "$d/links.csv" --paths "$d/paths.csv" || exit 0
+	expect_eq "responder-late write $seed: the slow responder's link is the first alert, host" \
+		"host $host-$leaf" "$(first_alert "$d/out.json")"
+	expect_eq "responder-late write $seed: the evidence says why" true \
+		"$(jq '[.findings[] | select(.level == "alert")][0].evidence.kind_why |
+			test("every one by about as much")' "$d/out.json")"
+	expect_eq "responder-late write $seed: without a topology, the host" \
+		"[\"host\",\"host_link\",\"$host\"]" "$(hosts_first_alert responder-late "$d")"
+done
+
+# A serializer 4x slower toward the host delays only what the host answers as well, but a
+# message's later packets more than its first: the spread widens, it stays slow
+# (ho3-rate4x-host-1dir, seeds 3957 and 3958).
+for case in 3957:198.18.0.24 3958:198.18.0.23; do
+	IFS=: read -r seed host <<<"$case"
+	d=$work/rate-write-$seed
+	synth_analyze responder-late "$d" "$d/out.json" --hosts 28 --leaves 7 --spines 2 \
+		--load 15% --mtu 4096 --duration 15ms --workload write --vantage mirror --snaplen 128 \
+		--seed "$seed" --fault "link=$host-leaf3,dir=leaf3>$host,kind=slow,size=4x,onset=1500us" \
+		-- --topology "$d/links.csv" --paths "$d/paths.csv" || exit 0
+	expect_eq "responder-late write $seed: a 4x serializer toward the host stays slow" \
+		"slow $host-leaf3" "$(first_alert "$d/out.json")"
+done
+
+# A +60 us host link both ways from 600 us on (ho13-slow60us-host, 46 hosts on 23 leaves,
+# 14% mixed, seed 4123): where its host requests, the connections' medians stayed at their
+# baselines on two of three and their later floors rose 119 us: it stays slow.
+link_cases responder-late slow kind=slow,size=60us "--hosts 46 --leaves 23 --spines 2 \
+	--load 14% --mtu 2048 --duration 6ms --workload mixed" 4123:198.18.0.11-leaf0:600us
+
 # A slow host link delays both ways: it stays slow.
 link_cases responder-late slow kind=slow,size=15us "--hosts 36 --leaves 6 --spines 3 \
 	--load 35% --mtu 1024 --duration 3ms --workload write" 3956:198.18.0.19-leaf1:900us
