@@ -231,6 +231,37 @@ out:
  * 1.42-1.59x (4016-4035: 9 alerts; 6 right sets were so too, half-speed and 4x-slow cables).
  */
 #define FABRIC_QUEUE_MAX_RATIO 1.6
+
+/*
+ * ... or under FABRIC_QUEUE_MAX_RATIO in a fabric whose other connections are marked at
+ * FABRIC_QUEUE_PEER_MARKS or more, the hurt connections' floors (their quickest windows)
+ * raised by under FABRIC_QUEUE_FLOOR_SHARE of the set's excess: a queue comes and goes,
+ * a slow cable delays the quickest round trips too. Tuning seeds 4066-4073 and 4120-4121
+ * (docs/evaluation.md, "Forty-first round"): the healthy ECMP-skewed fabrics' sets at
+ * 1.40-1.59x, peers marked 0.044-0.28%, floors 0.07-0.24 of the excess; right slow sets
+ * under 1.6x: floors 0.41-1.06, peers marked under 0.01% but for one 8x cable's (0.16%,
+ * floor 1.06). Where no hurt connection has a floor (READs) nothing is told.
+ */
+#define FABRIC_QUEUE_PEER_MARKS 0.0003
+#define FABRIC_QUEUE_FLOOR_SHARE (1.0 / 3)
+
+static bool fabric_queue_floor(const struct ctx *c, const struct candidate *cand)
+{
+	size_t n = 0;
+
+	if (cand->severity >= FABRIC_QUEUE_MAX_RATIO || cand->peer_ce_rate < FABRIC_QUEUE_PEER_MARKS ||
+	    cand->effect_us <= 0 ||
+	    (cand->signal != SIG_LATENCY && cand->signal != SIG_COMPLETION && cand->signal != SIG_SHIFT))
+		return false;
+	for (size_t i = 0; i < cand->n_hurt_idx; i++) {
+		const struct conn *cn = &c->conns[cand->hurt_idx[i]];
+
+		if (cn->has_floor)
+			c->scratch2[n++] = cn->floor_excess_us;
+	}
+	return n >= 2 && rs_median(c->scratch2, n) < FABRIC_QUEUE_FLOOR_SHARE * cand->effect_us;
+}
+
 bool loc_small_fabric_set(const struct ctx *c, const struct candidate *cand)
 {
 	const struct localize_config *cfg = c->cfg;
@@ -239,7 +270,8 @@ bool loc_small_fabric_set(const struct ctx *c, const struct candidate *cand)
 	       (cand->severity < cfg->quiet_fabric_max_ratio ||
 		(cand->severity < cfg->fabric_weak_max_ratio && cand->z < cfg->fabric_weak_max_z) ||
 		(cand->severity < FABRIC_QUEUE_MAX_RATIO && cand->hurt_ce_rate >= 0 &&
-		 cand->hurt_ce_z >= cfg->queue_marks_z));
+		 cand->hurt_ce_z >= cfg->queue_marks_z) ||
+		fabric_queue_floor(c, cand));
 }
 
 /*
