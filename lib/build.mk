@@ -46,6 +46,7 @@ LIB_IO_SRCS := \
 	lib/trace/trace_reader.c lib/trace/trace_span.c lib/trace/trace_filter.c lib/trace/pcapng_writer.c \
 	lib/localize/topology.c \
 	lib/store/store_sqlite.c lib/store/store_links.c lib/store/store_latency.c lib/store/store_retx.c lib/store/store_spill.c \
+	lib/store/store_kept.c \
 	lib/store/store_owner.c \
 	lib/export/export_json.c lib/export/export_csv.c lib/export/export_file.c lib/export/otlp_push.c \
 	lib/agent/live_agent.c lib/agent/metrics_http.c \

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/store/store_kept.h"
 #include "lib/store/store_latency.h"
 #include "lib/store/store_rows.h"
 #include "lib/store/store_spill.h"
@@ -64,8 +65,7 @@ struct store_lat {
 	uint8_t *keep;		/* keep[id]: the flows whose raw rows are kept (findings mode) */
 	size_t n_keep;
 	bool picked;		/* keep chosen early (store_lat_read_kept()) */
-	bool kept_built;	/* and their rows are in kept_sample, indexed */
-	sqlite3 *kept_db;	/* STORE_SAMPLES_FINDINGS: the kept rows' database, until built */
+	struct store_kept kept;	/* STORE_SAMPLES_FINDINGS: the kept rows' database */
 	uint64_t kept_rows;
 	struct qp_latency_sample pend[LAT_PEND];
 	struct row_batch b[B_N];
@@ -447,36 +447,22 @@ static int kept_row(struct store_lat *l, const struct lat_row *x)
 	return l->failed;
 }
 
-/* The kept rows' database, filled and closed: its rows, then its index by SQLite's sorter. */
-static void build_kept(struct store_lat *l)
+/* The kept rows into kept_sample, in the order they came (store_kept_build()'s fill). */
+static void fill_kept(void *ctx)
 {
+	struct store_lat *l = ctx;
 	uint64_t ts = 0;
 	bool stopped;
-	int rc = sqlite3_exec(l->kept_db, "BEGIN", NULL, NULL, NULL);
+	int rc = store_spill_rewind(&l->spill);
 
-	if (rc != SQLITE_OK) {
-		store_note_sqlite_error(&l->failed, l->errmsg, sizeof(l->errmsg), l->path, l->kept_db, rc,
-					"kept latency samples");
-		return;
-	}
-	rc = store_spill_rewind(&l->spill);
 	if (!rc)
 		rc = read_spill(l, &ts, kept_row, &stopped);
 	if (rc)
 		note_errno(l, rc, "reading the latency sample spill file");
 	batch_flush(l, &l->b[B_KEPT]);
-	if (!l->failed &&
-	    (rc = sqlite3_exec(l->kept_db, "CREATE INDEX kept_sample_qp ON kept_sample " LATENCY_SAMPLE_INDEX_SQL
-				";\nCOMMIT", NULL, NULL, NULL)) != SQLITE_OK)
-		store_note_sqlite_error(&l->failed, l->errmsg, sizeof(l->errmsg), l->path, l->kept_db, rc,
-					"kept latency samples");
-	/* closed, so that the store's connection may read it */
 	sqlite3_finalize(l->b[B_KEPT].one);
 	sqlite3_finalize(l->b[B_KEPT].many);
 	l->b[B_KEPT].one = l->b[B_KEPT].many = NULL;
-	sqlite3_close(l->kept_db);
-	l->kept_db = NULL;
-	l->kept_built = !l->failed;
 }
 
 void store_lat_read_kept(struct store_lat *l, uint8_t *keep, size_t n_keep)
@@ -484,27 +470,18 @@ void store_lat_read_kept(struct store_lat *l, uint8_t *keep, size_t n_keep)
 	l->keep = keep;
 	l->n_keep = n_keep;
 	l->picked = true;
-	if (l->opts.samples == STORE_SAMPLES_FINDINGS && !l->failed && l->kept_db)
-		build_kept(l);
+	if (l->opts.samples == STORE_SAMPLES_FINDINGS && !l->failed && l->kept.db)
+		store_kept_build(&l->kept, LATENCY_SAMPLE_INDEX_SQL, fill_kept, l);
 }
 
 /*
- * The kept rows into the empty latency_sample in one INSERT ... SELECT *: in that form, with
- * no column lists, SQLite transfers them (its xfer optimization) with their rowids, the
- * rows in rowid order and the index entries in key order, each appended, instead of keeping
- * latency_sample_qp row by row (151,318 rows on the bench's non-blocking trace: 0.19 s of
- * inserts, against 0.05 s for the transfer, in the sqlite3 shell). The same rows in the
- * same order either way: kept_sample's rowids are 1.. in the spill's order, as
- * latency_sample's would be.
+ * The kept rows into the empty latency_sample by a transfer (store_kept_copy()): 151,318
+ * rows on the bench's non-blocking trace were 0.19 s of inserts with latency_sample_qp kept
+ * row by row, against 0.05 s for the transfer, in the sqlite3 shell.
  */
 static void copy_kept(struct store_lat *l)
 {
-	int rc = sqlite3_exec(l->db, "INSERT INTO main.latency_sample SELECT * FROM kept.kept_sample", NULL, NULL,
-			      NULL);
-
-	if (rc != SQLITE_OK)
-		note(l, rc, "latency samples");
-	else
+	if (!store_kept_copy(&l->kept, l->db, "latency_sample"))
 		l->rows += l->kept_rows;
 }
 
@@ -516,7 +493,7 @@ static void replay_spill(struct store_lat *l)
 	bool stopped;
 	int rc = 0;
 
-	if (l->kept_built) {
+	if (l->kept.built) {
 		copy_kept(l);
 		return;
 	}
@@ -574,37 +551,19 @@ int store_lat_finish(struct store_lat *l)
 	return l->failed ? -1 : 0;
 }
 
-/*
- * The kept rows' database (STORE_SAMPLES_FINDINGS): a file beside the database, attached to
- * it as "kept" and opened on a connection of its own, then unlinked at once, as the spills
- * are, so that nothing is left behind. 0, or an SQLite error code.
- */
+/* The kept rows' database (STORE_SAMPLES_FINDINGS), attached as "kept": 0, or an SQLite error code. */
 static int kept_open(struct store_lat *l, const char *base)
 {
-	char *path, *attach = NULL;
-	int fd = store_sibling_create(base, "-kept", &path), rc = SQLITE_NOMEM;
+	int rc;
 
-	if (fd < 0)
-		return errno == ENOMEM ? SQLITE_NOMEM : SQLITE_CANTOPEN;
-	close(fd);
-	attach = sqlite3_mprintf("ATTACH %Q AS kept", path);
-	if (attach)
-		rc = sqlite3_exec(l->db, attach, NULL, NULL, NULL);
+	l->kept = (struct store_kept){ .schema = "kept", .table = "kept_sample", .what = "kept latency samples",
+				       .path = l->path, .failed = &l->failed, .errmsg = l->errmsg,
+				       .errlen = sizeof(l->errmsg) };
+	rc = store_kept_open(&l->kept, l->db, base, "-kept", LATENCY_SAMPLE_COLUMNS_SQL);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_open_v2(path, &l->kept_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc == SQLITE_OK)
-		rc = sqlite3_exec(l->kept_db,
-				  "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
-				  " PRAGMA temp_store=FILE; PRAGMA cache_size=-2048;"
-				  " CREATE TABLE kept_sample " LATENCY_SAMPLE_COLUMNS_SQL ";",
-				  NULL, NULL, NULL);
-	if (rc == SQLITE_OK)
-		rc = batch_open(l->kept_db, &l->b[B_KEPT],
+		rc = batch_open(l->kept.db, &l->b[B_KEPT],
 				"INSERT INTO kept_sample (qp_id, kind, ts_ns, psn, latency_ns) VALUES ", 5,
 				"kept latency samples");
-	unlink(path);
-	sqlite3_free(attach);
-	free(path);
 	return rc;
 }
 
@@ -652,7 +611,7 @@ int store_lat_open(struct store_lat **out, sqlite3 *db, const char *db_path, con
 		rc = kept_open(l, spill_base);
 		if (rc != SQLITE_OK) {
 			snprintf(err, errlen, "%s: the kept samples' database beside it: %s", db_path,
-				 l->kept_db ? sqlite3_errmsg(l->kept_db) : sqlite3_errstr(rc));
+				 l->kept.db ? sqlite3_errmsg(l->kept.db) : sqlite3_errstr(rc));
 			goto fail;
 		}
 	}
@@ -699,7 +658,7 @@ void store_lat_free(struct store_lat *l)
 		sqlite3_finalize(l->b[i].one);
 		sqlite3_finalize(l->b[i].many);
 	}
-	sqlite3_close(l->kept_db);
+	store_kept_close(&l->kept);
 	store_spill_close(&l->spill);
 	free(l);
 }
