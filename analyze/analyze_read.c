@@ -37,14 +37,6 @@ struct frame_reader {
 	pthread_t thread;
 };
 
-static double thread_cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* A frame that is no RoCE packet, in the counts and the census of what else the traces hold. */
 static void count_not_roce(struct frame_reader *fr, struct trace_counts *cnt, const struct trace_frame *f,
 			   int rc)
@@ -217,7 +209,7 @@ static void *lane_main(void *arg)
 	pthread_setname_np(pthread_self(), "analyze-lane");
 	read_frames(fr);
 	qp_lane_end(fr->r->trk, (unsigned)fr->lane);
-	fr->cpu_s = thread_cpu_s();
+	fr->cpu_s = util_thread_cpu_s();
 	return NULL;
 }
 
@@ -400,13 +392,13 @@ int analyze_read(struct analyze_read *r)
 	r->plain_keys = n_lanes && !r->opts->n_qps && fr[0].plain;
 	if (n_lanes)
 		started = lanes_start(r, fr, n_lanes, &fatal);
-	fr[0].cpu_s = thread_cpu_s();
+	fr[0].cpu_s = util_thread_cpu_s();
 	read_frames(&fr[0]);
 	r->failed = fr[0].failed;
 	if (n_lanes)
 		qp_lane_end(r->trk, 0);
 	pr_debug("-j %u: reader 0: %" PRIu64 " frames, %" PRIu64 " RoCE packets counted, %.3f s CPU\n",
-		 qp_shards_count(r->trk), fr[0].frames, reader_roce(r, r->counts), thread_cpu_s() - fr[0].cpu_s);
+		 qp_shards_count(r->trk), fr[0].frames, reader_roce(r, r->counts), util_thread_cpu_s() - fr[0].cpu_s);
 	if (n_lanes)
 		r->failed |= lanes_join(r, fr, n_lanes, started, &fatal);
 	if (fr[0].lost) {

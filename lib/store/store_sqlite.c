@@ -573,14 +573,12 @@ static void close_tables(struct store *s)
 	}
 }
 
-static double thread_cpu_s(void);
-
 static void *closer_main(void *arg)
 {
-	double t0 = thread_cpu_s();
+	double t0 = util_thread_cpu_s();
 
 	close_tables(arg);
-	pr_debug("store: the closed tables' rows and indexes: %.3f s CPU\n", thread_cpu_s() - t0);
+	pr_debug("store: the closed tables' rows and indexes: %.3f s CPU\n", util_thread_cpu_s() - t0);
 	return NULL;
 }
 
@@ -1016,7 +1014,7 @@ void store_findings_known(struct store *s, const struct flow_stats *flows, size_
 	sqlite3 *db = NULL;
 	uint8_t *keep = NULL;
 	size_t n_keep = 0;
-	double t0 = thread_cpu_s();
+	double t0 = util_thread_cpu_s();
 	int rc;
 
 	if (!s->closing || s->opts.samples != STORE_SAMPLES_FINDINGS)
@@ -1040,7 +1038,7 @@ void store_findings_known(struct store *s, const struct flow_stats *flows, size_
 	}
 	store_lat_read_kept(s->lat, keep, n_keep);
 	store_retx_read_kept(s->retx, keep, n_keep);
-	pr_debug("store: the kept rows read early: %.3f s CPU\n", thread_cpu_s() - t0);
+	pr_debug("store: the kept rows read early: %.3f s CPU\n", util_thread_cpu_s() - t0);
 }
 
 int store_malformed(struct store *s, int capture_index, const char *reason, uint64_t packets)
@@ -1066,18 +1064,9 @@ const char *store_temp_path(const struct store *s)
 	return s ? s->tmp_path : NULL;
 }
 
-/* This thread's CPU seconds (-vv: where the commit's time goes). */
-static double thread_cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int store_commit(struct store *s, char *err, size_t errlen)
 {
-	double t0 = thread_cpu_s(), t1;
+	double t0 = util_thread_cpu_s(), t1;
 	const char *msg;
 	int rc = -1;
 
@@ -1100,13 +1089,13 @@ int store_commit(struct store *s, char *err, size_t errlen)
 	s->retx = NULL;
 	for (int i = 0; i < ST_N; i++)
 		flush_rows(s, (enum stmt_id)i);
-	t1 = thread_cpu_s();
+	t1 = util_thread_cpu_s();
 	if (!s->failed)
 		exec(s, index_sql, "indexes");
 	if (!s->failed)
 		exec(s, "COMMIT", "the database");
-	pr_debug("store: commit: %.3f s CPU (rows %.3f s, the last indexes %.3f s)\n", thread_cpu_s() - t0,
-		 t1 - t0, thread_cpu_s() - t1);
+	pr_debug("store: commit: %.3f s CPU (rows %.3f s, the last indexes %.3f s)\n", util_thread_cpu_s() - t0,
+		 t1 - t0, util_thread_cpu_s() - t1);
 	for (int i = 0; i < ST_N; i++) {
 		sqlite3_finalize(s->st[i]);
 		sqlite3_finalize(s->many[i]);

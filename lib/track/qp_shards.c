@@ -412,14 +412,6 @@ static void *shard_main(void *arg)
 
 /* ---- the merge thread: every shard's events in one tracker's order, into the sink ---- */
 
-static double thread_cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* The flow id of shard flow `id` (0 stays 0); a new one is numbered now. */
 static uint64_t global_id(struct qp_shards *s, struct shard *sh, uint64_t id)
 {
@@ -577,7 +569,7 @@ static void *merge_main(void *arg)
 			best->mi++;
 		} while (merge_head(best, false) && head_key(s, best) <= limit);
 	}
-	s->merge_cpu_s = thread_cpu_s();
+	s->merge_cpu_s = util_thread_cpu_s();
 	return NULL;
 }
 

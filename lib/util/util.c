@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 int util_ensure_mem_max(void **data, size_t *cap, size_t elem_size, size_t need, size_t max_cap)
 {
@@ -189,6 +190,14 @@ static int put_file(void *ctx, const char *s, size_t n)
 int json_fput_string(FILE *f, const char *s)
 {
 	return json_write_string(put_file, f, s);
+}
+
+double util_thread_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 void *util_line_calloc(size_t n, size_t size)

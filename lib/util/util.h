@@ -34,6 +34,9 @@ int util_ensure_mem_max(void **data, size_t *cap, size_t elem_size, size_t need,
  * when out of memory or n * size overflows. */
 void *util_line_calloc(size_t n, size_t size);
 
+/* The calling thread's CPU seconds (-vv: where a phase's time goes). */
+double util_thread_cpu_s(void);
+
 /* A 16-byte address as text: dotted quad for IPv4-mapped (::ffff:a.b.c.d), "LID 18", else IPv6. */
 #define ADDR_STR_LEN 46 /* INET6_ADDRSTRLEN */
 const char *addr_str(const uint8_t addr[16], char *buf, size_t len);
