@@ -418,6 +418,17 @@ static void test_closed_early_same_rows(void **state)
 	cleanup(&r);
 }
 
+/* Per mille of an index's leaf pages in use: a transfer appends its entries in key order,
+ * so its pages are full; row by row, entries inserted before others leave them less so. */
+static int64_t leaf_fill(struct run *r, const char *index)
+{
+	char sql[160];
+
+	snprintf(sql, sizeof(sql), "SELECT sum(pgsize - unused) * 1000 / sum(pgsize) FROM dbstat"
+		 " WHERE name = '%s' AND pagetype = 'leaf'", index);
+	return query_int(r, sql);
+}
+
 /* The kept rows' order and contents, summed by rowid, and how many there are; the same
  * through each table's index, and the file's integrity. */
 static void kept_digest(struct run *r, int64_t d[7])
@@ -433,16 +444,28 @@ static void kept_digest(struct run *r, int64_t d[7])
 	d[6] = query_int(r, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check <> 'ok'");
 }
 
+/* CD loses one packet and sends it and the next again, at ts. */
+static void cd_resends(struct run *r, uint64_t ts)
+{
+	for (uint32_t i = 0; i < 10; i++)
+		req(r, &CD, ts + i * 100, 100 + i);
+	ack(r, &CD, ts + 1000, SYN_NAK_SEQ, 105);
+	for (uint32_t i = 5; i < 10; i++)
+		req(r, &CD, ts + 1500 + i * 100, 100 + i);
+	ack(r, &CD, ts + 3000, SYN_ACK, 109);
+}
+
 /*
- * The kept flow's rows read back early (store_findings_known()) are the rows the commit
+ * The kept flows' rows read back early (store_findings_known()) are the rows the commit
  * reads itself, in the same order: the resends also past the 2^17 held in memory (the
  * commit reads on from there); the samples, 2^18 and more, through a database of their own
- * copied in with their index, which then finds the same rows. Nothing is left beside the
- * database.
+ * copied in by a transfer with their index, which then finds the same rows. The transfer's
+ * index pages are full, where AB's entries kept row by row, each before CD's, would leave
+ * them less so. Nothing is left beside the database.
  */
 static void test_kept_rows_read_early(void **state)
 {
-	int64_t want[7], got[7];
+	int64_t want[7], got[7], fill_sample = 0, cd_rows = 0;
 
 	(void)state;
 	for (int early = 0; early < 2; early++) {
@@ -464,10 +487,18 @@ static void test_kept_rows_read_early(void **state)
 				req(&r, &AB, ts + 23000 + i * 30, base + i);
 				ack(&r, &AB, ts + 23010 + i * 30, SYN_ACK, base + i);
 			}
+			if (round == 0)
+				cd_resends(&r, ts + 85000); /* a flow after AB's: a higher qp_id */
 		}
-		req(&r, &CD, 2000000000, 7);
+		req(&r, &CD, 2000000000, 110);
 		finish(&r);
 		kept_digest(&r, early ? got : want);
+		if (early) {
+			/* CD's resends kept too, after AB's in the index */
+			cd_rows = query_int(&r, "SELECT count(*) FROM retransmission WHERE qp_id >"
+					    " (SELECT min(qp_id) FROM retransmission)");
+			fill_sample = leaf_fill(&r, "latency_sample_qp");
+		}
 		cleanup(&r);
 		assert_int_equal(access(r.dir, F_OK), -1);
 	}
@@ -475,6 +506,8 @@ static void test_kept_rows_read_early(void **state)
 	assert_true(want[6] == 0);
 	for (int i = 0; i < 7; i++)
 		assert_true(got[i] == want[i]);
+	assert_in_range(cd_rows, 5, 6);
+	assert_in_range(fill_sample, 950, 1000);
 }
 
 int main(void)
