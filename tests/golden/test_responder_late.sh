@@ -8,6 +8,17 @@
 # out of the host and a +15 us host link stay `slow`.
 . "$(dirname "$0")/../lib.sh"
 synth_test_start responder-late
+# responder_checks NAME DIR HOST LEAF WHY: DIR/out.json's first alert is HOST's link, kind
+# host, its kind_why matches WHY, and without a topology the host's link is first too.
+responder_checks() {
+	expect_eq "responder-late $1: the slow responder's link is the first alert, host" \
+		"host $3-$4" "$(first_alert "$2/out.json")"
+	expect_eq "responder-late $1: the evidence says why" true \
+		"$(jq --arg why "$5" '[.findings[] | select(.level == "alert")][0].evidence.kind_why |
+			test($why)' "$2/out.json")"
+	expect_eq "responder-late $1: without a topology, the host" \
+		"[\"host\",\"host_link\",\"$3\"]" "$(hosts_first_alert responder-late "$2")"
+}
 for case in 3957:198.18.0.42:leaf8:0us 3958:198.18.0.22:leaf3:3200us; do
 	IFS=: read -r seed host leaf onset <<<"$case"
 	d=$work/read-$seed
@@ -15,13 +26,7 @@ for case in 3957:198.18.0.42:leaf8:0us 3958:198.18.0.22:leaf3:3200us; do
 		--load 25% --mtu 2048 --duration 8ms --workload read --vantage mirror --snaplen 128 \
 		--seed "$seed" --host-fault "host=$host,kind=slow-responder,size=40us,onset=$onset" -- \
 		--topology "$d/links.csv" --paths "$d/paths.csv" || exit 0
-	expect_eq "responder-late read $seed: the slow responder's link is the first alert, host" \
-		"host $host-$leaf" "$(first_alert "$d/out.json")"
-	expect_eq "responder-late read $seed: the evidence says why" true \
-		"$(jq '[.findings[] | select(.level == "alert")][0].evidence.kind_why |
-			test("late only where its host responds")' "$d/out.json")"
-	expect_eq "responder-late read $seed: without a topology, the host" \
-		"[\"host\",\"host_link\",\"$host\"]" "$(hosts_first_alert responder-late "$d")"
+	responder_checks "read $seed" "$d" "$host" "$leaf" "late only where its host responds"
 done
 
 # In a fabric marking everywhere (peers 0.57-0.63%), a host's few connections read as its
@@ -73,13 +78,7 @@ for case in 4120:33:11:4:12%:198.18.0.25:leaf5:45us:2400us 4121:26:13:5:18%:198.
 		--vantage mirror --snaplen 128 --seed "$seed" \
 		--host-fault "host=$host,kind=slow-responder,size=$size,onset=$onset" -- \
 		--topology "$d/links.csv" --paths "$d/paths.csv" || exit 0
-	expect_eq "responder-late write $seed: the slow responder's link is the first alert, host" \
-		"host $host-$leaf" "$(first_alert "$d/out.json")"
-	expect_eq "responder-late write $seed: the evidence says why" true \
-		"$(jq '[.findings[] | select(.level == "alert")][0].evidence.kind_why |
-			test("every one by about as much")' "$d/out.json")"
-	expect_eq "responder-late write $seed: without a topology, the host" \
-		"[\"host\",\"host_link\",\"$host\"]" "$(hosts_first_alert responder-late "$d")"
+	responder_checks "write $seed" "$d" "$host" "$leaf" "every one by about as much"
 done
 
 # A serializer 4x slower toward the host delays only what the host answers as well, but a
