@@ -56,14 +56,20 @@ expect_eq "responder-late cable 4072: no host alert on 198.18.0.32" 0 \
 
 # A serializer 4x slower out of the same host delays only what the host sends too, but
 # stretches each READ from its first response to its last: it stays a slow link.
-for seed in 3957 3958; do
-	d=$work/rate-$seed
-	synth_analyze responder-late "$d" "$d/out.json" --hosts 40 --leaves 10 --spines 4 \
-		--load 25% --mtu 2048 --duration 8ms --workload read --vantage mirror --snaplen 128 \
-		--seed "$seed" --fault "link=198.18.0.42-leaf8,dir=198.18.0.42>leaf8,kind=slow,size=4x,onset=0us" \
+# serializer_case NAME SEED LINK DIR ONSET SYNTH-ARGS...: a 4x serializer on LINK's DIR from
+# ONSET; its link stays the first alert, slow.
+serializer_case() {
+	local name=$1 seed=$2 link=$3 dir=$4 onset=$5 d=$work/$1-$2
+	shift 5
+	synth_analyze responder-late "$d" "$d/out.json" "$@" --vantage mirror --snaplen 128 \
+		--seed "$seed" --fault "link=$link,dir=$dir,kind=slow,size=4x,onset=$onset" \
 		-- --topology "$d/links.csv" --paths "$d/paths.csv" || exit 0
-	expect_eq "responder-late read $seed: a 4x serializer out of the host stays slow" \
-		"slow 198.18.0.42-leaf8" "$(first_alert "$d/out.json")"
+	expect_eq "responder-late $name $seed: a 4x serializer stays slow" "slow $link" \
+		"$(first_alert "$d/out.json")"
+}
+for seed in 3957 3958; do
+	serializer_case read "$seed" 198.18.0.42-leaf8 "198.18.0.42>leaf8" 0us --hosts 40 --leaves 10 \
+		--spines 4 --load 25% --mtu 2048 --duration 8ms --workload read
 done
 
 # Under WRITEs (round 41): a responder that waits adds the same time to every ACK where it
@@ -86,13 +92,8 @@ done
 # (ho3-rate4x-host-1dir, seeds 3957 and 3958).
 for case in 3957:198.18.0.24 3958:198.18.0.23; do
 	IFS=: read -r seed host <<<"$case"
-	d=$work/rate-write-$seed
-	synth_analyze responder-late "$d" "$d/out.json" --hosts 28 --leaves 7 --spines 2 \
-		--load 15% --mtu 4096 --duration 15ms --workload write --vantage mirror --snaplen 128 \
-		--seed "$seed" --fault "link=$host-leaf3,dir=leaf3>$host,kind=slow,size=4x,onset=1500us" \
-		-- --topology "$d/links.csv" --paths "$d/paths.csv" || exit 0
-	expect_eq "responder-late write $seed: a 4x serializer toward the host stays slow" \
-		"slow $host-leaf3" "$(first_alert "$d/out.json")"
+	serializer_case write "$seed" "$host-leaf3" "leaf3>$host" 1500us --hosts 28 --leaves 7 \
+		--spines 2 --load 15% --mtu 4096 --duration 15ms --workload write
 done
 
 # A +60 us host link both ways from 600 us on (ho13-slow60us-host, 46 hosts on 23 leaves,
