@@ -250,8 +250,7 @@ static bool fabric_queue_floor(const struct ctx *c, const struct candidate *cand
 	size_t n = 0;
 
 	if (cand->severity >= FABRIC_QUEUE_MAX_RATIO || cand->peer_ce_rate < FABRIC_QUEUE_PEER_MARKS ||
-	    cand->effect_us <= 0 ||
-	    (cand->signal != SIG_LATENCY && cand->signal != SIG_COMPLETION && cand->signal != SIG_SHIFT))
+	    cand->effect_us <= 0 || !loc_latency_pick(cand->signal))
 		return false;
 	for (size_t i = 0; i < cand->n_hurt_idx; i++) {
 		const struct conn *cn = &c->conns[cand->hurt_idx[i]];

@@ -223,6 +223,12 @@ static inline bool loc_fabric_busy(const struct candidate *cand, const struct lo
 	return cfg->busy_ce_rate > 0 && cand->peer_ce_rate >= cfg->busy_ce_rate;
 }
 
+/* A pick read from round-trip time: latency, its shift from the past, or completion. */
+static inline bool loc_latency_pick(enum signal s)
+{
+	return s == SIG_LATENCY || s == SIG_COMPLETION || s == SIG_SHIFT;
+}
+
 /*
  * A latency excess that the fabric's queueing explains: the fabric is busy and the hurt
  * connections are marked more than their peers, beyond counting noise. A queue delays and

@@ -145,7 +145,7 @@ static bool acks_late_where_responding(const struct ctx *c, const struct candida
 {
 	double resp, req, floor, spread, everyone;
 
-	if (cand->signal != SIG_LATENCY && cand->signal != SIG_SHIFT && cand->signal != SIG_COMPLETION)
+	if (!loc_latency_pick(cand->signal))
 		return false;
 	resp = ack_role_median(c, host, true, ACK_EXCESS);
 	req = ack_role_median(c, host, false, ACK_LATE);

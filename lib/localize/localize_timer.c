@@ -11,11 +11,6 @@
 
 #include "lib/localize/localize_internal.h"
 
-static bool latency_pick(enum signal s)
-{
-	return s == SIG_LATENCY || s == SIG_COMPLETION || s == SIG_SHIFT;
-}
-
 /* Every hurt connection of x is one of by's (marked) and restarted on its timer. */
 static bool timer_flows(const struct ctx *c, const struct candidate *x, const bool *mark)
 {
@@ -43,7 +38,7 @@ void loc_timer_explains(const struct ctx *c, struct candidate *best, size_t n, b
 			struct candidate *x = &best[i];
 
 			if (i == j || x->level != FINDING_ALERT || x->kind != FINDING_SLOW ||
-			    !latency_pick(x->signal) || !timer_flows(c, x, mark))
+			    !loc_latency_pick(x->signal) || !timer_flows(c, x, mark))
 				continue;
 			x->level = FINDING_NOTICE;
 			x->notice_why = "its flows restart on their sender's timer: the host's resends, not the network";
