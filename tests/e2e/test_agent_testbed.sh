@@ -65,9 +65,9 @@ ip netns exec "$NS_A" prometheus --config.file="$T/prom.yml" --storage.tsdb.path
 	--web.listen-address=127.0.0.1:9090 >"$T/prometheus.log" 2>&1 &
 PROM_PID=$!
 
-# PromQL over the HTTP API: the first sample's value, or empty.
+# PromQL over the HTTP API: the first sample's value, or empty; at time $2 (s) if given.
 promql() {
-	in_a curl -sf http://127.0.0.1:9090/api/v1/query --data-urlencode "query=$1" |
+	in_a curl -sf http://127.0.0.1:9090/api/v1/query --data-urlencode "query=$1" ${2:+--data-urlencode "time=$2"} |
 		jq -r '.data.result[0].value[1] // empty' 2>/dev/null
 }
 ready=0
@@ -141,43 +141,76 @@ promtool check metrics <"$T/scrape.txt" >"$T/lint" 2>&1 && pass "$N: the live ex
 # moment. tests/bench/bench_detection.sh measures that false-alarm rate.)
 
 # --- impairment: a's egress rate-limited mid-run; the finding gauge names a's link ---
-"$TB" traffic bw -D 14 -q 2 -s 4096 --line-rate 200mbit >"$T/traffic2" 2>&1 &
+# A 2 s ACK timeout here too: with the default 67 ms a stall of the emulator's process on a
+# loaded machine is a go-back-N on the wire, and the localizer rightly reports it (a lossy
+# or sender-timer finding on a -> b, before any rate limit: CI at load 4-7).
+"$TB" traffic bw -D 24 -q 2 -s 4096 --line-rate 200mbit --ack-timeout 2s >"$T/traffic2" 2>&1 &
 TRAFFIC_PID=$!
 sleep 4 # set-up and a healthy stretch for the flows' own baseline
+# Impair only once no finding is shown (as tests/bench/bench_detection.sh does), so the
+# finding judged below is the rate limit's, not one left over from a stall of the healthy run.
+healthy=""
+for _ in $(seq 20); do [ "$(promql 'agentxdp_findings')" = 0 ] && { healthy="no finding before"; break; }; sleep 0.5; done
+healthy=${healthy:-"a finding of the healthy run had not cleared in 10 s"}
 "$TB" impair a-b --rate 20mbit >"$T/impair" 2>&1 || { fail "$N" "impair: $(cat "$T/impair")"; exit 0; }
 t_impair=$(date +%s)
-series=""
+# The top finding, polled for up to 20 s until it names a's side: a's link, the pair a -> b,
+# or (one host pair only: its two ends fit alike, issue #17 item 3) the set of both hosts on
+# a's way out; slow (the tbf queues) or lossy (it drops beyond its 400 ms queue). A finding
+# on anything else, or none, fails; the tops seen on the way are printed either way. On a
+# loaded machine the agent may name a -> b with no rate limit at all (a stalled emulator is
+# real latency: 2 of 2 runs at load 13-17 without the impairment); the p50 check below is
+# what ties the run to the rate limit.
+names_a() {
+	awk -F'\t' -v a="$IP_A" -v b="$IP_B" '{ set = $3 == "set" && ($4 == a " | " b || $4 == b " | " a) && index($5, a " -> ") == 1
+		exit !(($2 == "slow" || $2 == "lossy") && ($4 == a || $4 == a " -> " b || index($5, a " -> " b) == 1 || set)) }' <<<"$1"
+}
+top="" seen="" t_top=""
 for _ in $(seq 40); do
-	series=$(in_a curl -sf http://127.0.0.1:9090/api/v1/query --data-urlencode 'query=agentxdp_finding_severity' |
+	t_top=$(date +%s.%N)
+	series=$(in_a curl -sf http://127.0.0.1:9090/api/v1/query --data-urlencode 'query=agentxdp_finding_severity' \
+		--data-urlencode "time=$t_top" |
 		jq -r '.data.result[] | [.metric.rank, .metric.kind, .metric.subject_kind, .metric.link, .metric.direction, .value[1]] | join("\t")' 2>/dev/null)
-	[ -n "$series" ] && break
+	top=$(sort -t$'\t' -k1,1n <<<"$series" | head -n 1)
+	if [ -n "$top" ]; then
+		what=$(cut -f2-5 <<<"$top" | tr '\t' ' ')
+		[[ "$seen" == *"[$what]"* ]] || seen+="[$what] "
+		names_a "$top" && break
+	fi
 	sleep 0.5
 done
-top=$(sort -t$'\t' -k1,1n <<<"$series" | head -n 1)
-if [ -z "$top" ]; then
+if [ -z "$seen" ]; then
 	fail "$N: finding after the rate limit" "no agentxdp_finding_severity series within 20 s; agent: $(grep finding "$T/agent.err" | tail -n 2 | tr '\n' ' ')"
-# a's link, the pair a -> b, or (one host pair only: its two ends fit alike, issue #17 item 3)
-# the set of both hosts, on a's way out.
-elif awk -F'\t' -v a="$IP_A" -v b="$IP_B" '{ set = $3 == "set" && ($4 == a " | " b || $4 == b " | " a) && index($5, a " -> ") == 1
-	exit !($2 == "slow" && ($4 == a || $4 == a " -> " b || index($5, a " -> " b) == 1 || set)) }' <<<"$top"; then
-	pass "$N: PromQL agentxdp_finding_severity names a's link after the a->b rate limit ($top)"
+elif names_a "$top"; then
+	pass "$N: PromQL agentxdp_finding_severity names a's link after the a->b rate limit ($top; tops seen: $seen; $healthy)"
 else
-	fail "$N: finding label" "top finding does not name $IP_A or $IP_A -> $IP_B: $series"
+	fail "$N: finding label" "no top finding named $IP_A or $IP_A -> $IP_B within 20 s; tops seen: $seen($healthy)"
 fi
-n=$(promql 'agentxdp_findings')
+# The count as of the same evaluation: a loaded agent's finding may come and go by the
+# interval, and the question is whether the two gauges agree.
+n=$(promql 'agentxdp_findings' "$t_top")
 [ "${n:-0}" -ge 1 ] 2>/dev/null && pass "$N: agentxdp_findings = $n" || fail "$N: agentxdp_findings" "${n:-missing}"
 # The finding rests on what the bucket did: ACK latency since the rate limit (from a second
-# after it, so the queue has built), from the histogram's rate, well above the healthy run's.
-# The window starts at the impairment, not "the last 3 s": on a slow machine the finding can
-# come late, after the traffic ended, and an empty window's quantile is NaN (CI, stop 35).
-sleep 2
-win=$(($(date +%s) - t_impair - 1))
-[ "$win" -ge 3 ] || win=3
-p50_now=$(promql "histogram_quantile(0.5, sum by (le) (increase(agentxdp_ack_latency_seconds_bucket{$sel_ab}[${win}s])))")
+# after it, so the queue has built), from the histogram's increase, well above the healthy
+# run's. The window is at least 3 s and must hold ACK samples before its quantile is read: an
+# empty window's quantile is NaN, and on a loaded machine the agent's interval and
+# Prometheus's scrape lag behind the wire (CI, stop 35, and at load 4-7).
+p50_now="" acks_win=""
+for _ in $(seq 20); do
+	win=$(($(date +%s) - t_impair - 1))
+	if [ "$win" -ge 3 ]; then
+		acks_win=$(promql "sum(increase(agentxdp_ack_latency_seconds_count{$sel_ab}[${win}s]))")
+		if awk -v n="${acks_win:-0}" 'BEGIN { exit !(n + 0 >= 10) }'; then
+			p50_now=$(promql "histogram_quantile(0.5, sum by (le) (increase(agentxdp_ack_latency_seconds_bucket{$sel_ab}[${win}s])))")
+			break
+		fi
+	fi
+	sleep 0.5
+done
 if awk -v now="${p50_now:-x}" -v before="${p50:-x}" 'BEGIN { exit !(now + 0 > 5 * before && before + 0 > 0) }'; then
-	pass "$N: ACK latency p50 under the rate limit ${p50_now}s > 5 x healthy ${p50}s (PromQL increase of the histogram since the rate limit)"
+	pass "$N: ACK latency p50 under the rate limit ${p50_now}s > 5 x healthy ${p50}s (PromQL increase of the histogram over the ${win} s since the rate limit, ${acks_win} ACKs)"
 else
-	fail "$N: latency under the rate limit" "p50 ${p50_now:-missing} s vs healthy ${p50:-missing} s"
+	fail "$N: latency under the rate limit" "p50 ${p50_now:-missing} s vs healthy ${p50:-missing} s (${acks_win:-no} ACKs in the ${win} s window)"
 fi
 "$TB" impair --clear >/dev/null 2>&1
 wait "$TRAFFIC_PID" 2>/dev/null
