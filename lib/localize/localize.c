@@ -288,16 +288,40 @@ static void demote_explained(struct ctx *c, struct candidate *best, size_t n, bo
 }
 
 /*
- * A slow host link (no topology) that slows under HOST_PART_SHARE of the connections
- * crossing it, beside a slow fabric set holding most of those it slows, alert or notice:
- * a slow access link delays every connection across it, a slow cable further on only
- * those ECMP gave it, and the host that sent most across it looks slow. Tuning seeds
- * 4046-4055: the host-link alerts ranked first in cable-fault runs without a topology
- * slowed a median 0.67 of their connections, 54 of them under 0.6 (34 beside a fabric set
- * holding their connections); right host-link alerts of host faults a median 1.0, 3 under
- * 0.6 (none beside such a set). mark has room for n_conns flags and is left cleared.
+ * Without a topology, a slow host link (kind slow, or its host answering late) ranked above
+ * a slow fabric set that holds most of the connections it slows is a cable further on,
+ * seen through one host, in two shapes:
+ * - partial (kind slow): it slows under HOST_PART_SHARE of the connections crossing it
+ *   (alert or notice set): a slow access link delays every connection across it, a slow cable
+ *   further on only those ECMP gave it, and the host that sent most across it looks slow.
+ *   Tuning seeds 4046-4055: the host-link alerts ranked first in cable-fault runs without a
+ *   topology slowed a median 0.67 of their connections, 54 of them under 0.6 (34 beside a
+ *   fabric set holding their connections); right host-link alerts of host faults a median
+ *   1.0, 3 under 0.6 (none beside such a set).
+ * - outnumbered: the set is an alert and holds more connections of other hosts than the
+ *   link slows: the host is one of the set's, not its cause. Tuning seeds 4130-4132
+ *   (slow, rate and two-fault cells, no topology): of 11 wrong host-link alerts ranked
+ *   above a slow fabric alert, not partial, 8 met it (1-8 connections slow, 2-10 other
+ *   hosts' in the set); the 2 right ones, host faults, did not (a 3x host link: 4 slow,
+ *   2 others; a 45 us slow responder: 6 slow, 6 others).
+ * A responder that waits adds its wait to the connections it answers only; a slow cable's
+ * own set would hold more than one host's. mark has room for n_conns flags and is left
+ * cleared.
  */
 #define HOST_PART_SHARE 0.6
+
+/* Of by's hurt connections, those that do not touch host. */
+static size_t hurt_of_others(const struct ctx *c, const struct candidate *by, const uint8_t *host)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < by->n_hurt_idx; k++) {
+		const struct conn *cn = &c->conns[by->hurt_idx[k]];
+
+		n += memcmp(cn->src, host, 16) && memcmp(cn->dst, host, 16);
+	}
+	return n;
+}
 
 static void demote_partial_host_links(struct ctx *c, struct candidate *best, size_t n, bool *mark)
 {
@@ -305,12 +329,14 @@ static void demote_partial_host_links(struct ctx *c, struct candidate *best, siz
 		return;
 	for (size_t i = 0; i < n; i++) {
 		struct candidate *x = &best[i];
+		bool partial;
 
 		if (x->level != FINDING_ALERT || c->vars[x->var].kind != VAR_HOST_LINK ||
-		    x->kind != FINDING_SLOW || !latency_signal(x->signal) || !x->n_hurt_idx ||
-		    !x->flows_crossing ||
-		    (double)x->flows_hurt >= HOST_PART_SHARE * (double)x->flows_crossing)
+		    (x->kind != FINDING_SLOW && x->kind != FINDING_HOST) || !latency_signal(x->signal) ||
+		    !x->n_hurt_idx || !x->flows_crossing)
 			continue;
+		partial = x->kind == FINDING_SLOW &&
+			  (double)x->flows_hurt < HOST_PART_SHARE * (double)x->flows_crossing;
 		for (size_t j = 0; j < n && x->level == FINDING_ALERT; j++) {
 			const struct candidate *by = &best[j];
 			size_t shared, crossing;
@@ -318,13 +344,19 @@ static void demote_partial_host_links(struct ctx *c, struct candidate *best, siz
 			if (c->vars[by->var].kind != VAR_FABRIC || by->kind != FINDING_SLOW ||
 			    !latency_signal(by->signal))
 				continue;
+			if (!partial && (j < i || by->level != FINDING_ALERT ||
+					 hurt_of_others(c, by, c->vars[x->var].a) <= x->n_hurt_idx))
+				continue;
 			loc_mark_hurt(by, mark, true);
 			hurt_overlap(c, by, x, mark, &shared, &crossing);
 			loc_mark_hurt(by, mark, false);
 			if (2 * shared >= x->n_hurt_idx) {
 				x->level = FINDING_NOTICE;
-				x->notice_why = "it slows only some of its connections, those of a slow fabric set: a "
-						"cable further on, seen through one host";
+				x->notice_why = partial ?
+					"it slows only some of its connections, those of a slow fabric set: a "
+					"cable further on, seen through one host" :
+					"its connections are mostly a slow fabric set's, which holds more of "
+					"other hosts': a cable further on, seen through one host";
 			}
 		}
 	}
