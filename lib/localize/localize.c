@@ -486,8 +486,25 @@ static struct candidate *best_per_subject(const struct ctx *c, struct candidate 
  * senders back off, which stretches message completion but not the round trip (ECN faults
  * of the tuning seeds: a completion pick at most, no round-trip one). The latency pick
  * takes the headline when it is an alert of its own (not queueing of a busy fabric).
+ * Not when every connection it slows is timed by READs only: a READ's round trip holds the
+ * response's transfer, which the marked responder's backoff stretches as a slow link would
+ * (tuning seeds 4130-4133, every ECN cell and the READ slow cells, with and without a
+ * topology: 12 marked subjects took a READ-only latency pick, 11 of them ECN faults at
+ * 1.3-50x, one a 4x cable marking 51%, now `congested`).
  */
 #define SLOW_QUEUE_MIN_SHARE 0.5
+
+/* Is any of x's hurt connections an ACK round trip (WRITE, SEND)? */
+static bool hurt_acks_timed(const struct ctx *c, const struct candidate *x)
+{
+	for (size_t k = 0; k < x->n_hurt_idx; k++) {
+		const struct conn *cn = &c->conns[x->hurt_idx[k]];
+
+		if (cn->has_lat && !cn->ack_only && cn->lat_kind == LAT_ACK)
+			return true;
+	}
+	return false;
+}
 
 /* Does x (or its set) name var? */
 bool loc_cand_names(const struct candidate *x, uint32_t var)
@@ -530,7 +547,7 @@ static int slow_queue(struct ctx *c, struct candidate *best, size_t n_best,
 			    (!pick || cands[j].confidence > pick->confidence))
 				pick = &cands[j];
 		/* A queue delays the flows it marks: most of them, not one or two. */
-		if (!pick || 2 * pick->n_hurt_idx < b->n_hurt_idx)
+		if (!pick || 2 * pick->n_hurt_idx < b->n_hurt_idx || !hurt_acks_timed(c, pick))
 			continue;
 		lat = *pick;
 		err = loc_classify_levels(c, &lat, 1);
