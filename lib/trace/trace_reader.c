@@ -25,6 +25,7 @@
 #define INPUT_BUFFER_BYTES (256 * 1024)
 #define LINKTYPE_RAW 101
 #define FAST_BUFFER_BYTES (256 * 1024)
+#define FAST_PCAP_HEADER 16u	/* a classic pcap record's header */
 /* pcapng_frames' range: at most this many whole seconds, so that ns fit in an int64_t */
 #define FAST_MAX_S (((uint64_t)INT64_MAX - 999999999u) / 1000000000u)
 
@@ -176,9 +177,8 @@ static int frame_time_ns(const struct pcap_pkthdr *hdr, uint64_t *ns)
 	return 0;
 }
 
-/* The frame just read becomes the input's pending one; its health counts it. */
-static void input_take(struct trace_input *in, uint64_t ts, uint32_t caplen, uint32_t origlen, int linktype,
-		       const u_char *data)
+/* A frame read: its input's health and frame number count it. */
+static inline void input_count(struct trace_input *in, uint64_t ts, uint32_t caplen)
 {
 	struct trace_health *h = &in->health;
 
@@ -191,6 +191,13 @@ static void input_take(struct trace_input *in, uint64_t ts, uint32_t caplen, uin
 	h->frames++;
 	h->bytes += caplen;
 	in->frame_number++;
+}
+
+/* The frame just read becomes the input's pending one; its health counts it. */
+static void input_take(struct trace_input *in, uint64_t ts, uint32_t caplen, uint32_t origlen, int linktype,
+		       const u_char *data)
+{
+	input_count(in, ts, caplen);
 	in->pending = true;
 	in->pending_ns = ts;
 	in->pending_caplen = caplen;
@@ -378,24 +385,31 @@ static int fast_want(struct trace_input *in, size_t n)
 	return 1;
 }
 
+/* A classic pcap record's header at b: its time (as libpcap gives it at ns precision, and
+ * frame_time_ns() takes it) and lengths. */
+static inline void fast_pcap_header(const struct fast_input *fi, const uint8_t *b, struct pcapng_frame *f)
+{
+	uint32_t rec[4];	/* seconds, us or ns, captured length, original length */
+
+	memcpy(rec, b, sizeof(rec));
+	f->ts_ns = (uint64_t)rec[0] * 1000000000ull + (uint64_t)rec[1] * (fi->pcap_nsec ? 1 : 1000);
+	f->caplen = rec[2];
+	f->origlen = rec[3];
+}
+
 /* A classic pcap record: 1, 0 at a clean end, -1 for libpcap to read it. */
 static int fast_next_pcap(struct trace_input *in, struct pcapng_frame *f)
 {
 	struct fast_input *fi = &in->fast;
-	uint32_t rec[4];	/* seconds, us or ns, captured length, original length */
-	int rc = fast_want(in, sizeof(rec));
+	int rc = fast_want(in, FAST_PCAP_HEADER);
 
 	if (rc <= 0)
 		return rc == 0 && fi->pos == fi->len ? 0 : -1;
-	memcpy(rec, fi->buf + fi->pos, sizeof(rec));
-	if (rec[2] > fi->snapshot || fast_want(in, sizeof(rec) + rec[2]) != 1)
+	fast_pcap_header(fi, fi->buf + fi->pos, f);
+	if (f->caplen > fi->snapshot || fast_want(in, FAST_PCAP_HEADER + f->caplen) != 1)
 		return -1;
-	/* As libpcap gives it at ns precision, and frame_time_ns() takes it. */
-	f->ts_ns = (uint64_t)rec[0] * 1000000000ull + (uint64_t)rec[1] * (fi->pcap_nsec ? 1 : 1000);
-	f->caplen = rec[2];
-	f->origlen = rec[3];
-	f->data = fi->buf + fi->pos + sizeof(rec);
-	fi->pos += sizeof(rec) + rec[2];
+	f->data = fi->buf + fi->pos + FAST_PCAP_HEADER;
+	fi->pos += FAST_PCAP_HEADER + f->caplen;
 	return 1;
 }
 
@@ -416,10 +430,12 @@ static bool fast_ng_ifaces_ok(struct trace_input *in)
 
 /*
  * What pcapng_frames_block() does for the common block, a little-endian EPB wholly in
- * [pos, len) on an interface of the section, in one go: its length with *f, or 0 for the long
- * way (which also tells what is malformed).
+ * [pos, len) on an interface of the section, no longer than the snapshot length, in one go:
+ * its length with *f, or 0 for the long way (which also tells what is malformed, and sends a
+ * longer record to libpcap). Needs 12 bytes at pos. Inlined in fast_give() (gcc does not on its
+ * own): 10M frames read 0.34 s of CPU against 0.36 s called.
  */
-static uint32_t fast_epb(struct trace_input *in, struct pcapng_frame *f)
+static inline __attribute__((always_inline)) uint32_t fast_epb(struct trace_input *in, struct pcapng_frame *f)
 {
 	struct fast_input *fi = &in->fast;
 	const uint8_t *b = fi->buf + fi->pos;
@@ -435,7 +451,7 @@ static uint32_t fast_epb(struct trace_input *in, struct pcapng_frame *f)
 	ifc = &fi->ng.ifaces[if_id]; /* 10^6 or 10^9 units, no offset: fast_ng_ifaces_ok() */
 	units = ifc->units_per_s;
 	ts = (uint64_t)get_le32(b + 12) << 32 | get_le32(b + 16);
-	if (caplen > total - 32 || ts >= (FAST_MAX_S + 1) * units)
+	if (caplen > total - 32 || caplen > fi->snapshot || ts >= (FAST_MAX_S + 1) * units)
 		return 0;
 	f->ts_ns = units == 1000000000 ? ts : ts * 1000;
 	f->caplen = caplen;
@@ -461,7 +477,7 @@ static int fast_next_pcapng(struct trace_input *in, struct pcapng_frame *f)
 			return rc == 0 && fi->pos == fi->len ? 0 : -1;
 		if ((total = fast_epb(in, f)) != 0) {
 			fi->pos += total;
-			return f->caplen > fi->snapshot ? -1 : 1;
+			return 1;
 		}
 		memcpy(&type, fi->buf + fi->pos, 4);
 		if (type == 0x0A0D0D0A ? fi->ng_section : type == 2 || type == 3)
@@ -519,6 +535,46 @@ static int fast_fallback(struct trace_input *in)
 		}
 	}
 	return 0;
+}
+
+/*
+ * One input's next frame, when our own reader has it whole in its buffer (a classic pcap
+ * record, or the common EPB: fast_epb()), straight to the caller: what input_fetch(),
+ * input_take() and give_frame() would give, without their calls, the pending copy or a read
+ * ahead. Every lane of -j N reads every frame of its trace this way. False: the long way.
+ */
+static inline bool fast_give(struct trace_input *in, struct trace_frame *frame)
+{
+	struct fast_input *fi = &in->fast;
+	size_t avail = fi->len - fi->pos;
+	const uint8_t *b = fi->buf + fi->pos;
+	struct pcapng_frame f;
+	uint32_t total;
+
+	if (fi->kind == FAST_PCAPNG) {
+		if (avail < 12 || !(total = fast_epb(in, &f)))
+			return false;
+	} else if (fi->kind == FAST_PCAP) {
+		if (avail < FAST_PCAP_HEADER)
+			return false;
+		fast_pcap_header(fi, b, &f);
+		if (f.caplen > fi->snapshot || f.caplen > avail - FAST_PCAP_HEADER)
+			return false;
+		f.data = b + FAST_PCAP_HEADER;
+		total = FAST_PCAP_HEADER + f.caplen;
+	} else {
+		return false;
+	}
+	fi->pos += total;
+	input_count(in, f.ts_ns, f.caplen);
+	frame->ts_ns = f.ts_ns;
+	frame->caplen = f.caplen;
+	frame->origlen = f.origlen;
+	frame->linktype = in->linktype;
+	frame->trace_index = 0;
+	frame->frame_number = in->frame_number;
+	frame->data = f.data;
+	return true;
 }
 
 /* The next frame by our own reader: true when it was taken (or the input ended). */
@@ -828,6 +884,8 @@ int trace_reader_next(struct trace_reader *tr, struct trace_frame *frame)
 	if (tr->last >= 0) {
 		struct trace_input *in = &tr->inputs[tr->last];
 
+		if (tr->n == 1 && fast_give(in, frame))
+			return 1;
 		input_fetch(in);
 		tr->unreported |= in->error_unreported;
 		/* One input (each lane of -j N reads them all, often one): no merge. */
