@@ -246,18 +246,23 @@ static void ng_shb(struct ng *g)
 	ng_end(g, s);
 }
 
-static void ng_idb(struct ng *g)
+static void ng_idb_snaplen(struct ng *g, uint32_t snaplen)
 {
 	size_t s = ng_begin(g, 1);
 	ng16(g, 1); /* Ethernet */
 	ng16(g, 0);
-	ng32(g, 65535);
+	ng32(g, snaplen);
 	ng16(g, 9); /* if_tsresol = 9: nanoseconds */
 	ng16(g, 1);
 	g->b[g->len] = 9;
 	g->len += 4;
 	ng32(g, 0); /* opt_endofopt */
 	ng_end(g, s);
+}
+
+static void ng_idb(struct ng *g)
+{
+	ng_idb_snaplen(g, 65535);
 }
 
 static void ng_epb(struct ng *g, uint64_t ts_ns, int with_drop, uint64_t drops)
@@ -570,6 +575,67 @@ static void test_pcap_across_buffers(void **state)
 	read_all_stdin(path, &b);
 	assert_int_equal(a.frames, 3500);
 	assert_int_equal(a.h.truncated, 1);
+	expect_same_reading(&a, &b);
+}
+
+/*
+ * Records longer than the snapshot length, among others across several read buffers: our
+ * reader must leave them to libpcap (whose reading of them is the judge), in a pcapng and in a
+ * classic pcap, the ones just before them straight from its buffer.
+ */
+static void test_over_snaplen_across_buffers(void **state)
+{
+	enum { N = 6000, SNAP = 64, LONG = 100 };
+	uint8_t data[LONG];
+	struct read_all a, b;
+	const char *path = tmp_path();
+	struct ng g = { 0 };
+	FILE *f = fopen(path, "wb");
+	pcap_t *dead;
+	pcap_dumper_t *d;
+
+	assert_non_null(f);
+	ng_shb(&g);
+	ng_idb_snaplen(&g, SNAP);
+	fwrite(g.b, 1, g.len, f);
+	for (int i = 0; i < N; i++) {
+		uint32_t cap = i % 1000 == 999 ? LONG : 60;
+		size_t s;
+
+		g.len = 0;
+		s = ng_begin(&g, 6);
+		ng32(&g, 0);
+		ng32(&g, 0);
+		ng32(&g, (uint32_t)(1000000 + i));
+		ng32(&g, cap);
+		ng32(&g, cap);
+		memset(g.b + g.len, i & 0xff, cap);
+		g.len += cap;
+		ng_end(&g, s);
+		fwrite(g.b, 1, g.len, f);
+	}
+	fclose(f);
+	read_all(path, &a);
+	read_all_stdin(path, &b);
+	assert_true(a.frames >= 999);
+	expect_same_reading(&a, &b);
+
+	path = tmp_path();
+	dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, SNAP, PCAP_TSTAMP_PRECISION_MICRO);
+	d = pcap_dump_open(dead, path);
+	assert_non_null(d);
+	for (int i = 0; i < N; i++) {
+		struct pcap_pkthdr h = { .ts = { .tv_sec = 1700000000, .tv_usec = i } };
+
+		h.caplen = h.len = i % 1000 == 999 ? LONG : 60;
+		memset(data, i & 0xff, sizeof(data));
+		pcap_dump((u_char *)d, &h, data);
+	}
+	pcap_dump_close(d);
+	pcap_close(dead);
+	read_all(path, &a);
+	read_all_stdin(path, &b);
+	assert_true(a.frames >= 999);
 	expect_same_reading(&a, &b);
 }
 
@@ -993,6 +1059,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_pcapng_drop_counters, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_counters_across_buffers, cleanup),
 		cmocka_unit_test_teardown(test_pcap_across_buffers, cleanup),
+		cmocka_unit_test_teardown(test_over_snaplen_across_buffers, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_generated_vs_libpcap, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_walk_malformed, cleanup),
 		cmocka_unit_test_teardown(test_pcapng_drops_stream_pieces, cleanup),
