@@ -489,8 +489,9 @@ static struct candidate *best_per_subject(const struct ctx *c, struct candidate 
  * Not when every connection it slows is timed by READs only: a READ's round trip holds the
  * response's transfer, which the marked responder's backoff stretches as a slow link would
  * (tuning seeds 4130-4133, every ECN cell and the READ slow cells, with and without a
- * topology: 12 marked subjects took a READ-only latency pick, 11 of them ECN faults at
- * 1.3-50x, one a 4x cable marking 51%, now `congested`).
+ * topology: 12 times, counted per run and mode, a marked subject took a READ-only
+ * latency pick, 11 of them ECN faults at 1.3-50x, one a 4x cable marking 51%, now
+ * `congested`).
  */
 #define SLOW_QUEUE_MIN_SHARE 0.5
 

@@ -4,7 +4,8 @@
 # subject's headline: a slowed serializer queues and marks, injected marks delay no packet.
 # A READ's round trip holds the response's transfer, which the marked responder's backoff
 # stretches as a slow link would, so a READ-only pick is no evidence of a slow link: on
-# tuning seeds 4130-4133, 11 of the 12 marked subjects that took one were ECN faults.
+# tuning seeds 4130-4133, 11 of the 12 marked subjects (per run and mode) that took one
+# were ECN faults.
 . "$(dirname "$0")/../lib.sh"
 synth_test_start read-marks-kind
 first_kind() {
