@@ -498,12 +498,9 @@ static struct candidate *best_per_subject(const struct ctx *c, struct candidate 
 /* Is any of x's hurt connections an ACK round trip (WRITE, SEND)? */
 static bool hurt_acks_timed(const struct ctx *c, const struct candidate *x)
 {
-	for (size_t k = 0; k < x->n_hurt_idx; k++) {
-		const struct conn *cn = &c->conns[x->hurt_idx[k]];
-
-		if (cn->has_lat && !cn->ack_only && cn->lat_kind == LAT_ACK)
+	for (size_t k = 0; k < x->n_hurt_idx; k++)
+		if (loc_conn_ack_timed(&c->conns[x->hurt_idx[k]]))
 			return true;
-	}
 	return false;
 }
 

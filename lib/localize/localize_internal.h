@@ -223,6 +223,12 @@ static inline bool loc_fabric_busy(const struct candidate *cand, const struct lo
 	return cfg->busy_ce_rate > 0 && cand->peer_ce_rate >= cfg->busy_ce_rate;
 }
 
+/* A connection timed by ACK round trips (WRITE, SEND) at its requester, not READs. */
+static inline bool loc_conn_ack_timed(const struct conn *cn)
+{
+	return cn->has_lat && !cn->ack_only && cn->lat_kind == LAT_ACK;
+}
+
 /* A pick read from round-trip time: latency, its shift from the past, or completion. */
 static inline bool loc_latency_pick(enum signal s)
 {

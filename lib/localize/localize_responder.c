@@ -104,7 +104,7 @@ static double role_excess(const struct ctx *c, const uint8_t *host, bool respond
 /* An ACK round trip (WRITE, SEND) timed at its requester with a baseline. */
 static bool ack_timed(const struct conn *cn)
 {
-	return cn->has_lat && !cn->ack_only && cn->lat_kind == LAT_ACK && cn->baseline_us > 0;
+	return loc_conn_ack_timed(cn) && cn->baseline_us > 0;
 }
 
 enum ack_figure { ACK_EXCESS, ACK_LATE, ACK_FLOOR, ACK_SPREAD };
