@@ -150,26 +150,40 @@ struct in_slot {
 
 enum shard_ev_type { EV_BORN, EV_LATENCY, EV_RETX, EV_NAK, EV_CNP, EV_WINDOW };
 
+/*
+ * An event as it travels, 48 bytes: a latency sample, most of them, fits in under a line (the
+ * lanes write them and the merge thread reads them, so each line crosses cores). Larger ones
+ * wait in their slot's big[]. Every kind's flow id comes first (head_key() reads it as any).
+ */
 struct shard_event {
 	uint64_t seq;		/* the packet that caused it, 0: qp_tracker_finish() */
-	uint8_t type;		/* enum shard_ev_type */
 	union {
 		uint64_t born_id;	/* EV_BORN: the shard's flow id its packet gave it */
 		struct qp_latency_sample lat;
-		struct qp_retx_event retx;
-		struct qp_nak_event nak;
 		struct qp_cnp_event cnp;
 		struct {
 			uint64_t flow_id;
-			struct flow_window w;
-		} win;
+			uint32_t at;	/* EV_RETX, EV_NAK, EV_WINDOW: its big[] entry */
+		} big;
 	};
+	uint8_t type;		/* enum shard_ev_type */
+};
+_Static_assert(sizeof(struct shard_event) <= 48, "a latency event in under a cache line");
+
+union shard_big {
+	struct qp_retx_event retx;
+	struct qp_nak_event nak;
+	struct {
+		uint64_t flow_id;
+		struct flow_window w;
+	} win;
 };
 
 struct out_slot {
-	uint32_t n;
+	uint32_t n, n_big;
 	uint64_t wm;		/* the shard's events keyed up to this are here or before */
 	struct shard_event ev[OUT_BATCH];
+	union shard_big big[OUT_BATCH];
 };
 
 struct shard {
@@ -270,7 +284,7 @@ static void out_publish(struct shard *sh, uint64_t wm)
 {
 	if (!sh->cur_out) {
 		sh->cur_out = &sh->out[ring_produce_slot(&sh->out_ring, OUT_DEPTH)];
-		sh->cur_out->n = 0;
+		sh->cur_out->n = sh->cur_out->n_big = 0;
 	}
 	sh->cur_out->wm = wm;
 	sh->cur_out = NULL;
@@ -300,7 +314,7 @@ static struct shard_event *out_next_at(struct shard *sh, uint8_t type, bool coun
 		out_publish(sh, sh->done_seq);
 	if (!sh->cur_out) {
 		sh->cur_out = &sh->out[ring_produce_slot(&sh->out_ring, OUT_DEPTH)];
-		sh->cur_out->n = 0;
+		sh->cur_out->n = sh->cur_out->n_big = 0;
 	}
 	e = &sh->cur_out->ev[sh->cur_out->n++];
 	e->seq = cur_seq(sh, counted);
@@ -318,14 +332,24 @@ static void rec_latency(void *ctx, const struct qp_latency_sample *s)
 	out_next(ctx, EV_LATENCY)->lat = *s;
 }
 
+/* The next event of the packet being tracked, its payload in the slot's big[]. */
+static union shard_big *out_next_big(struct shard *sh, uint8_t type, uint64_t flow_id)
+{
+	struct shard_event *e = out_next(sh, type);
+
+	e->big.flow_id = flow_id;
+	e->big.at = sh->cur_out->n_big++;
+	return &sh->cur_out->big[e->big.at];
+}
+
 static void rec_retx(void *ctx, const struct qp_retx_event *e)
 {
-	out_next(ctx, EV_RETX)->retx = *e;
+	out_next_big(ctx, EV_RETX, e->flow_id)->retx = *e;
 }
 
 static void rec_nak(void *ctx, const struct qp_nak_event *e)
 {
-	out_next(ctx, EV_NAK)->nak = *e;
+	out_next_big(ctx, EV_NAK, e->flow_id)->nak = *e;
 }
 
 static void rec_cnp(void *ctx, const struct qp_cnp_event *e)
@@ -335,10 +359,10 @@ static void rec_cnp(void *ctx, const struct qp_cnp_event *e)
 
 static void rec_window(void *ctx, uint64_t flow_id, const struct flow_window *w)
 {
-	struct shard_event *e = out_next(ctx, EV_WINDOW);
+	union shard_big *b = out_next_big(ctx, EV_WINDOW, flow_id);
 
-	e->win.flow_id = flow_id;
-	e->win.w = *w;
+	b->win.flow_id = flow_id;
+	b->win.w = *w;
 }
 
 /* A new flow: the merge numbers it at its packet, as one tracker does. */
@@ -433,9 +457,10 @@ static uint64_t global_id(struct qp_shards *s, struct shard *sh, uint64_t id)
 	return s->n_ids;
 }
 
-static void merge_emit(struct qp_shards *s, struct shard *sh, const struct shard_event *e)
+static void merge_emit(struct qp_shards *s, struct shard *sh, const struct out_slot *o, uint32_t i)
 {
 	const struct qp_event_sink *k = s->cfg.sink;
+	const struct shard_event *e = &o->ev[i];
 
 	switch (e->type) {
 	case EV_BORN: {
@@ -454,7 +479,7 @@ static void merge_emit(struct qp_shards *s, struct shard *sh, const struct shard
 		break;
 	}
 	case EV_RETX: {
-		struct qp_retx_event x = e->retx;
+		struct qp_retx_event x = o->big[e->big.at].retx;
 
 		x.flow_id = global_id(s, sh, x.flow_id);
 		if (!s->map_failed)
@@ -462,7 +487,7 @@ static void merge_emit(struct qp_shards *s, struct shard *sh, const struct shard
 		break;
 	}
 	case EV_NAK: {
-		struct qp_nak_event x = e->nak;
+		struct qp_nak_event x = o->big[e->big.at].nak;
 
 		x.flow_id = global_id(s, sh, x.flow_id);
 		x.responder_flow_id = global_id(s, sh, x.responder_flow_id);
@@ -480,10 +505,11 @@ static void merge_emit(struct qp_shards *s, struct shard *sh, const struct shard
 		break;
 	}
 	case EV_WINDOW: {
-		uint64_t id = global_id(s, sh, e->win.flow_id);
+		const union shard_big *b = &o->big[e->big.at];
+		uint64_t id = global_id(s, sh, b->win.flow_id);
 
 		if (!s->map_failed)
-			k->window(k->ctx, id, &e->win.w);
+			k->window(k->ctx, id, &b->win.w);
 		break;
 	}
 	}
@@ -514,7 +540,7 @@ static uint64_t head_key(struct qp_shards *s, struct shard *sh)
 {
 	const struct shard_event *e = &sh->mslot->ev[sh->mi];
 
-	return e->seq ? e->seq : KEY_FINISH + global_id(s, sh, e->win.flow_id);
+	return e->seq ? e->seq : KEY_FINISH + global_id(s, sh, e->big.flow_id);
 }
 
 /*
@@ -565,7 +591,7 @@ static void *merge_main(void *arg)
 			continue;
 		}
 		do {
-			merge_emit(s, best, &best->mslot->ev[best->mi]);
+			merge_emit(s, best, best->mslot, best->mi);
 			best->mi++;
 		} while (merge_head(best, false) && head_key(s, best) <= limit);
 	}
