@@ -729,39 +729,51 @@ static bool floor_leads_alone(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
- * How much of connection cn's round trip the pick explains. A one-way latency pick is fit
- * on the data that cross its slow way (coef()), but the ACKs that cross that way wait in
- * the same queue or delay: their round trips are late by as much. Left in the residual,
- * they made a second pick of the link beside it, crossed the other way (tuning seeds
- * 4136-4139 with a topology: 5 wrong `slow` alerts after a right one-way pick, each a
- * sibling uplink of the same leaf crossed the other way; 4 of them are gone).
+ * The share of connection cn's round trip a pick's effect explains on the ACKs' way, beyond
+ * coef(). A one-way latency pick is fit on the data that cross its slow way, but the ACKs
+ * that cross that way wait in the same queue or delay. Left in the residual, they made a
+ * second pick of the link beside it, crossed the other way (tuning seeds 4136-4139 with a
+ * topology: 5 wrong `slow` alerts after a right one-way pick, each a sibling uplink of the
+ * same leaf crossed the other way).
  */
-static double explained_coef(const struct ctx *c, const struct conn *cn,
-			     const struct candidate *cand)
+static double ack_way_coef(const struct ctx *c, const struct conn *cn, const struct candidate *cand)
 {
 	enum signal s = cand->signal;
-	bool round_trip = s == SIG_LATENCY || s == SIG_COMPLETION || s == SIG_SHIFT;
 
+	if (!cand->variant || (s != SIG_LATENCY && s != SIG_COMPLETION && s != SIG_SHIFT))
+		return 0;
 	for (size_t i = 0; i < cn->inc_len; i++) {
 		const struct incidence *e = &c->inc[cn->inc_start + i];
-		double a;
 
 		if (e->var != cand->var)
 			continue;
-		a = coef(c, e, s, cand->variant);
-		if (round_trip && cand->variant && !e->ack_only && coef(c, e, s, 0) > 0)
-			a += cand->variant == 1 ? e->rev_ab : e->rev - e->rev_ab;
-		return fmin(a, 1);
+		if (e->ack_only || coef(c, e, s, 0) <= 0)
+			return 0;
+		return cand->variant == 1 ? e->rev_ab : e->rev - e->rev_ab;
 	}
 	return 0;
 }
 
-/* Take what the pick explains out of each connection's residual. */
+/*
+ * Take what the pick explains out of each connection's residual. What it explains on the
+ * ACKs' way is taken only down to zero: a slowed serializer delays ACKs less than the data
+ * it was fit on, and a residual pushed below zero would make the connections left look
+ * faster than they are, and a later pick stand out against them (a 2-flow host link alert
+ * on a healthy ECMP-skewed fabric, test_loaded_marking_set.sh 4111).
+ */
 static void remove_explained(const struct ctx *c, const struct candidate *cand, double *resid)
 {
-	for (size_t k = 0; k < c->n_conns; k++)
-		if (c->conns[k].valid[cand->signal])
-			resid[k] -= cand->effect * explained_coef(c, &c->conns[k], cand);
+	for (size_t k = 0; k < c->n_conns; k++) {
+		const struct conn *cn = &c->conns[k];
+		double ack;
+
+		if (!cn->valid[cand->signal])
+			continue;
+		resid[k] -= cand->effect * conn_coef(c, cn, cand->var, cand->signal, cand->variant);
+		ack = cand->effect * ack_way_coef(c, cn, cand);
+		if (ack > 0 && resid[k] > 0)
+			resid[k] -= fmin(ack, resid[k]);
+	}
 }
 
 int loc_pursue(struct ctx *c, enum signal s, struct candidate **cands, size_t *n_cands,
