@@ -5,7 +5,9 @@
 # 2 ms on. The build before named the link first and the host itself second, both alerts
 # (the host's answers wait, "latency 3.18x its own past"). A host's turnaround delays only
 # what it answers: with the link also slowing the connections the host starts, and every
-# connection of the host alert crossing that link, the host alert is a notice.
+# connection of the host alert crossing that link, the host alert is a notice. Since round
+# 43 the link's one-way pick also explains the round trips whose ACKs take its slow way
+# (the host's answers leave by it), so nothing is left to name the host at all.
 . "$(dirname "$0")/../lib.sh"
 synth_test_start host-link-not-host
 d=$work/t
@@ -15,7 +17,6 @@ synth_analyze host-link-not-host "$d" "$work/out.json" --hosts 16 --leaves 4 --s
 	--topology "$d/links.csv" --paths "$d/paths.csv" || exit 0
 got=$(jq -c '[.findings[] | select(.level == "alert") | [.kind, .subject]]' "$work/out.json")
 expect_eq "host-link-not-host: one alert, the slow host link" '[["slow","198.18.0.20-leaf2"]]' "$got"
-why=$(jq -r '[.findings[] | select(.subject == "198.18.0.20")][0].evidence.notice_why' "$work/out.json")
-expect_eq "host-link-not-host: the host is a notice behind its link" \
-	"its own link slows the connections it starts as well: the link, not the host's answers" "$why"
+expect_eq "host-link-not-host: no finding names the host apart from its link" 0 \
+	"$(jq '[.findings[] | select(.subject == "198.18.0.20")] | length' "$work/out.json")"
 exit 0

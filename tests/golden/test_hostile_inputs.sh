@@ -183,7 +183,7 @@ bad = [n for n, b in (("ESC", b"\x1b"), ("BEL", b"\x07"), ("0x9b (C1 CSI or lone
 text = raw.decode("utf-8", "replace")
 if path.endswith(".md"):
     text = re.sub(r"\\(.)", r"\1", text)  # undo the markdown escaping, which runs after
-want = [r"\x1b[31mevil\u009bspine\u202eraw\x9bx", "198.18.0.12-leaf0",
+want = [r"\x1b[31mevil\u009bspine\u202eraw\x9bx", "leaf1-spine1",
         r"\x1b]0;pwned\x07trace.pcapng" if "report" in path else r"\x1b[31mbad.pcap"]
 missing = [w for w in want if w not in text]
 print("raw " + ", ".join(bad) if bad else "missing " + ", ".join(missing) if missing else "")
