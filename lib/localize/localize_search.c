@@ -56,15 +56,24 @@ static double coef(const struct ctx *c, const struct incidence *e, enum signal s
 	}
 }
 
-static double conn_coef(const struct ctx *c, const struct conn *k, uint32_t v, enum signal s,
-			int variant)
+/* Connection k's incidence on subject v (NULL: it does not cross it). */
+static const struct incidence *conn_incidence(const struct ctx *c, const struct conn *k,
+					      uint32_t v)
 {
 	for (size_t i = 0; i < k->inc_len; i++) {
 		const struct incidence *e = &c->inc[k->inc_start + i];
 		if (e->var == v)
-			return coef(c, e, s, variant);
+			return e;
 	}
-	return 0;
+	return NULL;
+}
+
+static double conn_coef(const struct ctx *c, const struct conn *k, uint32_t v, enum signal s,
+			int variant)
+{
+	const struct incidence *e = conn_incidence(c, k, v);
+
+	return e ? coef(c, e, s, variant) : 0;
 }
 
 /* ------------------------------------------------------------------ decisions */
@@ -729,29 +738,20 @@ static bool floor_leads_alone(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
- * The share of connection cn's round trip a pick's effect explains on the ACKs' way, beyond
- * coef(). A one-way latency pick is fit on the data that cross its slow way, but the ACKs
- * that cross that way wait in the same queue or delay. Left in the residual, they made a
- * second pick of the link beside it, crossed the other way (tuning seeds 4136-4139 with a
- * topology: 5 wrong `slow` alerts after a right one-way pick, each a sibling uplink of the
- * same leaf crossed the other way).
+ * The share of a round trip crossing the pick's subject (incidence e) that its effect
+ * explains on the ACKs' way, beyond coef(). A one-way latency pick is fit on the data that
+ * cross its slow way, but the ACKs that cross that way wait in the same queue or delay. Left
+ * in the residual, they made a second pick of the link beside it, crossed the other way
+ * (tuning seeds 4136-4139 with a topology: 5 wrong `slow` alerts after a right one-way pick,
+ * each a sibling uplink of the same leaf crossed the other way).
  */
-static double ack_way_coef(const struct ctx *c, const struct conn *cn, const struct candidate *cand)
+static double ack_way_coef(const struct ctx *c, const struct incidence *e,
+			   const struct candidate *cand)
 {
-	enum signal s = cand->signal;
-
-	if (!cand->variant || (s != SIG_LATENCY && s != SIG_COMPLETION && s != SIG_SHIFT))
+	if (!cand->variant || !loc_latency_pick(cand->signal) || e->ack_only ||
+	    coef(c, e, cand->signal, 0) <= 0)
 		return 0;
-	for (size_t i = 0; i < cn->inc_len; i++) {
-		const struct incidence *e = &c->inc[cn->inc_start + i];
-
-		if (e->var != cand->var)
-			continue;
-		if (e->ack_only || coef(c, e, s, 0) <= 0)
-			return 0;
-		return cand->variant == 1 ? e->rev_ab : e->rev - e->rev_ab;
-	}
-	return 0;
+	return cand->variant == 1 ? e->rev_ab : e->rev - e->rev_ab;
 }
 
 /*
@@ -764,13 +764,13 @@ static double ack_way_coef(const struct ctx *c, const struct conn *cn, const str
 static void remove_explained(const struct ctx *c, const struct candidate *cand, double *resid)
 {
 	for (size_t k = 0; k < c->n_conns; k++) {
-		const struct conn *cn = &c->conns[k];
+		const struct incidence *e = conn_incidence(c, &c->conns[k], cand->var);
 		double ack;
 
-		if (!cn->valid[cand->signal])
+		if (!e || !c->conns[k].valid[cand->signal])
 			continue;
-		resid[k] -= cand->effect * conn_coef(c, cn, cand->var, cand->signal, cand->variant);
-		ack = cand->effect * ack_way_coef(c, cn, cand);
+		resid[k] -= cand->effect * coef(c, e, cand->signal, cand->variant);
+		ack = cand->effect * ack_way_coef(c, e, cand);
 		if (ack > 0 && resid[k] > 0)
 			resid[k] -= fmin(ack, resid[k]);
 	}
