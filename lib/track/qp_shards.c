@@ -280,13 +280,19 @@ static void shard_snap(struct shard *sh)
 		sh->fin_snap = NULL;
 }
 
-static void out_publish(struct shard *sh, uint64_t wm)
+/* The slot this shard is filling, taken from the ring (empty) when none is. */
+static struct out_slot *out_open(struct shard *sh)
 {
 	if (!sh->cur_out) {
 		sh->cur_out = &sh->out[ring_produce_slot(&sh->out_ring, OUT_DEPTH)];
 		sh->cur_out->n = sh->cur_out->n_big = 0;
 	}
-	sh->cur_out->wm = wm;
+	return sh->cur_out;
+}
+
+static void out_publish(struct shard *sh, uint64_t wm)
+{
+	out_open(sh)->wm = wm;
 	sh->cur_out = NULL;
 	advance(&sh->out_ring.head, &sh->out_ring.wait_head);
 }
@@ -308,15 +314,13 @@ static uint64_t cur_seq(const struct shard *sh, bool counted)
  */
 static struct shard_event *out_next_at(struct shard *sh, uint8_t type, bool counted)
 {
+	struct out_slot *o;
 	struct shard_event *e;
 
 	if (sh->cur_out && sh->cur_out->n == OUT_BATCH)
 		out_publish(sh, sh->done_seq);
-	if (!sh->cur_out) {
-		sh->cur_out = &sh->out[ring_produce_slot(&sh->out_ring, OUT_DEPTH)];
-		sh->cur_out->n = sh->cur_out->n_big = 0;
-	}
-	e = &sh->cur_out->ev[sh->cur_out->n++];
+	o = out_open(sh);
+	e = &o->ev[o->n++];
 	e->seq = cur_seq(sh, counted);
 	e->type = type;
 	return e;
