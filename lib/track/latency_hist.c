@@ -259,15 +259,25 @@ static uint64_t clamp(uint64_t v, const struct lat_kind_window *w)
 	return v < w->min_ns ? w->min_ns : v > w->max_ns ? w->max_ns : v;
 }
 
-/* The window's counts into the whole trace's, the window emptied. Its slots in the large table
- * are scattered: all are fetched before the first is read. */
+/*
+ * The whole trace's slots fold_window() adds the window's counts to, scattered over the large
+ * table: fetched before the window's percentiles are found, so that they arrive meanwhile
+ * (fetched just before the fold, the fold still waited on them: 12% of the histograms' time).
+ */
+static void prefetch_fold(const struct lat_flow_hist *h)
+{
+	const struct lat_hist_table *w = &h->win, *t = &h->total;
+
+	for (uint32_t i = 0; i < w->n && t->cap; i++)
+		__builtin_prefetch(&t->slot[slot_of(SLOT_KEY1(w->slot[w->used[i]]), t->cap)], 1);
+}
+
+/* The window's counts into the whole trace's, the window emptied (prefetch_fold() first). */
 static int fold_window(struct lat_flow_hist *h, struct track_mem *m)
 {
 	struct lat_hist_table *w = &h->win, *t = &h->total;
 	int rc = 0;
 
-	for (uint32_t i = 0; i < w->n && t->cap; i++)
-		__builtin_prefetch(&t->slot[slot_of(SLOT_KEY1(w->slot[w->used[i]]), t->cap)], 1);
 	for (uint32_t i = 0; i < w->n; i++) {
 		uint64_t s = w->slot[w->used[i]], *x, c;
 
@@ -291,6 +301,7 @@ int lat_flow_hist_close_window(struct lat_flow_hist *h, struct track_mem *m,
 {
 	if (!h->in_window)
 		return 0;
+	prefetch_fold(h);
 	for (uint32_t kind = 0; kind < LAT_HIST_KINDS; kind++) {
 		const struct lat_kind_window *w = NULL;
 		uint64_t p50, p99;
