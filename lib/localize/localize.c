@@ -595,6 +595,21 @@ static int slow_queue(struct ctx *c, struct candidate *best, size_t n_best,
 }
 
 /* -vv: every subject's final rank, those beyond the cap too. */
+/* What the ranked picks tell of each other, in order; then ranked again. mark has room for
+ * n_conns flags and is left cleared. */
+static void after_ranking(struct ctx *c, struct candidate *best, size_t n, bool *mark)
+{
+	loc_turnaround_start(c, best, n, mark);
+	loc_responder_waits(c, best, n, mark);
+	demote_one_connection_queue(c, best, n);
+	loc_timer_explains(c, best, n, mark);
+	demote_partial_host_links(c, best, n, mark);
+	demote_explained(c, best, n, mark);
+	demote_small_followers(best, n);
+	if (n)
+		qsort(best, n, sizeof(*best), cmp_candidate);
+}
+
 static void log_ranked(const struct ctx *c, const struct candidate *best, size_t n_best)
 {
 	for (size_t i = 0; i < n_best && agentxdp_log_level >= LOG_DEBUG; i++) {
@@ -677,15 +692,7 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	loc_turnaround_start(&c, best, n_best, mark);
-	loc_responder_waits(&c, best, n_best, mark);
-	demote_one_connection_queue(&c, best, n_best);
-	loc_timer_explains(&c, best, n_best, mark);
-	demote_partial_host_links(&c, best, n_best, mark);
-	demote_explained(&c, best, n_best, mark);
-	demote_small_followers(best, n_best);
-	if (n_best)
-		qsort(best, n_best, sizeof(*best), cmp_candidate);
+	after_ranking(&c, best, n_best, mark);
 	log_ranked(&c, best, n_best);
 	if (n_best > cfg->max_findings)
 		n_best = cfg->max_findings;
