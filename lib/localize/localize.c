@@ -594,7 +594,6 @@ static int slow_queue(struct ctx *c, struct candidate *best, size_t n_best,
 	return 0;
 }
 
-/* -vv: every subject's final rank, those beyond the cap too. */
 /* What the ranked picks tell of each other, in order; then ranked again. mark has room for
  * n_conns flags and is left cleared. */
 static void after_ranking(struct ctx *c, struct candidate *best, size_t n, bool *mark)
@@ -610,6 +609,7 @@ static void after_ranking(struct ctx *c, struct candidate *best, size_t n, bool 
 		qsort(best, n, sizeof(*best), cmp_candidate);
 }
 
+/* -vv: every subject's final rank, those beyond the cap too. */
 static void log_ranked(const struct ctx *c, const struct candidate *best, size_t n_best)
 {
 	for (size_t i = 0; i < n_best && agentxdp_log_level >= LOG_DEBUG; i++) {
