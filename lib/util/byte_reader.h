@@ -103,6 +103,24 @@ static inline uint64_t br_be64(struct byte_reader *br)
 	return hi << 32 | br_be32(br);
 }
 
+/* Big-endian reads at q, for a header whose bytes the caller has checked (br_has) once. */
+static inline uint16_t get_be16(const uint8_t *q)
+{
+	return (uint16_t)(q[0] << 8 | q[1]);
+}
+static inline uint32_t get_be24(const uint8_t *q)
+{
+	return (uint32_t)q[0] << 16 | (uint32_t)q[1] << 8 | q[2];
+}
+static inline uint32_t get_be32(const uint8_t *q)
+{
+	return (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3];
+}
+static inline uint64_t get_be64(const uint8_t *q)
+{
+	return (uint64_t)get_be32(q) << 32 | get_be32(q + 4);
+}
+
 /* Little-endian reads, for pcapng and pcap headers written on little-endian hosts. */
 static inline uint16_t get_le16(const uint8_t *q)
 {
