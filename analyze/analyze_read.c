@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "analyze/analyze_read.h"
+#include "lib/util/byte_reader.h"
 #include "lib/util/log.h"
 #include "lib/util/util.h"
 
@@ -53,11 +54,6 @@ static void count_not_roce(struct frame_reader *fr, struct trace_counts *cnt, co
 	}
 	pr_debug("frame %" PRIu64 " of %s: malformed (%s)\n", f->frame_number,
 		 trace_reader_path(fr->tr, f->trace_index), roce_decode_status_name(rc));
-}
-
-static inline uint16_t get_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
 /*

@@ -20,13 +20,12 @@
 
 uint32_t pcapng_get32(const uint8_t *q, bool swapped)
 {
-	return swapped ? (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3]
-		       : get_le32(q);
+	return swapped ? get_be32(q) : get_le32(q);
 }
 
 uint16_t pcapng_get16(const uint8_t *q, bool swapped)
 {
-	return swapped ? (uint16_t)(q[0] << 8 | q[1]) : get_le16(q);
+	return swapped ? get_be16(q) : get_le16(q);
 }
 
 uint64_t pcapng_get64(const uint8_t *q, bool swapped)

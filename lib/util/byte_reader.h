@@ -52,6 +52,24 @@ static inline bool br_skip(struct byte_reader *br, size_t n)
 	return true;
 }
 
+/* Big-endian reads at q, for a header whose bytes the caller has checked (br_has) once. */
+static inline uint16_t get_be16(const uint8_t *q)
+{
+	return (uint16_t)(q[0] << 8 | q[1]);
+}
+static inline uint32_t get_be24(const uint8_t *q)
+{
+	return (uint32_t)q[0] << 16 | (uint32_t)q[1] << 8 | q[2];
+}
+static inline uint32_t get_be32(const uint8_t *q)
+{
+	return (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3];
+}
+static inline uint64_t get_be64(const uint8_t *q)
+{
+	return (uint64_t)get_be32(q) << 32 | get_be32(q + 4);
+}
+
 static inline uint8_t br_u8(struct byte_reader *br)
 {
 	if (!br_has(br, 1)) {
@@ -70,7 +88,7 @@ static inline uint16_t br_be16(struct byte_reader *br)
 	}
 	const uint8_t *q = br->p + br->off;
 	br->off += 2;
-	return (uint16_t)(q[0] << 8 | q[1]);
+	return get_be16(q);
 }
 
 static inline uint32_t br_be24(struct byte_reader *br)
@@ -82,7 +100,7 @@ static inline uint32_t br_be24(struct byte_reader *br)
 	}
 	const uint8_t *q = br->p + br->off;
 	br->off += 3;
-	return (uint32_t)q[0] << 16 | (uint32_t)q[1] << 8 | q[2];
+	return get_be24(q);
 }
 
 static inline uint32_t br_be32(struct byte_reader *br)
@@ -94,31 +112,13 @@ static inline uint32_t br_be32(struct byte_reader *br)
 	}
 	const uint8_t *q = br->p + br->off;
 	br->off += 4;
-	return (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3];
+	return get_be32(q);
 }
 
 static inline uint64_t br_be64(struct byte_reader *br)
 {
 	uint64_t hi = br_be32(br);
 	return hi << 32 | br_be32(br);
-}
-
-/* Big-endian reads at q, for a header whose bytes the caller has checked (br_has) once. */
-static inline uint16_t get_be16(const uint8_t *q)
-{
-	return (uint16_t)(q[0] << 8 | q[1]);
-}
-static inline uint32_t get_be24(const uint8_t *q)
-{
-	return (uint32_t)q[0] << 16 | (uint32_t)q[1] << 8 | q[2];
-}
-static inline uint32_t get_be32(const uint8_t *q)
-{
-	return (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3];
-}
-static inline uint64_t get_be64(const uint8_t *q)
-{
-	return (uint64_t)get_be32(q) << 32 | get_be32(q + 4);
 }
 
 /* Little-endian reads, for pcapng and pcap headers written on little-endian hosts. */
