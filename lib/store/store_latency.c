@@ -255,15 +255,13 @@ static struct lat_flow *flow_of(struct store_lat *l, uint64_t id)
 		return NULL;
 	if (id > l->n_flows) {
 		size_t n = id < l->n_flows * 2 ? l->n_flows * 2 : id < 16 ? 16 : id;
-		struct lat_flow *nf;
+		/* on cache lines as its type is (realloc's 16 bytes would undo it), zeroed */
+		struct lat_flow *nf = util_line_calloc(n, sizeof(*nf));
 
-		/* aligned as its type (realloc's 16 bytes would undo it); sizeof is a multiple */
-		if (n > SIZE_MAX / sizeof(*nf) ||
-		    !(nf = aligned_alloc(alignof(struct lat_flow), n * sizeof(*nf))))
+		if (!nf)
 			return NULL;
 		if (l->n_flows)
 			memcpy(nf, l->flows, l->n_flows * sizeof(*nf));
-		memset(nf + l->n_flows, 0, (n - l->n_flows) * sizeof(*nf));
 		free(l->flows);
 		l->flows = nf;
 		l->n_flows = n;
