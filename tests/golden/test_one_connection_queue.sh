@@ -6,18 +6,14 @@
 . "$(dirname "$0")/../lib.sh"
 synth_test_start one-connection-queue
 
-# each_topo NAME SYNTH-ARGS...: an each-host incident, every per-host trace analyzed with
-# and without the topology (and paths) into $work/NAME-topo.json and $work/NAME-hosts.json.
+# each_topo NAME SYNTH-ARGS...: an each-host incident analyzed without a topology into
+# $work/NAME.json (each_run) and with it (and paths) into $work/NAME-topo.json.
 each_topo() {
 	local name=$1 d=$work/$1
 	shift
-	if ! "$SYNTH" -q -o "$d" "$@" --vantage each-host --snaplen 128 2>"$work/err"; then
-		fail "one-connection-queue-$name" "synth: $(head -n 1 "$work/err")"
-		return 1
-	fi
+	each_run one-connection-queue "$name" "$@" --vantage each-host --snaplen 128 || return 1
 	"$ANALYZE" -q "$d"/trace-*.pcapng --topology "$d/links.csv" --paths "$d/paths.csv" \
-		--json >"$d-topo.json" && "$ANALYZE" -q "$d"/trace-*.pcapng --json >"$d-hosts.json" ||
-		{ fail "one-connection-queue-$name" "analyze failed"; return 1; }
+		--json >"$d-topo.json" || { fail "one-connection-queue-$name" "analyze failed"; return 1; }
 }
 
 # The notice's reason for SUBJECT in FILE ("" when no notice names it).
@@ -35,7 +31,7 @@ expect_eq "one-connection-queue ho22 4146: no alert with a topology" 0 \
 check "one-connection-queue ho22 4146: leaf4-spine2 a notice, one connection under 1 us" \
 	grep -q '^one connection, under 1 us' <<<"$(notice_why "$work/ho22-topo.json" leaf4-spine2)"
 expect_eq "one-connection-queue ho22 4146: no alert without a topology" 0 \
-	"$(alert_count "$work/ho22-hosts.json")"
+	"$(alert_count "$work/ho22.json")"
 
 # ho18-healthy-36-each, tuning seed 4146: 198.18.0.20's link (one connection, 0.57 us) with
 # a topology, the pair 198.18.0.20 | 198.18.0.38 without.
@@ -44,7 +40,7 @@ each_topo ho18 --hosts 36 --leaves 9 --spines 5 --load 15% --mtu 1024 --duration
 expect_eq "one-connection-queue ho18 4146: no alert with a topology" 0 \
 	"$(alert_count "$work/ho18-topo.json")"
 expect_eq "one-connection-queue ho18 4146: no alert without a topology" 0 \
-	"$(alert_count "$work/ho18-hosts.json")"
+	"$(alert_count "$work/ho18.json")"
 
 # ho3-slowx2-fab-each, tuning seed 4146: a 2x cable (and 1 us) seen on one connection,
 # 1.33 us over its class, stays the first alert.
