@@ -76,6 +76,21 @@ static double load_ratio(const struct ctx *c, const double *load, double *scratc
 	return median > 0 ? load[3 * var + d] / median : 0;
 }
 
+/* Is s measured per packet on the data's way (loss, marks), or per round trip? */
+static bool per_packet_signal(enum signal s)
+{
+	return s == SIG_LOSS || s == SIG_ECN;
+}
+
+/* Subject var's value in direction d, or -1 when too little crosses it to tell. */
+static double subject_value(const struct ctx *c, enum signal s, const double *sum, size_t var, int d)
+{
+	double min_w = per_packet_signal(s) ? c->cfg->min_packets : 2;
+	const double *v = &sum[6 * var];
+
+	return v[3 + d] >= min_w ? v[d] / v[3 + d] : -1;
+}
+
 /* Does connection cn cross the candidate's subject (or a member of its set)? */
 bool loc_conn_crosses(const struct ctx *c, const struct conn *cn, const struct candidate *cand)
 {
@@ -117,12 +132,6 @@ static double peer_ce_rate(const struct ctx *c, const struct candidate *cand)
 	return packets > 0 ? ce / packets : 0;
 }
 
-/* Is s measured per packet on the data's way (loss, marks), or per round trip? */
-static bool per_packet_signal(enum signal s)
-{
-	return s == SIG_LOSS || s == SIG_ECN;
-}
-
 /* Each subject's signal s per unit crossing it: sum[6 * var + d] the weighted values and
  * sum[6 * var + 3 + d] the weights, d as in subject_loads() (latency: d = 0 only). */
 static void subject_signal(const struct ctx *c, enum signal s, double *sum)
@@ -153,15 +162,6 @@ static void subject_signal(const struct ctx *c, enum signal s, double *sum)
 	}
 }
 
-/* Subject var's value in direction d, or -1 when too little crosses it to tell. */
-static double subject_value(const struct ctx *c, enum signal s, const double *sum, size_t var, int d)
-{
-	double min_w = per_packet_signal(s) ? c->cfg->min_packets : 2;
-	const double *v = &sum[6 * var];
-
-	return v[3 + d] >= min_w ? v[d] / v[3 + d] : -1;
-}
-
 /* Peers of subject var: subjects of its kind and tier, outside the candidate's set. */
 static bool is_peer(const struct ctx *c, const struct candidate *cand, size_t v)
 {
@@ -169,6 +169,40 @@ static bool is_peer(const struct ctx *c, const struct candidate *cand, size_t v)
 
 	return v != cand->var && !loc_cand_names(cand, (uint32_t)v) && c->vars[v].kind == cv->kind &&
 	       var_tier(c, &c->vars[v]) == var_tier(c, cv);
+}
+
+#define LOAD_MATCH_SHARE 0.75
+
+/*
+ * The subject's CE marks against those of its peers carrying about as much as it does
+ * (LOAD_MATCH_SHARE of its load or more, in the candidate's direction): load that queues
+ * the subject queues them as well. marks: subject_signal() of SIG_ECN.
+ */
+static void load_matched_marks(const struct ctx *c, struct candidate *cand, const double *load,
+			       const double *marks)
+{
+	uint32_t var = cand->var;
+	int d = cand->variant > 0 && cand->variant < 3 && load[3 * var + cand->variant] > 0 ?
+			cand->variant : 0;
+	double x = subject_value(c, SIG_ECN, marks, var, d), top = -1;
+
+	cand->load_peers = 0;
+	cand->load_peer_marks = 0;
+	if (x <= 0 || cand->signal != SIG_ECN)
+		return;
+	for (size_t v = 0; v < c->n_vars; v++) {
+		double y;
+
+		if (!is_peer(c, cand, v) || load[3 * v + d] < LOAD_MATCH_SHARE * load[3 * var + d])
+			continue;
+		y = subject_value(c, SIG_ECN, marks, v, d);
+		if (y < 0)
+			continue;
+		cand->load_peers++;
+		top = fmax(top, y);
+	}
+	if (cand->load_peers)
+		cand->load_peer_marks = top > 0 ? x / top : 1e9;
 }
 
 /*
@@ -628,6 +662,29 @@ static bool pair_marks(const struct ctx *c, const struct candidate *cand)
 }
 
 /*
+ * Marks that load does not explain: the subject CE-marked many times the most marked of its
+ * peers carrying about its load (load_matched_marks()), where load queues every link that
+ * carries it. Tuning seeds 4158-4159, every mode: host links carrying 2x their peers' load
+ * and more in healthy fabrics marked at most 4.6x their load-matched peers, queues toward
+ * one host 1.4x; slowed or marking host links 9.9x and more (LOAD_MATCH_MARKS). Switch
+ * links only where a latency floor was measured: healthy READ fabrics' cables (no floor)
+ * marked 4.1-61x theirs, ECMP-skewed ones with a floor at most 10.3x; a marking cable 57x
+ * and a 5x one 121x (LOAD_MATCH_CABLE_MARKS).
+ */
+#define LOAD_MATCH_MARKS 8.0
+#define LOAD_MATCH_CABLE_MARKS 20.0
+
+static bool marks_beyond_load(const struct ctx *c, const struct candidate *cand)
+{
+	if (cand->signal != SIG_ECN || !cand->load_peers)
+		return false;
+	if (host_link(c, cand))
+		return cand->load_peer_marks >= LOAD_MATCH_MARKS;
+	return switch_link(c, cand) && loc_floor_known(cand) &&
+	       cand->load_peer_marks >= LOAD_MATCH_CABLE_MARKS;
+}
+
+/*
  * A host link whose connections are CE-marked more than their peers', but by fewer than
  * HOST_QUEUE_MARKS_Z Poisson sigmas and under HOST_QUEUE_MARKS_RATIO times the peers' rate
  * (subject_marks()): the queue toward one host that a few senders meeting there build, in
@@ -647,7 +704,7 @@ static bool host_queue_marks(const struct ctx *c, const struct candidate *cand, 
 	double ratio, z, lead;
 
 	if (cand->signal != SIG_ECN || !host_link(c, cand) || cand->hurt_ce_rate < 0 || host_step ||
-	    marked_both_ways(cand))
+	    marked_both_ways(cand) || marks_beyond_load(c, cand))
 		return false;
 	subject_marks(cand, &ratio, &z, &lead);
 	return cand->hurt_ce_z < HOST_QUEUE_MARKS_Z && ratio < HOST_QUEUE_MARKS_RATIO;
@@ -871,9 +928,10 @@ static const char *load_notice_why(const struct ctx *c, const struct candidate *
 {
 	const char *why = NULL;
 
-	if (cand->load_ratio >= c->cfg->load_notice_ratio)
-		why = loc_why_far_more;
-	else if (loaded_without_floor(c, cand))
+	if (cand->load_ratio >= c->cfg->load_notice_ratio) {
+		if (!cand->beyond_load)
+			why = loc_why_far_more;
+	} else if (loaded_without_floor(c, cand))
 		why = "it carries well over its peers' load and no floor was measured to show a slow "
 		      "link: load explains the queueing";
 	else if (loaded_queue(c, cand))
@@ -969,7 +1027,7 @@ static const char *host_notice_why(const struct localize_config *cfg, const stru
  * half; scratch has room for n_vars values.
  */
 void loc_classify_level(struct ctx *c, struct candidate *cand, const double *load,
-			const double *late_load, double *scratch)
+			const double *late_load, const double *marks, double *scratch)
 {
 	const struct localize_config *cfg = c->cfg;
 	bool host_step; /* host_link_step(), once its inputs are set */
@@ -978,6 +1036,8 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	cand->notice_why = NULL;
 	cand->kind_why = NULL;
 	cand->load_ratio = load_ratio(c, load, scratch, cand);
+	load_matched_marks(c, cand, load, marks);
+	cand->beyond_load = cand->load_ratio >= cfg->load_notice_ratio && marks_beyond_load(c, cand);
 	cand->late_load_ratio = 0;
 	cand->marks_floor_known = false;
 	if (switch_links_only(c, cand) && cand->load_ratio >= cfg->outlier_max_load &&
@@ -1095,16 +1155,20 @@ int loc_classify_levels(struct ctx *c, struct candidate *cands, size_t n)
 	double *scratch = malloc(nv * sizeof(*scratch));
 	double *vals = malloc(nv * sizeof(*vals));
 	double *sum = malloc(6 * nv * sizeof(*sum));
-	int err = load && late_load && scratch && vals && sum ? 0 : -ENOMEM;
+	double *marks = malloc(6 * nv * sizeof(*marks));
+	int err = load && late_load && scratch && vals && sum && marks ? 0 : -ENOMEM;
 
+	if (!err)
+		subject_signal(c, SIG_ECN, marks);
 	for (size_t i = 0; !err && i < n; i++) {
 		peer_outlier(c, &cands[i], sum, vals, scratch);
-		loc_classify_level(c, &cands[i], load, late_load, scratch);
+		loc_classify_level(c, &cands[i], load, late_load, marks, scratch);
 	}
 	free(load);
 	free(late_load);
 	free(scratch);
 	free(vals);
 	free(sum);
+	free(marks);
 	return err;
 }

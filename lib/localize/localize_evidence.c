@@ -435,6 +435,9 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 			jnum(cand->peer_ce_rate));
 	if (cand->late_load_ratio > 0)
 		text_buf_printf(ev, ",\"late_load_ratio\":%.3f", jnum(cand->late_load_ratio));
+	if (cand->load_peers)
+		text_buf_printf(ev, ",\"load_peers\":%u,\"load_peer_marks\":%.3f", cand->load_peers,
+				jnum(cand->load_peer_marks));
 	if (cand->flows_crossing)
 		text_buf_printf(ev, ",\"flows_crossing\":%u", cand->flows_crossing);
 	if (cand->hurt_ce_rate >= 0)

@@ -152,6 +152,10 @@ struct candidate {
 	int variant;			/* loss/ECN: 0 both directions, 1 a -> b, 2 b -> a */
 	enum finding_level level;
 	double load_ratio;		/* packets through the subject / median of its kind */
+	uint32_t load_peers;		/* peers carrying about its load (load_matched_marks()) */
+	double load_peer_marks;		/* its CE rate / the highest of theirs (1e9: theirs 0) */
+	bool beyond_load;		/* carrying load_notice_ratio its peers' load, an alert by
+					   those marks (load_notice_why()) */
 	double peer_ce_rate;		/* CE marks per packet of connections not crossing it */
 	double hurt_ce_rate;		/* CE marks per packet of its hurt connections (-1: none) */
 	double hurt_ce_z;		/* ... their marks over the peers' rate, Poisson z */
@@ -275,7 +279,7 @@ bool loc_switch_link(const struct ctx *c, size_t var);
 /* localize_classify.c: alert or notice; do two candidates name the same subject (or set)?
  * Does a connection cross a candidate? */
 void loc_classify_level(struct ctx *c, struct candidate *cand, const double *load,
-			const double *late_load, double *scratch);
+			const double *late_load, const double *marks, double *scratch);
 bool loc_same_subject(const struct candidate *x, const struct candidate *y);
 int loc_classify_levels(struct ctx *c, struct candidate *cands, size_t n);
 bool loc_conn_crosses(const struct ctx *c, const struct conn *cn, const struct candidate *cand);

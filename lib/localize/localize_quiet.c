@@ -80,7 +80,8 @@ static bool floor_moved_over_load(const struct ctx *c, const struct candidate *c
 
 static bool floor_stands_over_load(const struct ctx *c, const struct candidate *x)
 {
-	return x->notice_why == loc_why_far_more && loc_switch_link(c, x->var) && !x->n_set &&
+	return (x->notice_why == loc_why_far_more || x->beyond_load) &&
+	       loc_switch_link(c, x->var) && !x->n_set &&
 	       loc_floor_known(x) && x->floor_excess_us >= LOADED_FLOOR_US &&
 	       x->floor_z >= LOADED_FLOOR_Z;
 }
@@ -96,7 +97,9 @@ static bool floor_stands_over_load(const struct ctx *c, const struct candidate *
  * and so is the floor the same load lifts (tuning seeds 3946-3955: ho3-healthy-incast-44
  * 3954, the incast host's link at 4.7x its peers' load, 94% busy, marked and 10.8 us up).
  * A switch link whose floor stands far over its load (floor_stands_over_load()) is an
- * alert again in any fabric, and slow, whatever signal picked it.
+ * alert again in any fabric, and slow, whatever signal picked it; so is one its marks
+ * made an alert at that load (beyond_load: ho16-slowx7-fab-1dir 4160, a 7x cable at 2.1x
+ * its peers' load, 51 us up, read congested).
  */
 void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n)
 {
@@ -105,7 +108,7 @@ void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		struct candidate *x = &best[i];
 
-		if (x->level == FINDING_NOTICE && floor_stands_over_load(c, x)) {
+		if (floor_stands_over_load(c, x)) {
 			x->level = FINDING_ALERT;
 			x->notice_why = NULL;
 			if (x->kind != FINDING_SLOW) {
