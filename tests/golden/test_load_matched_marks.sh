@@ -55,6 +55,15 @@ mirror_both ecn40 --hosts 22 --leaves 11 --spines 2 --load 10% --mtu 1024 --dura
 expect_eq "load-matched-marks ecn40: the marking cable is the first alert" \
 	"congested leaf1-spine1" "$(first_alert "$work/ecn40/out.json")"
 
+# ho16-slowx7-fab-1dir, fresh seed 4160: a 7x cable (and 6 us) one way at 2.1x its peers'
+# load, its floor 51 us up: its marks make it an alert, and its floor makes it slow.
+mirror_both slowx7 --hosts 39 --leaves 3 --spines 7 --load 10% --mtu 2048 --duration 7ms \
+	--workload mixed --seed 4160 \
+	--fault 'link=leaf1-spine0,dir=leaf1>spine0,kind=slow,size=7x,onset=2100us' \
+	--fault 'link=leaf1-spine0,dir=leaf1>spine0,kind=slow,size=6us,onset=2100us' || exit 0
+expect_eq "load-matched-marks slowx7: the cable is the first alert, slow" "slow leaf1-spine0" \
+	"$(first_alert "$work/slowx7/out.json")"
+
 # ho5-healthy-ecmp-24, tuning seed 4158: half the cross-leaf flows hash to spine0; its
 # cable from leaf1 carries 2.8x its peers' load, marked 10.3x its load-matched peers': a
 # notice (a cable needs 20x).
