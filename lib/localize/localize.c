@@ -394,32 +394,6 @@ static void demote_one_connection_queue(const struct ctx *c, struct candidate *b
 }
 
 /*
- * A `slow` alert picked from round trips or completions that stands under FAINT_SLOW_RATIO
- * times its healthy peers with under FAINT_SLOW_Z sigmas of evidence is a notice: the
- * spread of ordinary queues, where a slow link stands out in one or the other. Tuning
- * seeds 4158-4162, every mode: 6 such alerts, all on healthy fabrics (1.09-1.21x at 4.4-8.5
- * sigmas: sparse and each-host fabrics, 1-13 connections); right `slow` alerts under 1.25x
- * stood 15-34 sigmas (a +20 us cable under a collective, 124-159 connections, 1.07-1.15x)
- * or 69.8 (a 2x cable, 1.12x); the right ones under 10 sigmas stood 1.30x and more.
- */
-#define FAINT_SLOW_RATIO 1.25
-#define FAINT_SLOW_Z 10.0
-
-static void demote_faint_slow(struct candidate *best, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		struct candidate *x = &best[i];
-
-		if (x->level != FINDING_ALERT || x->kind != FINDING_SLOW || !latency_signal(x->signal) ||
-		    !(x->severity > 0) || x->severity >= FAINT_SLOW_RATIO || x->z >= FAINT_SLOW_Z)
-			continue;
-		x->level = FINDING_NOTICE;
-		x->notice_why = "under 1.25x its healthy peers, and faint: what ordinary queues give some "
-				"connections";
-	}
-}
-
-/*
  * A second latency alert needs a larger effect than the first (unless its subject marks as
  * well, slow_queue(): two kinds of evidence): beside a fault, ordinary
  * variation of a few connections reaches 1.2-1.35x (fabric findings of each-host READ
@@ -627,7 +601,6 @@ static void after_ranking(struct ctx *c, struct candidate *best, size_t n, bool 
 	loc_turnaround_start(c, best, n, mark);
 	loc_responder_waits(c, best, n, mark);
 	demote_one_connection_queue(c, best, n);
-	demote_faint_slow(best, n);
 	loc_timer_explains(c, best, n, mark);
 	demote_partial_host_links(c, best, n, mark);
 	demote_explained(c, best, n, mark);
