@@ -54,6 +54,14 @@ static double *subject_loads(const struct ctx *c, bool late)
 	return load;
 }
 
+/* The way load[] is read for the candidate (d as in subject_loads()): its variant's
+ * direction when load crossed the subject that way, else both ways together. */
+static int load_way(const double *load, const struct candidate *cand)
+{
+	return cand->variant > 0 && cand->variant < 3 && load[3 * cand->var + cand->variant] > 0 ?
+		       cand->variant : 0;
+}
+
 /* The subject's load against the median of its peers (subjects of its kind and tier), in
  * the candidate's direction: an incast host's link carries 3x its peers' load inward
  * only, about 2x both ways together. */
@@ -63,8 +71,7 @@ static double load_ratio(const struct ctx *c, const double *load, double *scratc
 	double median;
 	size_t n_same = 0;
 	uint32_t var = cand->var;
-	int d = cand->variant > 0 && cand->variant < 3 && load[3 * var + cand->variant] > 0 ?
-			cand->variant : 0;
+	int d = load_way(load, cand);
 
 	for (size_t v = 0; v < c->n_vars; v++)
 		if (c->vars[v].kind == c->vars[var].kind && load[3 * v + d] > 0 &&
@@ -182,8 +189,7 @@ static void load_matched_marks(const struct ctx *c, struct candidate *cand, cons
 			       const double *marks)
 {
 	uint32_t var = cand->var;
-	int d = cand->variant > 0 && cand->variant < 3 && load[3 * var + cand->variant] > 0 ?
-			cand->variant : 0;
+	int d = load_way(load, cand);
 	double x = subject_value(c, SIG_ECN, marks, var, d), top = -1;
 
 	cand->load_peers = 0;
@@ -209,18 +215,18 @@ static void load_matched_marks(const struct ctx *c, struct candidate *cand, cons
  * How far the candidate's subject stands out among its peers in signal s: its value over
  * their median, and the distance in robust sigmas. A peer's value is its worse direction
  * (loss, marks); so is the subject's, unless s is the candidate's own signal (then the
- * candidate's direction, or both). sum: 6 * n_vars doubles, vals and scratch n_vars each.
+ * candidate's direction, or both). sum: subject_signal() of s; vals and scratch n_vars
+ * doubles each.
  */
 static double subject_outlier(const struct ctx *c, const struct candidate *cand, enum signal s,
-			      double *sum, double *vals, double *scratch, double *ratio, double *z,
-			      double *lead)
+			      const double *sum, double *vals, double *scratch, double *ratio,
+			      double *z, double *lead)
 {
 	size_t n = 0;
 	int n_dir = per_packet_signal(s) ? 3 : 1;
 	double x = -1, med, sigma, top = -1;
 
 	*ratio = *z = *lead = 0;
-	subject_signal(c, s, sum);
 	if (s == cand->signal)
 		x = subject_value(c, s, sum, cand->var,
 				  n_dir > 1 && cand->variant > 0 && cand->variant < 3 ? cand->variant : 0);
@@ -298,18 +304,26 @@ static void measure_floor(const struct ctx *c, struct candidate *cand, double *s
 	cand->floor_known = true;
 }
 
-/* The candidate against its peers: in its own signal, in marks, latency and floor. */
-static void peer_outlier(const struct ctx *c, struct candidate *cand, double *sum, double *vals,
-			 double *scratch)
+/*
+ * The candidate against its peers: in its own signal, in marks, latency and floor. marks:
+ * subject_signal() of SIG_ECN, summed once for every candidate; sum: 6 * n_vars doubles
+ * for the other signals, vals and scratch n_vars each.
+ */
+static void peer_outlier(const struct ctx *c, struct candidate *cand, const double *marks,
+			 double *sum, double *vals, double *scratch)
 {
 	double lat_lead;
 
 	cand->outlier_ratio = cand->outlier_z = 0;
+	if (cand->signal < N_SIGNALS && cand->signal != SIG_ECN)
+		subject_signal(c, cand->signal, sum);
 	if (cand->signal < N_SIGNALS)
-		subject_outlier(c, cand, cand->signal, sum, vals, scratch, &cand->outlier_ratio,
-				&cand->outlier_z, &cand->outlier_lead);
-	subject_outlier(c, cand, SIG_ECN, sum, vals, scratch, &cand->mark_ratio, &cand->mark_z,
+		subject_outlier(c, cand, cand->signal, cand->signal == SIG_ECN ? marks : sum, vals,
+				scratch, &cand->outlier_ratio, &cand->outlier_z, &cand->outlier_lead);
+	subject_outlier(c, cand, SIG_ECN, marks, vals, scratch, &cand->mark_ratio, &cand->mark_z,
 			&cand->mark_lead);
+	if (cand->signal != SIG_LATENCY)
+		subject_signal(c, SIG_LATENCY, sum);
 	cand->lat_excess_us = subject_outlier(c, cand, SIG_LATENCY, sum, vals, scratch,
 					      &cand->lat_ratio, &cand->lat_z, &lat_lead);
 	measure_floor(c, cand, sum, vals, scratch);
@@ -1161,7 +1175,7 @@ int loc_classify_levels(struct ctx *c, struct candidate *cands, size_t n)
 	if (!err)
 		subject_signal(c, SIG_ECN, marks);
 	for (size_t i = 0; !err && i < n; i++) {
-		peer_outlier(c, &cands[i], sum, vals, scratch);
+		peer_outlier(c, &cands[i], marks, sum, vals, scratch);
 		loc_classify_level(c, &cands[i], load, late_load, marks, scratch);
 	}
 	free(load);
