@@ -30,7 +30,7 @@ Usage:
                           EVIDENCE_KEYS), for cells matching the regular expression CELLS
 
 Environment: SEEDS (per cell, default 20), FIRST_SEED (1; thresholds are tuned on seeds
-1001 and up, reported on 1-999), JOBS (2), CELLS (regular expression on cell names),
+1001-99999, reported on 1-999 and 100001 and up), JOBS (2), CELLS (regular expression on cell names),
 MODES ("topo hosts blind": which modes to run), MATRIX (eval/matrix.txt), EVAL_OUT (build/eval/matrix_runs.txt), EVAL_BIN (bin), TMPDIR,
 EVAL_JSON_DIR (keep the analyzer's JSON of every run there, as CELL-SEED-MODE.json).
 """
@@ -576,9 +576,10 @@ def main():
     jobs = int(os.environ.get("JOBS", "2"))
     pattern = os.environ.get("CELLS", "")
     out = os.environ.get("EVAL_OUT", "build/eval/matrix_runs.txt")
-    if first <= 1000 < first + seeds:
-        sys.exit("matrix_eval: seeds %d-%d straddle the tuning range (1001 and up) and the "
-                 "reporting range (1-999)" % (first, first + seeds - 1))
+    for edge in (1000, 100000):
+        if first <= edge < first + seeds:
+            sys.exit("matrix_eval: seeds %d-%d straddle the tuning range (1001-99999) and a "
+                     "reporting range (1-999, 100001 and up)" % (first, first + seeds - 1))
     todo_cells = [c for c in cells if c["target"] != "missing" and re.search(pattern, c["name"])]
     # Seed-major order, so an interrupted run still has every cell.
     todo = [(c, s) for s in range(first, first + seeds) for c in todo_cells]

@@ -27,4 +27,12 @@ expect_eq "eval-heldout: no name shared with the matrix" "shared names []" \
 	"$(grep '^shared' <<<"$out")"
 expect_eq "eval-heldout: no fabric the matrix has" "tuned fabrics []" \
 	"$(grep '^tuned' <<<"$out")"
+# The seed guard: a run may not mix tuning seeds (1001-99999) with either reporting range.
+for range in "999 2" "99999 2"; do
+	set -- $range
+	msg=$(cd "$root" && FIRST_SEED=$1 SEEDS=$2 EVAL_OUT=/dev/null python3 eval/matrix_eval.py run 2>&1)
+	rc=$?
+	expect_eq "eval-heldout: seeds $1 and up refused as straddling" "1 straddle" \
+		"$([ $rc -ne 0 ] && echo 1 || echo 0) $(grep -o straddle <<<"$msg" | head -1)"
+done
 exit 0
