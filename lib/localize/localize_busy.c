@@ -511,3 +511,48 @@ bool loc_leaf_wide_set(const struct ctx *c, const struct candidate *cand)
 	}
 	return false;
 }
+
+/*
+ * A switch link read as the top of a fabric queueing everywhere whose floor stands
+ * BUSY_STEP_FLOOR_US over its peers' while its round trips run BUSY_STEP_LAT_RATIO times
+ * their healthy peers' (its own latency pick): added latency on the cable, which delays
+ * every packet, the quickest too, not the fabric's queueing. In a busy fabric the peers'
+ * floors spread wide, so the floor's sigmas (floor_min_z) miss it. Tuning seeds 4163-4166
+ * with a topology: +40 to +50 us cables (ho8-slow45us-fab, ho6-slow50us-fab-1dir,
+ * ho2-slow40us-fab-1dir, two-ecn-slow-over) were such notices 7 times, floors 13.6-38.8 us
+ * up at 2.0-6.4 sigmas, latency 3.3-5.5x; the wrong and healthy ones 10 us up or more had
+ * no latency pick that slow (a link under an incast host's queue, one beside a 5x cable),
+ * and the one wrong link at 3.1x stood 7.7 us up. Seeds 4167-4170, looked at after: 2 more
+ * right ones, no wrong one.
+ */
+#define BUSY_STEP_FLOOR_US 10.0
+#define BUSY_STEP_LAT_RATIO 3.0
+
+static bool slow_round_trips(const struct candidate *x, const struct candidate *cands, size_t n_cands)
+{
+	for (size_t j = 0; j < n_cands; j++)
+		if (cands[j].signal == SIG_LATENCY && cands[j].kind == FINDING_SLOW && !cands[j].own_past &&
+		    cands[j].severity >= BUSY_STEP_LAT_RATIO && loc_names_within(&cands[j], x))
+			return true;
+	return false;
+}
+
+void loc_busy_floor_step(const struct ctx *c, struct candidate *best, size_t n_best,
+			 const struct candidate *cands, size_t n_cands)
+{
+	for (size_t i = 0; i < n_best; i++) {
+		struct candidate *x = &best[i];
+
+		if (x->notice_why != loc_why_fabric_queueing || !loc_switch_link(c, x->var) || x->n_set ||
+		    !loc_floor_known(x) || x->floor_excess_us < BUSY_STEP_FLOOR_US ||
+		    !slow_round_trips(x, cands, n_cands))
+			continue;
+		x->level = FINDING_ALERT;
+		x->notice_why = NULL;
+		if (x->kind != FINDING_SLOW) {
+			x->kind = FINDING_SLOW;
+			x->kind_why = "its floor stands far over its peers' and its round trips run several "
+				      "times their healthy peers': added latency, not the fabric's queueing";
+		}
+	}
+}

@@ -936,6 +936,7 @@ static bool loaded_marking_set(const struct ctx *c, const struct candidate *cand
 }
 
 const char loc_why_far_more[] = "it carries far more than its peers: load explains the queueing";
+const char loc_why_fabric_queueing[] = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
 
 /* Why load explains a slow or congested subject's excess (NULL: not, or a fixed step). */
 static const char *load_notice_why(const struct ctx *c, const struct candidate *cand)
@@ -1020,7 +1021,7 @@ static const char *host_notice_why(const struct localize_config *cfg, const stru
 	 * everywhere: the same queues (no RNR, no turnaround from a second vantage). */
 	if ((cand->signal == SIG_LATENCY || cand->signal == SIG_COMPLETION) &&
 	    loc_latency_is_queueing(cand, cfg))
-		return "the whole fabric is queueing: flows elsewhere are CE-marked as well";
+		return loc_why_fabric_queueing;
 	/* Round trips late where the host answers, under 2x its peers': a busy responder,
 	 * as for its turnaround above. Tuning seeds 4066-4118, every mode: 25 of 26 such
 	 * alerts were wrong (healthy incast fabrics' hosts at 1.24-1.60x, hosts beside a
@@ -1082,7 +1083,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 		    !floor_outlier(c, cand) && !latency_step(c, cand) && !loc_link_stalls(cand) &&
 		    !host_step && !host_link_marks(c, cand) && !loc_fabric_step(c, cand) &&
 		    !loc_fabric_marks_stand(c, cand))
-			cand->notice_why = "the whole fabric is queueing: flows elsewhere are CE-marked as well";
+			cand->notice_why = loc_why_fabric_queueing;
 		else if (quiet_queueing(c, cand))
 			cand->notice_why = "its flows are CE-marked a few times their peers': a queue, not a fault";
 		else if (loc_leaf_wide_set(c, cand))

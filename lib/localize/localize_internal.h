@@ -296,6 +296,8 @@ bool loc_floor_moved(const struct ctx *c, const struct candidate *cand);
 bool loc_floor_under_load(const struct candidate *cand);
 bool loc_floor_rose_slow(const struct ctx *c, const struct candidate *cand);
 void loc_floor_over_load(const struct ctx *c, struct candidate *best, size_t n);
+void loc_busy_floor_step(const struct ctx *c, struct candidate *best, size_t n_best,
+			 const struct candidate *cands, size_t n_cands);
 bool loc_quiet_queue_drains(struct ctx *c, struct candidate *cand);
 /* The same delay on every hurt connection: a fixed step, not a queue. */
 bool loc_fixed_step(const struct ctx *c, const struct candidate *cand);
@@ -428,6 +430,7 @@ bool loc_floor_breaks_tie(const struct ctx *c, struct candidate *cand, const dou
 extern const char loc_why_loaded_queue[];
 /* load_notice_ratio times the peers' load or more (loc_classify_level()) */
 extern const char loc_why_far_more[];
+extern const char loc_why_fabric_queueing[];
 int loc_classify_with_floor(struct ctx *c, struct candidate *best, size_t n_best,
 			    const struct candidate *cands, size_t n_cands);
 
