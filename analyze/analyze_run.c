@@ -143,12 +143,13 @@ static int load_topology(const struct analyze_opts *opts, struct topology *topo,
 }
 
 static int run_localize(const struct flow_stats *flows, size_t n, const struct topology *topo,
-			struct finding **findings, size_t *n_findings)
+			struct finding **findings, size_t *n_findings, struct localize_coverage *coverage)
 {
 	struct localize_config cfg;
 	int rc;
 
 	localize_config_default(&cfg);
+	localize_coverage(flows, n, &cfg, coverage);
 	rc = localize(flows, n, topo, &cfg, findings, n_findings);
 	if (rc) {
 		pr_err("localization failed: %s\n", strerror(-rc));
@@ -292,6 +293,7 @@ struct analyze_run {
 	long n_flows;
 	struct finding *findings;
 	size_t n_findings;
+	struct localize_coverage coverage; /* what the latency verdict covers */
 	double t_start;
 	double t_phase;			/* when the last phase ended (-vv) */
 	int interrupted;		/* the signal that stopped reading, 0 none */
@@ -770,6 +772,19 @@ static void store_mirror_clocks(struct analyze_run *r)
 	}
 }
 
+/* What the latency verdict covers, for the report's all-clear (docs/schema.md, meta). */
+static void store_coverage_meta(struct store *st, const struct localize_coverage *cov)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%zu", cov->flows);
+	store_meta(st, "latency_flows", buf);
+	snprintf(buf, sizeof(buf), "%zu", cov->judged);
+	store_meta(st, "latency_flows_judged", buf);
+	snprintf(buf, sizeof(buf), "%u", cov->min_samples);
+	store_meta(st, "latency_min_samples", buf);
+}
+
 /* The database: run metadata, captures, malformed counts, flows, findings; one commit. */
 static void run_store(struct analyze_run *r)
 {
@@ -779,6 +794,7 @@ static void run_store(struct analyze_run *r)
 	if (!r->st)
 		return;
 	store_run_meta(r->st, r->opts, r->window_ns, now_s() - r->t_start);
+	store_coverage_meta(r->st, &r->coverage);
 	if (r->interrupted)
 		store_meta(r->st, "interrupted", stop_signal_name(r->interrupted));
 	store_captures(r->st, r->caps, (size_t)r->n_caps);
@@ -905,6 +921,7 @@ static void run_summary(struct analyze_run *r)
 		.findings = r->findings,
 		.n_findings = r->n_findings,
 		.window_ns = r->window_ns,
+		.coverage = &r->coverage,
 		.db_path = r->db_path && (opts->db_path || r->report_db) ? r->db_path : NULL,
 	};
 
@@ -979,7 +996,7 @@ int analyze_traces(const struct analyze_opts *opts)
 	run_capture_health(&r);
 	run_phase(&r, "capture health");
 	if (run_localize(r.flows, (size_t)r.n_flows, r.have_topo ? &r.topo : NULL, &r.findings,
-			 &r.n_findings)) {
+			 &r.n_findings, &r.coverage)) {
 		r.status = 1;
 		r.n_findings = 0;
 		r.findings = NULL;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "lib/localize/finding.h"
+#include "lib/localize/localize.h"
 #include "lib/track/flow.h"
 #include "lib/track/qp_track.h"
 #include "lib/store/store_sqlite.h"
@@ -19,6 +20,7 @@ struct analysis_summary {
 	const struct finding *findings;
 	size_t n_findings;
 	uint64_t window_ns;
+	const struct localize_coverage *coverage; /* NULL: not known */
 	const char *db_path;		/* NULL when no database was written */
 };
 

@@ -123,6 +123,18 @@ struct localize_config {
 
 void localize_config_default(struct localize_config *cfg);
 
+/* How much of a trace localize() can judge by its latency. */
+struct localize_coverage {
+	size_t flows;		/* requester flows that carry packets */
+	size_t judged;		/* ... with enough ACK, READ or completion samples for latency */
+	uint32_t min_samples;	/* that bar: min_latency_samples */
+};
+
+/* The coverage of localize(flows, n_flows, ..., cfg) (cfg NULL: the defaults); no I/O. An
+ * all-clear over flows whose latency was not judged must say so. */
+void localize_coverage(const struct flow_stats *flows, size_t n_flows,
+		       const struct localize_config *cfg, struct localize_coverage *out);
+
 /*
  * Localize. topo may be NULL (each host's access link and each host pair are the
  * candidates); with a topology, its paths (paths.csv) are used when they match a flow's

@@ -264,6 +264,27 @@ static bool flow_latency(const struct localize_config *cfg, const struct flow_st
 	return false;
 }
 
+void localize_coverage(const struct flow_stats *flows, size_t n_flows,
+		       const struct localize_config *cfg, struct localize_coverage *out)
+{
+	struct localize_config defaults;
+	enum lat_kind kind;
+	double p50, p99;
+
+	if (!cfg) {
+		localize_config_default(&defaults);
+		cfg = &defaults;
+	}
+	memset(out, 0, sizeof(*out));
+	out->min_samples = cfg->min_latency_samples;
+	for (size_t i = 0; i < n_flows; i++) {
+		if (flows[i].role == FLOW_ROLE_RESPONDER || !flows[i].packets)
+			continue;
+		out->flows++;
+		out->judged += flow_latency(cfg, &flows[i], &kind, &p50, &p99);
+	}
+}
+
 /* A copy's latency of one kind for the vantage split, p50 in us (-1: none of that kind). */
 static double copy_latency(const struct localize_config *cfg, const struct flow_stats *f,
 			   enum lat_kind kind)

@@ -483,6 +483,12 @@ static const struct column_map window_columns[] = {
 	COL(COL_INT, struct report_data, "window_ns", window_ns),
 };
 
+static const struct column_map coverage_columns[] = {
+	COL(COL_INT, struct report_data, "latency_flows", latency_flows),
+	COL(COL_INT, struct report_data, "latency_flows_judged", latency_judged),
+	COL(COL_INT, struct report_data, "latency_min_samples", latency_min_samples),
+};
+
 static const struct column_map link_columns[] = {
 	COL(COL_TEXT, struct report_link, "name", name),
 	COL(COL_TEXT, struct report_link, "a", a),
@@ -808,6 +814,13 @@ int report_data_load(const char *db_path, size_t top_n, unsigned int timeout_s, 
 	if (table_exists(db, "meta") &&
 	    query_rows(db, "SELECT CAST(value AS INTEGER) AS window_ns FROM meta WHERE key = 'window_ns'",
 		       window_columns, ARRAY_SIZE(window_columns), same_row, d, err, errlen))
+		goto cleanup;
+	if (table_exists(db, "meta") &&
+	    query_rows(db,
+		       "SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'latency_flows') AS latency_flows,"
+		       " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'latency_flows_judged') AS latency_flows_judged,"
+		       " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'latency_min_samples') AS latency_min_samples",
+		       coverage_columns, ARRAY_SIZE(coverage_columns), same_row, d, err, errlen))
 		goto cleanup;
 	if (query_rows(db,
 		       table_exists(db, "meta") ?

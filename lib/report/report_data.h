@@ -116,6 +116,9 @@ struct report_data {
 	struct report_link *links;	/* topology order (empty without --topology) */
 	size_t n_links, cap_links;
 	uint64_t window_ns;		/* meta window_ns: the analysis' time window (0: not stored) */
+	/* meta latency_flows, latency_flows_judged, latency_min_samples: how many flows the
+	 * latency verdict covers (0 flows: not stored, an older database) */
+	uint64_t latency_flows, latency_judged, latency_min_samples;
 	uint64_t total_packets, total_bytes, total_retransmitted, total_naks, total_rnr,
 		total_timeouts, total_cnps, total_ecn_ce, total_malformed;
 	uint64_t first_ns, last_ns;

@@ -105,11 +105,22 @@ static void verdict_text(struct text_buf *out, const struct report_data *d, bool
 		return;
 	}
 	if (!d->n_alerts) {
-		text_buf_printf(out,
-				"No slow or lossy link found. Checked %" PRIu64 " flows, %" PRIu64
-				" packets over %.3f s: ACK latency against the population (median/MAD),"
-				" retransmissions, NAKs, timeouts, RNR NAKs, CNPs and ECN marks.",
-				d->total_flows, d->total_packets, duration_s(d));
+		if (d->latency_flows && 2 * d->latency_judged < d->latency_flows)
+			/* An all-clear says what it could not judge. */
+			text_buf_printf(out,
+					"No slow or lossy link found in what could be judged. Checked %" PRIu64
+					" flows, %" PRIu64 " packets over %.3f s: retransmissions, NAKs, timeouts,"
+					" RNR NAKs, CNPs and ECN marks; ACK latency on only %" PRIu64 " of %" PRIu64
+					" requester flows, the others carrying fewer than %" PRIu64 " ACK, READ or completion"
+					" samples (a longer trace gives each flow more).",
+					d->total_flows, d->total_packets, duration_s(d), d->latency_judged,
+					d->latency_flows, d->latency_min_samples);
+		else
+			text_buf_printf(out,
+					"No slow or lossy link found. Checked %" PRIu64 " flows, %" PRIu64
+					" packets over %.3f s: ACK latency against the population (median/MAD),"
+					" retransmissions, NAKs, timeouts, RNR NAKs, CNPs and ECN marks.",
+					d->total_flows, d->total_packets, duration_s(d));
 		if (d->n_findings)
 			text_buf_printf(out, " %zu notice%s: what ordinary traffic explains (listed below).",
 					d->n_findings, d->n_findings == 1 ? "" : "s");
