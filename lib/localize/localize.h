@@ -125,7 +125,7 @@ void localize_config_default(struct localize_config *cfg);
 
 /* How much of a trace localize() can judge by its latency. */
 struct localize_coverage {
-	size_t flows;		/* requester flows that carry packets */
+	size_t flows;		/* flows that carry requests (not responses, not datagrams) */
 	size_t judged;		/* ... with enough ACK, READ or completion samples for latency */
 	uint32_t min_samples;	/* that bar: min_latency_samples */
 };

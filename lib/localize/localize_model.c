@@ -278,7 +278,9 @@ void localize_coverage(const struct flow_stats *flows, size_t n_flows,
 	memset(out, 0, sizeof(*out));
 	out->min_samples = cfg->min_latency_samples;
 	for (size_t i = 0; i < n_flows; i++) {
-		if (flows[i].role == FLOW_ROLE_RESPONDER || !flows[i].packets)
+		/* Datagrams (UD, UC) are never acknowledged: no latency to judge there. */
+		if (flows[i].role == FLOW_ROLE_RESPONDER || flows[i].role == FLOW_ROLE_DATAGRAM ||
+		    !flows[i].packets)
 			continue;
 		out->flows++;
 		out->judged += flow_latency(cfg, &flows[i], &kind, &p50, &p99);
