@@ -232,7 +232,7 @@ static void tee_window(void *ctx, uint64_t flow_id, const struct flow_window *w)
 static int write_prom_file(const char *path, const struct flow_stats *flows, size_t n_flows,
 			   const struct finding *findings, size_t n_findings,
 			   const struct qp_tracker_totals *tot, const struct agent_latency *latency,
-			   uint64_t malformed)
+			   uint64_t malformed, const struct localize_coverage *coverage)
 {
 	struct metric_set set;
 	struct text_buf out = { 0 };
@@ -244,6 +244,7 @@ static int write_prom_file(const char *path, const struct flow_stats *flows, siz
 		.totals = tot,
 		.latency = latency,
 		.malformed_packets = malformed,
+		.coverage = coverage,
 	};
 	int err;
 
@@ -862,7 +863,7 @@ static void run_file_outputs(struct analyze_run *r)
 			r->status = 1;
 		} else if (write_prom_file(opts->prom_path, r->flows, (size_t)r->n_flows, r->findings,
 					   r->n_findings, qp_shards_totals(r->trk), &r->latency,
-					   r->malformed_total)) {
+					   r->malformed_total, &r->coverage)) {
 			r->status = 1;
 		}
 	}

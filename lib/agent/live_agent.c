@@ -378,6 +378,7 @@ int live_agent_tick(struct live_agent *a, uint64_t now_ns, const struct agent_ca
 	const struct flow_stats *flows = NULL;
 	struct finding *findings = NULL;
 	size_t n_findings = 0;
+	struct localize_coverage coverage;
 	struct metric_set set;
 	struct text_buf out = { 0 };
 	long n_flows;
@@ -403,6 +404,7 @@ int live_agent_tick(struct live_agent *a, uint64_t now_ns, const struct agent_ca
 		if (!flows)
 			return -ENOMEM;
 	}
+	localize_coverage(flows, (size_t)n_flows, &a->lcfg, &coverage);
 	err = localize(flows, (size_t)n_flows, a->have_topo ? &a->topo : NULL, &a->lcfg, &findings, &n_findings);
 	if (err) {
 		pr_warn("localization failed: %s\n", strerror(-err));
@@ -424,6 +426,7 @@ int live_agent_tick(struct live_agent *a, uint64_t now_ns, const struct agent_ca
 		.malformed_packets = a->malformed,
 		.max_pairs = a->o.max_pairs,
 		.top_qps = a->o.top_qps,
+		.coverage = &coverage,
 	};
 	metric_set_init(&set, a->start_ns ? a->start_ns : now_ns, now_ns);
 	err = agent_metrics_build(&set, &in);

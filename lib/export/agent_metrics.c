@@ -210,6 +210,26 @@ static int add_top_qps(struct metric_set *set, const struct agent_metrics_input 
 	return err;
 }
 
+/* What the latency verdict covers: "0 findings" over flows whose latency was not judged is
+ * no all-clear (localize_coverage()). */
+static int add_coverage(struct metric_set *set, const struct localize_coverage *cov)
+{
+	struct metric_family *flows, *judged;
+	int err;
+
+	if (!cov)
+		return 0;
+	flows = metric_family_get(set, "agentxdp_latency_flows", METRIC_GAUGE,
+				  "Flows carrying requests (not responses, not datagrams) at the latest localization.", "1");
+	judged = metric_family_get(set, "agentxdp_latency_flows_judged", METRIC_GAUGE,
+				   "Of agentxdp_latency_flows, those with enough ACK, READ or completion samples for latency evidence; under half of them, 0 findings says nothing of latency.",
+				   "1");
+	if (!flows || !judged)
+		return -errno;
+	err = metric_add_int(flows, NULL, 0, cov->flows, 0);
+	return err ? err : metric_add_int(judged, NULL, 0, cov->judged, 0);
+}
+
 static int add_findings(struct metric_set *set, const struct agent_metrics_input *in)
 {
 	struct metric_family *sev, *conf, *count;
@@ -242,7 +262,8 @@ static int add_findings(struct metric_set *set, const struct agent_metrics_input
 		if (err)
 			return err;
 	}
-	return metric_add_int(count, NULL, 0, in->n_findings, 0);
+	err = metric_add_int(count, NULL, 0, in->n_findings, 0);
+	return err ? err : add_coverage(set, in->coverage);
 }
 
 int agent_metrics_build(struct metric_set *set, const struct agent_metrics_input *in)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "lib/localize/finding.h"
+#include "lib/localize/localize.h"
 #include "lib/track/flow.h"
 #include "lib/export/metrics.h"
 #include "lib/track/qp_track.h"
@@ -49,6 +50,7 @@ struct agent_metrics_input {
 	uint64_t malformed_packets;
 	size_t max_pairs;	/* host pairs with their own labels; the rest src="other" (default 200) */
 	size_t top_qps;		/* QPs with their own p99 gauge (default 20) */
+	const struct localize_coverage *coverage; /* may be NULL: no agentxdp_latency_flows* */
 };
 
 /*

@@ -30,6 +30,10 @@ expect_eq "prom: histogram counts equal ACK samples" "$db_samples" "$prom_sample
 n_find=$(sqlite3 "$T/m.db" "select count(*) from finding")
 prom_find=$(awk '/^agentxdp_findings / {print $NF}' "$T/m.prom")
 expect_eq "prom: findings gauge equals the finding table" "$n_find" "$prom_find"
+# The coverage of that all-clear: the database's meta, and 0 of 13 on this 2 ms sample.
+db_cov=$(sqlite3 "$T/m.db" "select group_concat(value, ' ') from (select value from meta where key in ('latency_flows', 'latency_flows_judged') order by key)")
+prom_cov=$(awk '/^agentxdp_latency_flows / {f = $NF} /^agentxdp_latency_flows_judged / {j = $NF} END {print f, j}' "$T/m.prom")
+expect_eq "prom: latency coverage gauges equal the database's meta (13 flows, 0 judged)" "13 0 | 13 0" "$db_cov | $prom_cov"
 
 # An unwritable target: one clear line, non-zero.
 "$A" "$S/trace.pcapng" --prom /nonexistent-dir/m.prom 2>"$T/err" >/dev/null
