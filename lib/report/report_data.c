@@ -782,6 +782,23 @@ static int load_evidence(sqlite3 *db, struct report_data *d, size_t top_n, char 
 		&args, evidence_columns, ARRAY_SIZE(evidence_columns), next_evidence, d, err, errlen);
 }
 
+/* The run's meta values the report reads (a database without them keeps zeros). */
+static int load_meta(sqlite3 *db, struct report_data *d, char *err, size_t errlen)
+{
+	if (query_rows(db, "SELECT value AS analyzer_version FROM meta WHERE key = 'analyzer_version'",
+		       meta_columns, ARRAY_SIZE(meta_columns), same_row, d, err, errlen) ||
+	    query_rows(db, "SELECT CAST(value AS INTEGER) AS window_ns FROM meta WHERE key = 'window_ns'",
+		       window_columns, ARRAY_SIZE(window_columns), same_row, d, err, errlen))
+		return -1;
+	return query_rows(db,
+			  "SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'latency_flows') AS latency_flows,"
+			  " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'latency_flows_judged')"
+			  " AS latency_flows_judged,"
+			  " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'latency_min_samples')"
+			  " AS latency_min_samples",
+			  coverage_columns, ARRAY_SIZE(coverage_columns), same_row, d, err, errlen);
+}
+
 int report_data_load(const char *db_path, size_t top_n, unsigned int timeout_s, struct report_data *d,
 		     char *err, size_t errlen)
 {
@@ -807,20 +824,7 @@ int report_data_load(const char *db_path, size_t top_n, unsigned int timeout_s, 
 	/* A database too old to say its version reads as 0. */
 	query_rows(db, "PRAGMA user_version", version_columns, ARRAY_SIZE(version_columns), same_row, d, err,
 		   errlen);
-	if (table_exists(db, "meta") &&
-	    query_rows(db, "SELECT value AS analyzer_version FROM meta WHERE key = 'analyzer_version'",
-		       meta_columns, ARRAY_SIZE(meta_columns), same_row, d, err, errlen))
-		goto cleanup;
-	if (table_exists(db, "meta") &&
-	    query_rows(db, "SELECT CAST(value AS INTEGER) AS window_ns FROM meta WHERE key = 'window_ns'",
-		       window_columns, ARRAY_SIZE(window_columns), same_row, d, err, errlen))
-		goto cleanup;
-	if (table_exists(db, "meta") &&
-	    query_rows(db,
-		       "SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'latency_flows') AS latency_flows,"
-		       " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'latency_flows_judged') AS latency_flows_judged,"
-		       " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'latency_min_samples') AS latency_min_samples",
-		       coverage_columns, ARRAY_SIZE(coverage_columns), same_row, d, err, errlen))
+	if (table_exists(db, "meta") && load_meta(db, d, err, errlen))
 		goto cleanup;
 	if (query_rows(db,
 		       table_exists(db, "meta") ?
