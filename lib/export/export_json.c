@@ -176,12 +176,6 @@ static void fmt_time(char *buf, size_t len, uint64_t ns)
 		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (ns % 1000000000u) / 1000);
 }
 
-/* Was latency judged on under half the flows? Then an all-clear must say so. */
-static bool latency_short(const struct localize_coverage *cov)
-{
-	return cov && cov->flows && 2 * cov->judged < cov->flows;
-}
-
 /* The findings of one level: alerts ("Findings"), then notices, each with its numbers. */
 static void print_findings(FILE *out, const struct analysis_summary *sum, enum finding_level level)
 {
@@ -212,14 +206,18 @@ static void print_findings(FILE *out, const struct analysis_summary *sum, enum f
 		}
 		fputc('\n', out);
 	}
-	if (!shown && level == FINDING_ALERT)
-		fprintf(out, "\nFindings:\n  %s\n", !sum->totals->packets ? "no verdict: no RoCE packet to judge" :
-			     latency_short(sum->coverage) ? "none: no link, path or host stands out in what could be judged" :
-			     "none: no link, path or host stands out");
-	if (level == FINDING_ALERT && sum->totals->packets && latency_short(sum->coverage))
-		fprintf(out, "  latency judged on %zu of %zu requester flows only: the others carry fewer than %u ACK, READ "
+	if (shown || level != FINDING_ALERT)
+		return;
+	if (!sum->totals->packets) {
+		fputs("\nFindings:\n  no verdict: no RoCE packet to judge\n", out);
+	} else if (localize_coverage_partial(sum->coverage)) {
+		fprintf(out, "\nFindings:\n  none: no link, path or host stands out in what could be judged\n"
+			"  latency judged on %zu of %zu requester flows only: the others carry fewer than %u ACK, READ "
 			"or completion samples (a longer trace gives each flow more)\n",
 			sum->coverage->judged, sum->coverage->flows, sum->coverage->min_samples);
+	} else {
+		fputs("\nFindings:\n  none: no link, path or host stands out\n", out);
+	}
 }
 
 int export_text(FILE *out, const struct analysis_summary *sum, size_t top_n)

@@ -134,6 +134,9 @@ struct localize_coverage {
  * all-clear over flows whose latency was not judged must say so. */
 void localize_coverage(const struct flow_stats *flows, size_t n_flows,
 		       const struct localize_config *cfg, struct localize_coverage *out);
+/* Latency judged on under half the flows (cov may be NULL: not known, false)? Then an
+ * all-clear says what it did not judge. */
+bool localize_coverage_partial(const struct localize_coverage *cov);
 
 /*
  * Localize. topo may be NULL (each host's access link and each host pair are the

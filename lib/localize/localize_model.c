@@ -287,6 +287,11 @@ void localize_coverage(const struct flow_stats *flows, size_t n_flows,
 	}
 }
 
+bool localize_coverage_partial(const struct localize_coverage *cov)
+{
+	return cov && cov->flows && 2 * cov->judged < cov->flows;
+}
+
 /* A copy's latency of one kind for the vantage split, p50 in us (-1: none of that kind). */
 static double copy_latency(const struct localize_config *cfg, const struct flow_stats *f,
 			   enum lat_kind kind)

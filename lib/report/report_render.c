@@ -105,8 +105,10 @@ static void verdict_text(struct text_buf *out, const struct report_data *d, bool
 		return;
 	}
 	if (!d->n_alerts) {
+		/* An all-clear says what it could not judge: latency on under half the flows,
+		 * localize_coverage_partial()'s rule, read here from the database's meta (the
+		 * report does not link the analysis). */
 		if (d->latency_flows && 2 * d->latency_judged < d->latency_flows)
-			/* An all-clear says what it could not judge. */
 			text_buf_printf(out,
 					"No slow or lossy link found in what could be judged. Checked %" PRIu64
 					" flows, %" PRIu64 " packets over %.3f s: retransmissions, NAKs, timeouts,"
