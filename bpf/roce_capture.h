@@ -12,7 +12,7 @@
 #endif
 
 /* Bump when struct roce_cap_rec, roce_cap_counters or the ring layout change shape. */
-#define ROCE_CAP_REC_VERSION 4
+#define ROCE_CAP_REC_VERSION 5
 
 /* Interfaces one capture can watch (-i repeated); counters keep one slot more for "other". */
 #define ROCE_CAP_MAX_IFACES 8
@@ -28,7 +28,7 @@
  *   inner: 14 + 8 + 60 + 8 UDP + 12 BTH + 12 DETH+ImmDt + 96 MAD = 210 (UD SEND to QP1);
  *          any other opcode: at most 40 extended bytes (RDETH+DETH+AtomicETH) = 142
  * 118 + 210 = 328, a multiple of 8. Only records longer than ROCE_CAP_CLASS_XL_BYTES (a CM MAD
- * inside a tunnel, a 60-byte IPv4 header) take the whole capacity.
+ * inside a tunnel, a 60-byte IPv4 header) take more than that class, their own length.
  */
 #define ROCE_CAP_HDR_SNAPLEN 328
 #define ROCE_CAP_MAD_BYTES 96
@@ -70,7 +70,7 @@ struct roce_cap_ring_head {
 /*
  * One captured RoCE packet in its CPU's ring. data[] holds cap_len bytes of the frame
  * from its first byte (Ethernet header). A record's data capacity is the smallest size
- * class (ROCE_CAP_CLASS_*_BYTES, or the -s capacity) that holds cap_len: the program's
+ * class (ROCE_CAP_CLASS_*_BYTES; past the largest, cap_len rounded up to 8): the program's
  * cost is mostly the ring memory it writes, so records stay small (24-byte header:
  * 88 bytes for a RoCE v2 ACK). Bytes of data[] past cap_len are not part of the capture.
  */
@@ -138,7 +138,14 @@ static inline size_t roce_cap_rec_size(__u32 cap_len, __u32 data_cap)
 		return sizeof(struct roce_cap_rec) + ROCE_CAP_CLASS_L_BYTES;
 	if (cap_len <= ROCE_CAP_CLASS_XL_BYTES)
 		return sizeof(struct roce_cap_rec) + ROCE_CAP_CLASS_XL_BYTES;
-	return sizeof(struct roce_cap_rec) + data_cap;
+	/*
+	 * Longer records (-s over 192, a CM MAD in a tunnel) take their own length: a 1.1 kB
+	 * frame under -s 0 held a 9.2 kB record, so the rings kept 8x fewer whole frames than
+	 * their bytes would.
+	 */
+	if (cap_len > data_cap)
+		cap_len = data_cap;
+	return sizeof(struct roce_cap_rec) + ((cap_len + 7) & ~(__u32)7);
 }
 
 #endif

@@ -469,6 +469,46 @@ static void test_opcode_table(void)
 	unload(&l);
 }
 
+/*
+ * Under -s 0 a record takes its frame's length, not the 9216-byte capacity: a 64 KiB ring
+ * holds 58 records of 1,102-byte frames (24 + 1,104 bytes each), where 9,240-byte records
+ * held 7.
+ */
+static void test_snaplen_ring_room(void)
+{
+	struct roce_frame_spec s;
+	struct roce_cap_counters c;
+	struct loaded l;
+	uint8_t f[2048];
+	size_t n, fit;
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	if (load(&l, ROCE_CAP_MAX_SNAPLEN, NULL, 64 * 1024)) {
+		result(0, "snaplen-ring-room-load", "%s", strerror(errno));
+		return;
+	}
+	roce_frame_default(&s);
+	s.opcode = 0x0a;
+	s.payload_bytes = 0;
+	s.payload_bytes = 1100 - build(&s, f, sizeof(f));
+	n = build(&s, f, sizeof(f));
+	fit = 64 * 1024 / (24 + ((n + 7) & ~(size_t)7));
+	for (size_t i = 0; i < fit + 3; i++)
+		run(&l, f, n, 1, NULL);
+	c = sum_counters(&l, 0);
+	result(n > ROCE_CAP_CLASS_XL_BYTES && c.captured_pkts == fit && c.lost_pkts == 3, "snaplen-9216-ring-holds-frames",
+	       "%zu-byte frames: captured %llu lost %llu, want %zu and 3", n,
+	       (unsigned long long)c.captured_pkts, (unsigned long long)c.lost_pkts, fit);
+	drain(&l);
+	result(l.got->n == (int)fit && l.got->hdr[fit - 1].cap_len == n &&
+		       !memcmp(l.got->data[fit - 1], f, n),
+	       "snaplen-9216-records-intact", "%d records (want %zu), last one differs", l.got->n, fit);
+	unload(&l);
+}
+
 static void test_snaplen(void)
 {
 	struct roce_frame_spec s;
@@ -508,6 +548,7 @@ static void test_snaplen(void)
 	n = build(&s, f, sizeof(f));
 	expect_record(&l, "snaplen-9216-whole-frame", f, n, n, 0);
 	unload(&l);
+	test_snaplen_ring_room();
 }
 
 static void test_filters(void)
