@@ -695,6 +695,7 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 		goto cleanup;
 	}
 	after_ranking(&c, best, n_best, mark);
+	loc_link_pair_sets(&c, best, n_best);
 	log_ranked(&c, best, n_best);
 	if (n_best > cfg->max_findings)
 		n_best = cfg->max_findings;

@@ -71,6 +71,87 @@ static void pair_direction(const struct ctx *c, struct candidate *x, const uint8
 		 x->variant == 1 ? p : h);
 }
 
+/*
+ * Loss on one host pair's connections, with a topology: every link of that pair's path
+ * dropped it alike, and with two hosts on a leaf or one connection hashed onto a cable
+ * too few other pairs cross them to clear one. Tuning seeds 4171-4174 with a topology:
+ * of the 16 loss picks whose hurt connections all joined one pair, 11 had another link
+ * of that pair's path as runner-up at 0.5 of the pick's score or more: 6 named the
+ * faulty link (0.51-0.60) and 5 did not, the runner-up being the fault in all 5
+ * (0.60-0.92: a host link picked for a lossy cable, one end's link for the other's).
+ * Under 0.5, 4 of 5 were right. So at 0.5 both links are named and the confidence shared.
+ */
+#define PAIR_LOSS_SET_MIN_RATIO 0.5
+
+/* Do all of cand's hurt connections join the same two hosts (either way)? */
+static bool one_host_pair(const struct ctx *c, const struct candidate *cand)
+{
+	const struct conn *first;
+
+	if (!cand->n_hurt_idx)
+		return false;
+	first = &c->conns[cand->hurt_idx[0]];
+	for (size_t k = 1; k < cand->n_hurt_idx; k++) {
+		const struct conn *cn = &c->conns[cand->hurt_idx[k]];
+		bool same = !memcmp(cn->src, first->src, 16) && !memcmp(cn->dst, first->dst, 16);
+		bool swapped = !memcmp(cn->src, first->dst, 16) && !memcmp(cn->dst, first->src, 16);
+
+		if (!same && !swapped)
+			return false;
+	}
+	return true;
+}
+
+/* The link named runner_up, if every connection cand hurts crosses it (-1: none). */
+static long runner_up_on_path(const struct ctx *c, const struct candidate *cand)
+{
+	char name[sizeof(cand->alt_subject)];
+
+	for (size_t v = 0; v < c->n_vars; v++) {
+		struct candidate other = { .var = (uint32_t)v };
+
+		if (v == cand->var || c->vars[v].kind != VAR_LINK)
+			continue;
+		loc_var_subject(c, &c->vars[v], name, sizeof(name));
+		if (strcmp(name, cand->alt_subject))
+			continue;
+		for (size_t k = 0; k < cand->n_hurt_idx; k++)
+			if (!loc_conn_crosses(c, &c->conns[cand->hurt_idx[k]], &other))
+				return -1;
+		return (long)v;
+	}
+	return -1;
+}
+
+/*
+ * A link's loss on one host pair, its runner-up on the pair's path and no finding of its
+ * own: the two as a set. After the ranking, so the set ranks where its pick did: halved
+ * first, a one-connection pick beside it could outrank it and demote it as its follower.
+ */
+void loc_link_pair_sets(const struct ctx *c, struct candidate *best, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct candidate *x = &best[i];
+		long other;
+		bool reported = false;
+
+		if (c->vars[x->var].kind != VAR_LINK || x->signal != SIG_LOSS || x->n_set ||
+		    !(x->alt_score_ratio >= PAIR_LOSS_SET_MIN_RATIO) || !one_host_pair(c, x))
+			continue;
+		other = runner_up_on_path(c, x);
+		for (size_t j = 0; j < n; j++)
+			reported |= best[j].var == (uint32_t)other;
+		if (other < 0 || reported)
+			continue;
+		x->set[0] = x->var;
+		x->set[1] = (uint32_t)other;
+		x->n_set = 2;
+		x->one_pair_set = true;
+		x->set_confidence = x->confidence;
+		x->confidence /= 2;
+	}
+}
+
 void loc_pair_sets(const struct ctx *c, struct candidate *best, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {

@@ -180,6 +180,8 @@ static const char *set_split_by(const struct ctx *c, const struct candidate *can
 {
 	if (c->vars[cand->var].kind != VAR_LINK)
 		return "a mirror vantage or more of their connections";
+	if (cand->one_pair_set)
+		return "other host pairs' connections across them or another vantage";
 	return c->topo->n_paths ? "another vantage" : "--paths or another vantage";
 }
 
@@ -189,8 +191,12 @@ static void set_text(const struct ctx *c, const struct candidate *cand, char *bu
 	char tail[128];
 	size_t room;
 
-	snprintf(tail, sizeof(tail), "; %zu %s fit equally, %s would split them", cand->n_set,
-		 c->vars[cand->var].kind == VAR_LINK ? "links" : "hosts", set_split_by(c, cand));
+	if (cand->one_pair_set)
+		snprintf(tail, sizeof(tail), "; one host pair's loss, on the path of both, %s would "
+			 "split them", set_split_by(c, cand));
+	else
+		snprintf(tail, sizeof(tail), "; %zu %s fit equally, %s would split them", cand->n_set,
+			 c->vars[cand->var].kind == VAR_LINK ? "links" : "hosts", set_split_by(c, cand));
 	room = len - 1 - strlen(tail);
 	if (strlen(buf) > room) {
 		buf[room] = 0;

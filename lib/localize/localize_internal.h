@@ -144,6 +144,7 @@ struct candidate {
 	uint32_t set[8];
 	size_t n_set;
 	double set_confidence;		/* that one of the set is the culprit */
+	bool one_pair_set;		/* a set of two links of one host pair's path (its loss) */
 	double *resid;			/* the pursuit's residuals when picked (evidence) */
 	uint32_t *hurt_idx;		/* the connections it hurts (NULL: not tracked) */
 	size_t n_hurt_idx;
@@ -342,6 +343,7 @@ bool loc_leaf_wide_set(const struct ctx *c, const struct candidate *cand);
 
 /* localize_each.c: a host finding on one host pair's connections names both hosts. */
 void loc_pair_sets(const struct ctx *c, struct candidate *best, size_t n);
+void loc_link_pair_sets(const struct ctx *c, struct candidate *best, size_t n);
 /* ... and a turnaround alert whose responses start on time is a busy responder's link. */
 void loc_turnaround_start(const struct ctx *c, struct candidate *best, size_t n, bool *mark);
 /* ... and a slow pick on a responder's link whose wait the responder's own copy times is
