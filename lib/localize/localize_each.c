@@ -123,10 +123,60 @@ static long runner_up_on_path(const struct ctx *c, const struct candidate *cand)
 	return -1;
 }
 
+/* Is host h (16 bytes) topology node `node`, or one link away from it? */
+static bool host_at(const struct topology *t, const uint8_t *h, uint32_t node)
+{
+	long hn = topology_host(t, h);
+
+	if (hn < 0)
+		return false;
+	if ((uint32_t)hn == node)
+		return true;
+	for (size_t i = 0; i < t->n_links; i++)
+		if ((t->links[i].a == (uint32_t)hn && t->links[i].b == node) ||
+		    (t->links[i].b == (uint32_t)hn && t->links[i].a == node))
+			return true;
+	return false;
+}
+
 /*
- * A link's loss on one host pair, its runner-up on the pair's path and no finding of its
- * own: the two as a set. After the ranking, so the set ranks where its pick did: halved
+ * The way a one-pair set's lost packets go, "P -> Q" between the pair's hosts: a member's
+ * own direction ("leaf9 -> 198.18.0.37") would read as naming that member. The pick's way
+ * runs toward the host at (or under) its far end, else away from the host at its near end;
+ * neither (both hosts under one switch): no direction.
+ */
+static void one_pair_direction(const struct ctx *c, struct candidate *x)
+{
+	const struct topo_link *l = &c->topo->links[c->vars[x->var].link];
+	const struct conn *cn = &c->conns[x->hurt_idx[0]];
+	uint32_t from = x->variant == 1 ? l->a : l->b, to = x->variant == 1 ? l->b : l->a;
+	bool to_src = host_at(c->topo, cn->src, to), to_dst = host_at(c->topo, cn->dst, to);
+	bool from_src = host_at(c->topo, cn->src, from), from_dst = host_at(c->topo, cn->dst, from);
+	const uint8_t *p = NULL, *q = NULL;
+	char ps[64], qs[64];
+
+	x->direction[0] = 0;
+	if (!x->variant)
+		return;
+	if (to_src != to_dst) {
+		p = to_src ? cn->dst : cn->src;
+		q = to_src ? cn->src : cn->dst;
+	} else if (from_src != from_dst) {
+		p = from_src ? cn->src : cn->dst;
+		q = from_src ? cn->dst : cn->src;
+	} else {
+		return;
+	}
+	addr_str(p, ps, sizeof(ps));
+	addr_str(q, qs, sizeof(qs));
+	snprintf(x->direction, sizeof(x->direction), "%.60s -> %.60s", ps, qs);
+}
+
+/*
+ * A link's lossy pick on one host pair, its runner-up on the pair's path and named by no
+ * finding: the two as a set. After the ranking, so the set ranks where its pick did: halved
  * first, a one-connection pick beside it could outrank it and demote it as its follower.
+ * Only `lossy` picks: loss read as a sender's timer or a queue's drops is not the wire's.
  */
 void loc_link_pair_sets(const struct ctx *c, struct candidate *best, size_t n)
 {
@@ -135,13 +185,16 @@ void loc_link_pair_sets(const struct ctx *c, struct candidate *best, size_t n)
 		long other;
 		bool reported = false;
 
-		if (c->vars[x->var].kind != VAR_LINK || x->signal != SIG_LOSS || x->n_set ||
+		if (c->vars[x->var].kind != VAR_LINK || x->signal != SIG_LOSS ||
+		    x->kind != FINDING_LOSSY || x->n_set ||
 		    !(x->alt_score_ratio >= PAIR_LOSS_SET_MIN_RATIO) || !one_host_pair(c, x))
 			continue;
 		other = runner_up_on_path(c, x);
+		if (other < 0)
+			continue;
 		for (size_t j = 0; j < n; j++)
-			reported |= best[j].var == (uint32_t)other;
-		if (other < 0 || reported)
+			reported |= loc_cand_names(&best[j], (uint32_t)other);
+		if (reported)
 			continue;
 		x->set[0] = x->var;
 		x->set[1] = (uint32_t)other;
@@ -149,6 +202,7 @@ void loc_link_pair_sets(const struct ctx *c, struct candidate *best, size_t n)
 		x->one_pair_set = true;
 		x->set_confidence = x->confidence;
 		x->confidence /= 2;
+		one_pair_direction(c, x);
 	}
 }
 

@@ -343,6 +343,7 @@ bool loc_leaf_wide_set(const struct ctx *c, const struct candidate *cand);
 
 /* localize_each.c: a host finding on one host pair's connections names both hosts. */
 void loc_pair_sets(const struct ctx *c, struct candidate *best, size_t n);
+/* A link's loss seen on one host pair names it with its runner-up on that pair's path. */
 void loc_link_pair_sets(const struct ctx *c, struct candidate *best, size_t n);
 /* ... and a turnaround alert whose responses start on time is a busy responder's link. */
 void loc_turnaround_start(const struct ctx *c, struct candidate *best, size_t n, bool *mark);

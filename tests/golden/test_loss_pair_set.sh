@@ -37,6 +37,11 @@ set_case ho24-cable-1dir 4174 leaf1-spine2 'dir=spine2>leaf1,kind=loss,size=2.2%
 # ho6-loss0.9-fab-1dir 4174: from 3.6 ms on (0.88).
 set_case ho6-cable-1dir 4174 leaf0-spine1 'dir=spine1>leaf0,kind=loss,size=0.9%,onset=3600us' \
 	--hosts 42 --leaves 6 --spines 2 --load 8% --mtu 4096 --duration 9ms --workload mixed || exit 0
+# The set's direction is the pair's, toward 198.18.0.16 under leaf0 (the fault: spine1 -> leaf0),
+# not one member's ("leaf0 -> 198.18.0.16" would read as naming the host link).
+expect_eq "loss-pair-set ho6-cable-1dir 4174: the direction runs between the pair's hosts" \
+	"198.18.0.41 -> 198.18.0.16" \
+	"$(jq -r '[.findings[] | select(.level == "alert")][0].direction' "$work/ho6-cable-1dir/out.json")"
 # ho25-loss1.3-host-1dir 4173: a host link, its partner's link picked instead (0.69).
 set_case ho25-host-1dir 4173 198.18.0.14-leaf0 'dir=198.18.0.14>leaf0,kind=loss,size=1.3%,onset=0us' \
 	--hosts 44 --leaves 2 --spines 8 --load 10% --mtu 2048 --duration 6ms --workload mixed || exit 0
