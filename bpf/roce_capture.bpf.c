@@ -35,7 +35,7 @@
 #define ERSPAN3_PLATFORM_BYTES 8
 
 /* Set by agentxdp-capture between open and load; the verifier sees them as constants. */
-const volatile __u32 cfg_data_cap = ROCE_CAP_HDR_SNAPLEN;	/* record data bytes, multiple of 8 */
+const volatile __u32 cfg_data_cap = ROCE_CAP_HDR_SNAPLEN;	/* largest record data bytes, multiple of 8 */
 const volatile __u32 cfg_snaplen = 0;		/* 0: through the opcode's headers; else bytes */
 const volatile __u32 cfg_n_ifaces = 0;
 const volatile __u32 cfg_ifindex[ROCE_CAP_MAX_IFACES] = {};

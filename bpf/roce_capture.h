@@ -32,7 +32,8 @@
  */
 #define ROCE_CAP_HDR_SNAPLEN 328
 #define ROCE_CAP_MAD_BYTES 96
-/* Largest -s: a jumbo frame. Record data size is fixed at load time (rounded up to 8). */
+/* Largest -s: a jumbo frame. The largest record's data size is fixed at load time (-s rounded
+ * up to 8); a record takes what its cap_len needs (roce_cap_rec_size()). */
 #define ROCE_CAP_MAX_SNAPLEN 9216
 
 /* roce_cap_rec.flags */

@@ -506,6 +506,11 @@ static void test_snaplen_ring_room(void)
 	result(l.got->n == (int)fit && l.got->hdr[fit - 1].cap_len == n &&
 		       !memcmp(l.got->data[fit - 1], f, n),
 	       "snaplen-9216-records-intact", "%d records (want %zu), last one differs", l.got->n, fit);
+	/* The next one starts 112 bytes before the region's end and runs on into the slack. */
+	run(&l, f, n, 1, NULL);
+	drain(&l);
+	result(l.got->n == 1 && l.got->hdr[0].cap_len == n && !memcmp(l.got->data[0], f, n),
+	       "snaplen-9216-record-into-slack-intact", "%d records, or its bytes differ", l.got->n);
 	unload(&l);
 }
 
