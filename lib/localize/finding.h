@@ -20,7 +20,7 @@ enum finding_subject_kind {
 	SUBJECT_HOST_LINK = 1,	/* a host's access link (no topology): subject is the host address */
 	SUBJECT_PATH = 2,	/* a host pair: "a.b.c.d -> e.f.g.h" */
 	SUBJECT_HOST = 3,	/* an end host */
-	SUBJECT_SET = 4,	/* links that explain the evidence equally: "a | b", sorted */
+	SUBJECT_SET = 4,	/* links the evidence cannot split: "a | b", sorted */
 	SUBJECT_FABRIC = 5,	/* no topology: flows hurt together that share no host */
 };
 
