@@ -74,14 +74,15 @@ static void pair_direction(const struct ctx *c, struct candidate *x, const uint8
 /*
  * Loss on one host pair's connections, with a topology: every link of that pair's path
  * dropped it alike, and with two hosts on a leaf or one connection hashed onto a cable
- * too few other pairs cross them to clear one. Tuning seeds 4171-4174 with a topology:
- * of the 16 loss picks whose hurt connections all joined one pair, 11 had another link
- * of that pair's path as runner-up at 0.5 of the pick's score or more: 6 named the
- * faulty link (0.51-0.60) and 5 did not, the runner-up being the fault in all 5
- * (0.60-0.92: a host link picked for a lossy cable, one end's link for the other's).
- * Under 0.5, 4 of 5 were right. So at 0.5 both links are named and the confidence shared.
+ * too few other pairs cross them to clear one. Tuning seeds 4171-4178 with a topology,
+ * loss picks whose hurt connections all joined one pair: with the runner-up (another link
+ * of that path) at 0.6 of the pick's score or more, 2 picks named the faulty link (0.603,
+ * 0.604) and 7 did not (0.603-0.92), the runner-up being the fault in 5 of them; from 0.5
+ * to 0.6, 9 were right and 1 wrong (0.516). At 0.6 both links are named, confidence
+ * shared; under it the pick stays alone (round 47 first cut at 0.5: 11 right alerts became
+ * sets with a wrong member for 6 wrong ones fixed).
  */
-#define PAIR_LOSS_SET_MIN_RATIO 0.5
+#define PAIR_LOSS_SET_MIN_RATIO 0.6
 
 /* Do all of cand's hurt connections join the same two hosts (either way)? */
 static bool one_host_pair(const struct ctx *c, const struct candidate *cand)
