@@ -85,6 +85,16 @@ static int silent_print(enum libbpf_print_level level, const char *fmt, va_list 
  * open -> config -> load, as agentxdp-capture does; snaplen 0 = headers only. region_bytes
  * is each CPU's ring (a power of two; 0: 1 MiB).
  */
+/* Run this thread on one CPU from now on, so per-CPU rings and counters are that CPU's. */
+static void pin_to_cpu(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+}
+
 static int load(struct loaded *l, uint32_t snaplen, const char *filter, uint64_t region_bytes)
 {
 	struct capture_filter f = { 0 };
@@ -481,11 +491,8 @@ static void test_snaplen_ring_room(void)
 	struct loaded l;
 	uint8_t f[2048];
 	size_t n, fit;
-	cpu_set_t one;
 
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	sched_setaffinity(0, sizeof(one), &one);
+	pin_to_cpu(sched_getcpu());
 	if (load(&l, ROCE_CAP_MAX_SNAPLEN, NULL, 64 * 1024)) {
 		result(0, "snaplen-ring-room-load", "%s", strerror(errno));
 		return;
@@ -863,13 +870,10 @@ static void test_loss(void)
 	struct loaded l;
 	uint8_t f[256];
 	size_t n, fit;
-	cpu_set_t one;
 	int intact = 0;
 
 	/* One CPU, so per-CPU loss accounting is deterministic. */
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	sched_setaffinity(0, sizeof(one), &one);
+	pin_to_cpu(sched_getcpu());
 
 	if (load(&l, 0, NULL, 4096)) {
 		result(0, "loss-load", "%s", strerror(errno));
@@ -919,7 +923,6 @@ static void test_cpu_merge(void)
 	struct loaded l;
 	uint8_t f[256];
 	size_t n;
-	cpu_set_t one;
 	int in_order = 0, cpus[2] = { -1, -1 }, n_cpus = 0;
 
 	for (int c = 0; c < CPU_SETSIZE && n_cpus < 2; c++)
@@ -935,9 +938,7 @@ static void test_cpu_merge(void)
 	}
 	roce_frame_default(&s);
 	for (int i = 0; i < 12; i++) {
-		CPU_ZERO(&one);
-		CPU_SET(cpus[i % 2], &one);
-		sched_setaffinity(0, sizeof(one), &one);
+		pin_to_cpu(cpus[i % 2]);
 		s.dest_qp = 0x100 + (uint32_t)i;
 		n = build(&s, f, sizeof(f));
 		run(&l, f, n, 1, NULL);
@@ -978,11 +979,8 @@ static void test_wakeup(void)
 	struct loaded l;
 	uint8_t f[256];
 	size_t n;
-	cpu_set_t one;
 
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	sched_setaffinity(0, sizeof(one), &one);
+	pin_to_cpu(sched_getcpu());
 	load_wakeup_bytes = 16384;
 	if (load(&l, 0, NULL, 65536)) {
 		load_wakeup_bytes = 0;
