@@ -103,25 +103,21 @@ static bool one_host_pair(const struct ctx *c, const struct candidate *cand)
 	return true;
 }
 
-/* The link named runner_up, if every connection cand hurts crosses it (-1: none). */
+/*
+ * The link named runner_up, if every connection cand hurts crosses it (-1: none). Links are
+ * the first variables, index == link index (loc_build_incidence()).
+ */
 static long runner_up_on_path(const struct ctx *c, const struct candidate *cand)
 {
-	char name[sizeof(cand->alt_subject)];
+	long v = topology_link_by_name(c->topo, cand->alt_subject);
+	struct candidate other = { .var = (uint32_t)v };
 
-	for (size_t v = 0; v < c->n_vars; v++) {
-		struct candidate other = { .var = (uint32_t)v };
-
-		if (v == cand->var || c->vars[v].kind != VAR_LINK)
-			continue;
-		loc_var_subject(c, &c->vars[v], name, sizeof(name));
-		if (strcmp(name, cand->alt_subject))
-			continue;
-		for (size_t k = 0; k < cand->n_hurt_idx; k++)
-			if (!loc_conn_crosses(c, &c->conns[cand->hurt_idx[k]], &other))
-				return -1;
-		return (long)v;
-	}
-	return -1;
+	if (v < 0 || (uint32_t)v == cand->var)
+		return -1;
+	for (size_t k = 0; k < cand->n_hurt_idx; k++)
+		if (!loc_conn_crosses(c, &c->conns[cand->hurt_idx[k]], &other))
+			return -1;
+	return v;
 }
 
 /* Is host h (16 bytes) topology node `node`, or one link away from it? */
