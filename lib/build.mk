@@ -31,6 +31,7 @@ LIB_CORE_SRCS := \
 	lib/localize/localize.c lib/localize/localize_model.c lib/localize/localize_signals.c \
 	lib/localize/localize_search.c lib/localize/localize_fabric.c lib/localize/localize_evidence.c \
 	lib/localize/localize_quiet.c lib/localize/localize_floor.c lib/localize/localize_classify.c \
+	lib/localize/localize_pooled.c \
 	lib/localize/localize_timer.c \
 	lib/localize/localize_marks.c \
 	lib/localize/localize_overflow.c \

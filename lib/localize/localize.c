@@ -146,7 +146,8 @@ static bool fabric_rate_explains(const struct ctx *c, const struct candidate *by
 	enum var_kind k = c->vars[x->var].kind;
 
 	return c->vars[by->var].kind == VAR_FABRIC && (by->signal == SIG_LOSS || by->signal == SIG_ECN) &&
-	       x->signal == by->signal && x->kind == by->kind &&
+	       x->signal == by->signal &&
+	       (x->pooled_ratio > 0 ? x->pooled_from : x->kind) == by->kind &&
 	       (k == VAR_HOST_LINK || k == VAR_HOST || k == VAR_PATH);
 }
 
@@ -684,6 +685,8 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 		loc_busy_floor_step(&c, best, n_best, cands, n_cands);
 		err = loc_busy_marks(&c, &best, &n_best, cands, n_cands);
 	}
+	if (!err)
+		err = loc_pooled_host_slow(&c, best, n_best);
 	if (err)
 		goto cleanup;
 	after_levels(&c, best, n_best);

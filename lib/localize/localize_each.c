@@ -212,7 +212,9 @@ void loc_pair_sets(const struct ctx *c, struct candidate *best, size_t n)
 		char name[sizeof(x->alt_subject)];
 		long other;
 
-		if ((kind != VAR_HOST && kind != VAR_HOST_LINK) || x->n_set || !x->n_hurt_idx)
+		/* A pick read by its host's round trips with every peer is not one pair's. */
+		if ((kind != VAR_HOST && kind != VAR_HOST_LINK) || x->n_set || !x->n_hurt_idx ||
+		    x->pooled_ratio > 0)
 			continue;
 		/* A turnaround is timed at the responder alone (request in, response out), and
 		 * a runner-up that scored nothing fits nothing: neither is a coin flip. */

@@ -119,6 +119,38 @@ static void headline_all(const struct candidate *cand, const struct candidate *m
 	snprintf(buf, len, "%s: %s", kinds, rest);
 }
 
+/*
+ * A pick read slow by its host's pooled round trips (loc_pooled_host_slow()) leads with
+ * them; the marks or timeouts it was picked by follow.
+ */
+static void pooled_text(const struct candidate *cand, char *buf, size_t len)
+{
+	char lead[120], own[100];
+	size_t at;
+	int w;
+
+	if (cand->pooled_ratio <= 0)
+		return;
+	snprintf(lead, sizeof(lead), "round trips of the %u connections it %s %.3gx other hosts' "
+		 "(+%.1f us median; each too short to judge alone)", cand->pooled_flows,
+		 cand->pooled_answers ? "answers" : "starts", cand->pooled_ratio,
+		 cand->pooled_excess_us);
+	if (cand->signal == SIG_LOSS && cand->pooled_timer)
+		snprintf(own, sizeof(own), "%.0f timeouts with no packet missing: its link's queue",
+			 cand->in_events);
+	else
+		severity_text(cand, own, sizeof(own)); /* the marks it was picked by */
+	w = snprintf(buf, len, "%s; %s", lead, own);
+	at = strlen(lead);
+	/* Too long: the pick's own evidence is cut at a clause, never the lead. */
+	if (w < 0 || (size_t)w >= len) {
+		char *cut = strrchr(buf + at, ',');
+
+		if (cut)
+			*cut = 0;
+	}
+}
+
 static void evidence_flow(struct text_buf *ev, const struct conn *cn, bool first)
 {
 	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
@@ -485,6 +517,12 @@ static void evidence_json(struct ctx *c, const struct candidate *cand,
 				jnum(cand->step_floor_us), jnum(cand->step_floor_z));
 	if (cand->queue_share_known)
 		text_buf_printf(ev, ",\"wait_queue_share\":%.3f", jnum(cand->queue_share));
+	if (cand->pooled_ratio > 0)
+		text_buf_printf(ev, ",\"pooled_latency\":{\"flows\":\"%s\",\"connections\":%u,"
+				    "\"ratio\":%.3f,\"excess_us\":%.2f,\"z\":%.3g}",
+				cand->pooled_answers ? "answered" : "started", cand->pooled_flows,
+				jnum(cand->pooled_ratio), jnum(cand->pooled_excess_us),
+				jnum(cand->pooled_z));
 	if (cand->kind_why) {
 		text_buf_puts(ev, ",\"kind_why\":");
 		text_buf_json_string(ev, cand->kind_why);
@@ -545,9 +583,11 @@ int loc_make_finding(struct ctx *c, const struct candidate *cand,
 		set_subject(c, cand, f->subject, sizeof(f->subject));
 	}
 	snprintf(f->direction, sizeof(f->direction), "%s", cand->direction);
-	f->severity = cand->severity;
+	/* A pick read slow by its host's pooled round trips: their multiple, not its rate. */
+	f->severity = cand->pooled_ratio > 0 ? cand->pooled_ratio : cand->severity;
 	severity_text(cand, f->severity_text, sizeof(f->severity_text));
 	headline_all(cand, merged, n_merged, f->severity_text, sizeof(f->severity_text));
+	pooled_text(cand, f->severity_text, sizeof(f->severity_text));
 	if (cand->n_set)
 		set_text(c, cand, f->severity_text, sizeof(f->severity_text));
 	if (v->kind == VAR_FABRIC)

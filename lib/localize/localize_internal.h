@@ -193,6 +193,13 @@ struct candidate {
 	bool stall_known;
 	double queue_share;		/* host turnaround: its waits' share its own link was busy */
 	bool queue_share_known;
+	/* loc_pooled_host_slow(): its host's flows' round trips pooled, against other hosts' */
+	double pooled_ratio;		/* 0: not read so */
+	double pooled_excess_us, pooled_z;
+	uint32_t pooled_flows;
+	int pooled_answers;		/* 1: the flows the host answers, 0: those it starts */
+	bool pooled_timer;		/* ... read so from the sender's timer (a `host` pick) */
+	enum finding_kind pooled_from;	/* ... the kind it had */
 };
 
 static inline double max2(double a, double b)
@@ -406,6 +413,10 @@ bool loc_loss_random_short_ratio(struct ctx *c, const struct candidate *cand, co
 bool loc_loss_tracks_marks(const struct ctx *c, const struct candidate *cand);
 int loc_random_loss_under_marks(struct ctx *c, struct candidate *best, size_t n_best,
 				const struct candidate *cands, size_t n_cands);
+
+/* localize_pooled.c: a host link's marks or timer read slow by its host's round trips,
+ * pooled over connections too short to judge alone. */
+int loc_pooled_host_slow(const struct ctx *c, struct candidate *best, size_t n);
 
 /* localize_timer.c: a slow pick on the flows of a sender's timer is a notice. */
 void loc_timer_explains(const struct ctx *c, struct candidate *best, size_t n, bool *mark);
