@@ -32,36 +32,33 @@ pooled_flows() {
 	jq -r '[.findings[] | select(.level == "alert")][0].evidence.pooled_latency.flows // "none"' "$1"
 }
 
+# NAME WHAT LINK HOST SIDE PATTERN: NAME's first alert is slow on LINK (HOST without a
+# topology), read from the connections the host SIDE (answered, started), and its headline
+# keeps the evidence it was picked by (PATTERN).
+slow_checks() {
+	local d=$work/$1 tag="pooled-host-slow $2"
+	expect_eq "$tag: slow on the host link" "slow $3" "$(first_alert "$d/out.json")"
+	expect_eq "$tag: told by the connections it $5" "$5" "$(pooled_flows "$d/out.json")"
+	expect_eq "$tag: the headline keeps '$6'" 1 \
+		"$(jq --arg p "$6" '[.findings[] | select(.level == "alert")][0].severity_text |
+			test($p) | if . then 1 else 0 end' "$d/out.json")"
+	expect_eq "$tag, no topology: slow on the host" "slow $4" "$(first_alert "$d/hosts.json")"
+	expect_eq "$tag, no topology: told by the connections it $5" "$5" \
+		"$(pooled_flows "$d/hosts.json")"
+}
+
 # ho26-rate5x-host-1dir 4181: the uplink of 198.18.0.33 at a fifth of its rate. Its own
 # requests time out (no packet missing) and the ACKs it sends wait: its answers 4.8x.
 coll_case up 4181 --fault 'link=198.18.0.33-leaf7,dir=198.18.0.33>leaf7,kind=slow,size=5x,onset=0us' ||
 	exit 0
-expect_eq "pooled-host-slow uplink: slow on the host link" "slow 198.18.0.33-leaf7" \
-	"$(first_alert "$work/up/out.json")"
-expect_eq "pooled-host-slow uplink: told by the connections it answers" answered \
-	"$(pooled_flows "$work/up/out.json")"
-expect_eq "pooled-host-slow uplink: the headline keeps the timeouts" 1 \
-	"$(jq '[.findings[] | select(.level == "alert")][0].severity_text |
-		test("timeouts with no packet missing") | if . then 1 else 0 end' "$work/up/out.json")"
-expect_eq "pooled-host-slow uplink, no topology: slow on the host" "slow 198.18.0.33" \
-	"$(first_alert "$work/up/hosts.json")"
+slow_checks up uplink 198.18.0.33-leaf7 198.18.0.33 answered "timeouts with no packet missing"
 
 # ho23-slowx4-host-1dir 4181: the downlink of 198.18.0.18, 4x and +3 us; its own
 # connections' ACKs queue behind everyone's data for it (23x), and the queue marks.
 coll_case down 4181 --shape "--hosts 30 --leaves 15 --spines 4 --load 15% --mtu 2048 --duration 6ms --workload collective" \
 	--fault 'link=198.18.0.18-leaf4,dir=leaf4>198.18.0.18,kind=slow,size=4x,onset=0us' \
 	--fault 'link=198.18.0.18-leaf4,dir=leaf4>198.18.0.18,kind=slow,size=3us,onset=0us' || exit 0
-expect_eq "pooled-host-slow downlink: slow on the host link" "slow 198.18.0.18-leaf4" \
-	"$(first_alert "$work/down/out.json")"
-expect_eq "pooled-host-slow downlink: told by the connections it starts" started \
-	"$(pooled_flows "$work/down/out.json")"
-expect_eq "pooled-host-slow downlink: the headline keeps its marks" 1 \
-	"$(jq '[.findings[] | select(.level == "alert")][0].severity_text |
-		test("ECN-marked") | if . then 1 else 0 end' "$work/down/out.json")"
-expect_eq "pooled-host-slow downlink, no topology: slow on the host" "slow 198.18.0.18" \
-	"$(first_alert "$work/down/hosts.json")"
-expect_eq "pooled-host-slow downlink, no topology: told by the connections it starts" started \
-	"$(pooled_flows "$work/down/hosts.json")"
+slow_checks down downlink 198.18.0.18-leaf4 198.18.0.18 started "ECN-marked"
 
 # The same collective with a NIC that resends after 14 us: timeouts, no packet missing,
 # and its answers on time: still the host's timer.
