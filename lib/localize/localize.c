@@ -681,6 +681,8 @@ int localize(const struct flow_stats *flows, size_t n_flows, const struct topolo
 	err = loc_classify_with_floor(&c, best, n_best, cands, n_cands);
 	if (!err)
 		err = slow_queue(&c, best, n_best, cands, n_cands);
+	if (!err)
+		loc_floor_far_slow(&c, best, n_best);
 	if (!err) {
 		loc_busy_floor_step(&c, best, n_best, cands, n_cands);
 		err = loc_busy_marks(&c, &best, &n_best, cands, n_cands);

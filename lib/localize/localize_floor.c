@@ -222,3 +222,39 @@ int loc_classify_with_floor(struct ctx *c, struct candidate *best, size_t n_best
 
 	return err ? err : loc_classify_levels(c, best, n_best);
 }
+
+/*
+ * A switch link (or a set of them) whose floor, its quickest round trips, stands
+ * FLOOR_FAR_US or more over its peers' at floor_min_z robust sigmas holds its packets back,
+ * whatever its marks or load say. Tuning seeds 4179-4182, the first `congested` alerts on
+ * switch links: 3-8x serializers on a cable 7.0-155.9 us up (4.4-111 sigmas; 8 of 19 such
+ * runs, at 0.73-2.29x their peers' load, kept from the floor rule of localize_classify.c by
+ * their load or their steady marks), ECN faults (130 runs) at most 9.5 us at 1.8 sigmas
+ * and 1.1 us at 13.1, healthy and wrong ones at most 1.4 us.
+ */
+#define FLOOR_FAR_US 5.0
+static bool floor_far_over(const struct ctx *c, const struct candidate *cand)
+{
+	/* A set of switch links too: a two-leaf fabric's two cables to one spine. */
+	if (!loc_switch_link(c, cand->var))
+		return false;
+	for (size_t j = 0; j < cand->n_set; j++)
+		if (!loc_switch_link(c, cand->set[j]))
+			return false;
+	return c->cfg->floor_min_z > 0 && cand->floor_z >= c->cfg->floor_min_z &&
+	       cand->floor_excess_us >= FLOOR_FAR_US;
+}
+
+/* After slow_queue(): a marks alert its latency did not already make `slow`. */
+void loc_floor_far_slow(const struct ctx *c, struct candidate *best, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct candidate *b = &best[i];
+
+		if (b->kind != FINDING_CONGESTED || b->level != FINDING_ALERT || !floor_far_over(c, b))
+			continue;
+		b->kind = FINDING_SLOW;
+		b->kind_why = "its floor: microseconds over its peers', a standing queue no marking "
+			      "fault builds";
+	}
+}

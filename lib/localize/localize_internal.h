@@ -440,6 +440,9 @@ void loc_lowest_floors(const struct ctx *c, double *out, double *fl);
 bool loc_floor_leads(const struct ctx *c, struct candidate *cand, const double *low);
 bool loc_floor_breaks_tie(const struct ctx *c, struct candidate *cand, const double *low,
 			  bool *picked);
+/* A switch link's marks alert whose floor stands microseconds over its peers' is `slow`,
+ * whatever its marks or load. */
+void loc_floor_far_slow(const struct ctx *c, struct candidate *best, size_t n);
 /* The notice of a loaded switch link's queue (loaded_queue()). */
 extern const char loc_why_loaded_queue[];
 /* load_notice_ratio times the peers' load or more (loc_classify_level()) */
