@@ -135,7 +135,7 @@ static void pooled_text(const struct candidate *cand, char *buf, size_t len)
 		 "(+%.1f us median; each too short to judge alone)", cand->pooled_flows,
 		 cand->pooled_answers ? "answers" : "starts", cand->pooled_ratio,
 		 cand->pooled_excess_us);
-	if (cand->signal == SIG_LOSS && cand->pooled_timer)
+	if (cand->signal == SIG_LOSS && cand->pooled_from == FINDING_HOST) /* the timer's */
 		snprintf(own, sizeof(own), "%.0f timeouts with no packet missing: its link's queue",
 			 cand->in_events);
 	else

@@ -198,8 +198,7 @@ struct candidate {
 	double pooled_excess_us, pooled_z;
 	uint32_t pooled_flows;
 	int pooled_answers;		/* 1: the flows the host answers, 0: those it starts */
-	bool pooled_timer;		/* ... read so from the sender's timer (a `host` pick) */
-	enum finding_kind pooled_from;	/* ... the kind it had */
+	enum finding_kind pooled_from;	/* ... the kind it had (host: the sender's timer) */
 };
 
 static inline double max2(double a, double b)

@@ -219,9 +219,8 @@ int loc_pooled_host_slow(const struct ctx *c, struct candidate *best, size_t n)
 		}
 		if (b->pooled_ratio <= 0)
 			continue;
-		b->pooled_timer = b->kind == FINDING_HOST;
 		b->pooled_from = b->kind;
-		b->kind_why = b->pooled_timer ?
+		b->kind_why = b->pooled_from == FINDING_HOST ?
 				      "its timeouts come with its round trips long: its own link's "
 				      "queue holds its packets back, not an early timer" :
 				      "its connections' round trips run long at the load its peers carry: "
