@@ -335,18 +335,6 @@ static bool switch_link(const struct ctx *c, const struct candidate *cand)
 	return var_tier(c, &c->vars[cand->var]) == 2 && !cand->n_set;
 }
 
-/* A switch link, or a set of them (links always crossed together: a two-leaf fabric's
- * cables to one spine, ECMP without paths). */
-static bool switch_links_only(const struct ctx *c, const struct candidate *cand)
-{
-	if (var_tier(c, &c->vars[cand->var]) != 2)
-		return false;
-	for (size_t j = 0; j < cand->n_set; j++)
-		if (var_tier(c, &c->vars[cand->set[j]]) != 2)
-			return false;
-	return true;
-}
-
 /* A host's access link: a links.csv link with a host at one end, or a host's own link
  * (no topology). */
 static bool host_link(const struct ctx *c, const struct candidate *cand)
@@ -844,7 +832,7 @@ static const char *responder_late(const struct ctx *c, const struct candidate *c
  * and its later half. */
 static bool loaded_both_halves(const struct ctx *c, const struct candidate *cand, double ratio)
 {
-	return switch_links_only(c, cand) && cand->late_load_ratio > 0 &&
+	return loc_switch_links_only(c, cand) && cand->late_load_ratio > 0 &&
 	       fmin(cand->load_ratio, cand->late_load_ratio) >= ratio;
 }
 
@@ -1055,7 +1043,7 @@ void loc_classify_level(struct ctx *c, struct candidate *cand, const double *loa
 	cand->beyond_load = cand->load_ratio >= cfg->load_notice_ratio && marks_beyond_load(c, cand);
 	cand->late_load_ratio = 0;
 	cand->marks_floor_known = false;
-	if (switch_links_only(c, cand) && cand->load_ratio >= cfg->outlier_max_load &&
+	if (loc_switch_links_only(c, cand) && cand->load_ratio >= cfg->outlier_max_load &&
 	    cand->load_ratio < cfg->load_notice_ratio)
 		cand->late_load_ratio = load_ratio(c, late_load, scratch, cand);
 	cand->peer_ce_rate = peer_ce_rate(c, cand);

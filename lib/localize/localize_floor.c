@@ -236,13 +236,8 @@ int loc_classify_with_floor(struct ctx *c, struct candidate *best, size_t n_best
 static bool floor_far_over(const struct ctx *c, const struct candidate *cand)
 {
 	/* A set of switch links too: a two-leaf fabric's two cables to one spine. */
-	if (!loc_switch_link(c, cand->var))
-		return false;
-	for (size_t j = 0; j < cand->n_set; j++)
-		if (!loc_switch_link(c, cand->set[j]))
-			return false;
-	return c->cfg->floor_min_z > 0 && cand->floor_z >= c->cfg->floor_min_z &&
-	       cand->floor_excess_us >= FLOOR_FAR_US;
+	return loc_switch_links_only(c, cand) && c->cfg->floor_min_z > 0 &&
+	       cand->floor_z >= c->cfg->floor_min_z && cand->floor_excess_us >= FLOOR_FAR_US;
 }
 
 /* After slow_queue(): a marks alert its latency did not already make `slow`. */

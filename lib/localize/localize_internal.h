@@ -282,6 +282,8 @@ double loc_turnaround_base(const struct conn *cn);
 int loc_build_incidence(struct ctx *c);
 /* Is var a link between two switches (a topology's link, no host at either end)? */
 bool loc_switch_link(const struct ctx *c, size_t var);
+/* Is a candidate a switch link or a set of switch links only? */
+bool loc_switch_links_only(const struct ctx *c, const struct candidate *cand);
 
 /* localize_classify.c: alert or notice; do two candidates name the same subject (or set)?
  * Does a connection cross a candidate? */

@@ -812,3 +812,15 @@ bool loc_switch_link(const struct ctx *c, size_t var)
 	l = &c->topo->links[v->link];
 	return !c->topo->nodes[l->a].is_host && !c->topo->nodes[l->b].is_host;
 }
+
+/* A switch link, or a set of them (links always crossed together: a two-leaf fabric's
+ * cables to one spine, ECMP without paths). */
+bool loc_switch_links_only(const struct ctx *c, const struct candidate *cand)
+{
+	if (!loc_switch_link(c, cand->var))
+		return false;
+	for (size_t j = 0; j < cand->n_set; j++)
+		if (!loc_switch_link(c, cand->set[j]))
+			return false;
+	return true;
+}
