@@ -97,8 +97,8 @@ static int side_medians(const struct ctx *c, struct pooled_hosts *t, int s, doub
 
 static int pooled_build(const struct ctx *c, struct pooled_hosts *t)
 {
-	size_t n = c->n_conns, *off = NULL, *fill = NULL;
-	double *values = NULL;
+	size_t n = c->n_conns, *off = NULL, *fill = NULL, *host_of = NULL;
+	double *values = NULL, *p50 = NULL;
 	int err = -ENOMEM;
 
 	memset(t, 0, sizeof(*t));
@@ -116,8 +116,16 @@ static int pooled_build(const struct ctx *c, struct pooled_hosts *t)
 	off = calloc(t->n_hosts + 1, sizeof(*off));
 	fill = calloc(t->n_hosts + 1, sizeof(*fill));
 	values = malloc((n ? n : 1) * sizeof(*values));
-	if (!off || !fill || !values)
+	p50 = malloc((n ? n : 1) * sizeof(*p50));
+	host_of = malloc(2 * (n ? n : 1) * sizeof(*host_of));
+	if (!off || !fill || !values || !p50 || !host_of)
 		goto cleanup;
+	/* Each connection's median and its two hosts' places, once for both sides. */
+	for (size_t k = 0; k < n; k++) {
+		p50[k] = conn_ack_p50(&c->conns[k]);
+		host_of[2 * k] = (size_t)host_index(t, c->conns[k].src);
+		host_of[2 * k + 1] = (size_t)host_index(t, c->conns[k].dst);
+	}
 	for (int s = 0; s < 2; s++) {
 		t->p50_us[s] = calloc(t->n_hosts + 1, sizeof(double));
 		t->flows[s] = calloc(t->n_hosts + 1, sizeof(uint32_t));
@@ -126,17 +134,14 @@ static int pooled_build(const struct ctx *c, struct pooled_hosts *t)
 		/* Group the flows by the host of this side: count, then place. */
 		memset(off, 0, (t->n_hosts + 1) * sizeof(*off));
 		for (size_t k = 0; k < n; k++)
-			if (conn_ack_p50(&c->conns[k]) > 0)
-				off[host_index(t, s ? c->conns[k].dst : c->conns[k].src) + 1]++;
+			if (p50[k] > 0)
+				off[host_of[2 * k + s] + 1]++;
 		for (size_t i = 0; i < t->n_hosts; i++)
 			off[i + 1] += off[i];
 		memcpy(fill, off, (t->n_hosts + 1) * sizeof(*fill));
-		for (size_t k = 0; k < n; k++) {
-			double p50 = conn_ack_p50(&c->conns[k]);
-
-			if (p50 > 0)
-				values[fill[host_index(t, s ? c->conns[k].dst : c->conns[k].src)]++] = p50;
-		}
+		for (size_t k = 0; k < n; k++)
+			if (p50[k] > 0)
+				values[fill[host_of[2 * k + s]]++] = p50[k];
 		if (side_medians(c, t, s, values, off))
 			goto cleanup;
 	}
@@ -145,6 +150,8 @@ cleanup:
 	free(off);
 	free(fill);
 	free(values);
+	free(p50);
+	free(host_of);
 	if (err)
 		pooled_free(t);
 	return err;
