@@ -39,8 +39,12 @@ work, seed = sys.argv[1], int(sys.argv[2])
 for cell in m.parse_matrix("eval/matrix.txt"):
     d = os.path.join(work, cell["name"])
     os.makedirs(d)
-    subprocess.run(m.synth_command(cell, seed, d, m.place_faults(cell, seed)), check=True,
-                   stderr=subprocess.DEVNULL)
+    r = subprocess.run(m.synth_command(cell, seed, d, m.place_faults(cell, seed)),
+                       stderr=subprocess.PIPE, text=True)
+    if r.returncode:
+        # A full disk or a bad cell: say which, not a silent exit status.
+        lines = r.stderr.strip().splitlines() or ["exit status %d" % r.returncode]
+        sys.exit("loc_cost.sh: synthesizing %s: %s" % (cell["name"], lines[-1]))
     topo = "topo" in m.modes(cell)
     traces = sorted(f for f in os.listdir(d) if f.endswith(".pcapng"))
     args = [os.path.join(d, t) for t in traces] + ["--json"]
