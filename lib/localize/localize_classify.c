@@ -152,21 +152,19 @@ static void subject_signal(const struct ctx *c, enum signal s, double *sum)
 		for (size_t i = 0; i < cn->inc_len; i++) {
 			const struct incidence *e = &c->inc[cn->inc_start + i];
 			double *v = &sum[6 * e->var];
-			double w = cn->w[s], all = e->fwd, ab = e->fwd_ab;
+			double w = cn->w[s];
 
 			if (!per_packet_signal(s)) {
 				v[0] += w * e->rtt * cn->y[s];
 				v[3] += w * e->rtt;
 				continue;
 			}
-			if (s == SIG_ECN)
-				loc_inc_marks_way(e, &all, &ab);
-			v[0] += w * all * cn->y[s];
-			v[3] += w * all;
-			v[1] += w * ab * cn->y[s];
-			v[4] += w * ab;
-			v[2] += w * (all - ab) * cn->y[s];
-			v[5] += w * (all - ab);
+			v[0] += w * e->fwd * cn->y[s];
+			v[3] += w * e->fwd;
+			v[1] += w * e->fwd_ab * cn->y[s];
+			v[4] += w * e->fwd_ab;
+			v[2] += w * (e->fwd - e->fwd_ab) * cn->y[s];
+			v[5] += w * (e->fwd - e->fwd_ab);
 		}
 	}
 }

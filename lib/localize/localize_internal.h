@@ -43,16 +43,7 @@ struct incidence {
 	bool ack_only;			/* the connection's latency covers only the ACKs' way */
 	bool loss_rev;			/* its loss is on the ACKs' way (READ requests NAKed, or a
 				 * mixed QP's READ responses re-read) */
-	bool ce_rev;			/* its marks are on the ACKs' way (acknowledgements marked) */
 };
-
-/* The share of an incidence its connection's marks fall on, either way (all) and from the
- * subject's a to its b (ab): the data's way, or the ACKs' when its marks lie there. */
-static inline void loc_inc_marks_way(const struct incidence *e, double *all, double *ab)
-{
-	*all = e->ce_rev ? e->rev : e->fwd;
-	*ab = e->ce_rev ? e->rev_ab : e->fwd_ab;
-}
 
 struct conn {
 	const struct flow_stats *req;	/* requester direction (data), may be NULL */
@@ -88,8 +79,6 @@ struct conn {
 	double late_share;		/* share of its data packets in the later half of the trace */
 	bool loss_against_data;		/* its loss lies against its data's way: a READ's requests
 				 * NAKed, or a mixed QP's READ responses re-read */
-	bool ce_against_data;		/* its marks lie on its ACKs' way (ce_events: the ACKs'
-				 * marks, or the CNPs answering them) */
 	double read_gaps;		/* READ: responses lost (re-read after a later one showed it) */
 	double turnaround_first_us;	/* READ: the turnaround to the first response, or -1 */
 	/* READ, the turnaround's copy: its waits for the first response summed, and the time

@@ -356,13 +356,10 @@ void loc_hurt_marks_by_way(const struct ctx *c, struct candidate *cand)
 
 		for (size_t i = 0; i < cn->inc_len; i++) {
 			const struct incidence *e = &c->inc[cn->inc_start + i];
-			double all, ab, share[2];
+			double share[2] = { e->fwd_ab, e->fwd - e->fwd_ab };
 
 			if (e->var != cand->var)
 				continue;
-			loc_inc_marks_way(e, &all, &ab);
-			share[0] = ab;
-			share[1] = all - ab;
 			for (int d = 0; d < 2; d++) {
 				ce[d] += share[d] * cn->ce_events;
 				packets[d] += share[d] * cn->packets;

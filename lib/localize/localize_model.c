@@ -191,8 +191,7 @@ static int add_inc(struct ctx *c, const struct conn *k, long var, double rtt, do
 						 .rev = (float)rev,
 						 .rev_ab = (float)rev_ab,
 						 .ack_only = k->ack_only,
-						 .loss_rev = directed && k->loss_against_data,
-						 .ce_rev = directed && k->ce_against_data };
+						 .loss_rev = directed && k->loss_against_data };
 	return 0;
 }
 
@@ -355,13 +354,8 @@ static void fill_conn_counts(struct conn *k)
 	k->rnr_naks = rnr;
 	k->packets = flow_packets_once(q ? q : r);
 	/* READ: the data are the responses. Loss and marks are per data packet, on the
-	 * data's way (a mark per read request made 5-packet requests look 100% marked).
-	 * Each side's packets less the CNPs it carries for the other's marked data: an
-	 * atomic queue pair, acknowledged packet by packet, read as a READ once its responder
-	 * sent a CNP, and its marks were looked for on its acknowledgements (tuning seed
-	 * ho15-ecn28-fab-1dir 4189: 106 CNPs of 1,387 requests unseen). */
-	k->data_rev = q && r &&
-		      (double)r->packets - (double)q->cnps > (double)q->packets - (double)r->cnps;
+	 * data's way (a mark per read request made 5-packet requests look 100% marked). */
+	k->data_rev = q && r && r->packets > q->packets;
 	if (k->data_rev)
 		k->packets = flow_packets_once(r);
 	k->bytes = flow_bytes_once(k->data_rev ? r : q ? q : r);
@@ -373,27 +367,12 @@ static void fill_conn_counts(struct conn *k)
 	 * NAKs and timeouts, its loss blames the links the responses crossed. */
 	k->loss_against_data = k->data_rev ? naks > timeouts + gaps
 					   : q && r && gaps > naks + timeouts;
-	/* Marks are laid on one way, the data's or the ACKs': added to the data's, marks on
-	 * ACKs crossing a marking link on their way back would blame the links the data
-	 * crossed, e.g. the sibling spine link of the same leaf. */
+	/* Marks are laid on the data's way: marks on the other direction (ACKs crossing a
+	 * marking link on their way back) would blame the links the data crossed, e.g. the
+	 * sibling spine link of the same leaf. */
 	if (q && r) {
-		const struct flow_stats *data = k->data_rev ? r : q, *acks = k->data_rev ? q : r;
-		double ack_ce = max2((double)acks->ecn_ce, (double)acks->cnps);
-		double acks_sent = flow_packets_once(acks) - (double)data->cnps;
-
+		const struct flow_stats *data = k->data_rev ? r : q;
 		k->ce_events = max2((double)data->ecn_ce, (double)data->cnps);
-		/* Acknowledgements marked (or answered by CNPs) and no data, on a queue pair
-		 * acknowledged about packet by packet (SENDs of one packet, atomics): a link on
-		 * the ACKs' way marks, and the data's way is clean. Tuning seeds 4187-4190,
-		 * one-way fabric marks on such queue pairs: 343-961 marked ACKs a queue pair,
-		 * nothing found. Counted per data packet as the data's own marks are (a mirror
-		 * before the marking hop sees the data's marks only as paced CNPs). Not where a
-		 * few coalesced ACKs cross a queue the data do not: a slow serializer's queue
-		 * marked 3-9 ACKs of a WRITE's 26 and read `congested` (ho4-two-loss-slowx). */
-		if (k->ce_events == 0 && ack_ce > 0 && acks_sent >= 0.5 * k->packets) {
-			k->ce_against_data = true;
-			k->ce_events = ack_ce;
-		}
 	}
 }
 

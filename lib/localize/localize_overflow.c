@@ -30,9 +30,7 @@ bool loc_loss_tracks_marks(const struct ctx *c, const struct candidate *cand)
 	for (size_t k = 0; k < cand->n_hurt_idx; k++) {
 		const struct conn *cn = &c->conns[cand->hurt_idx[k]];
 
-		/* Marks on its ACKs' way tell nothing of the queues its data were lost in. */
-		if (!cn->ce_against_data)
-			ce += cn->ce_events;
+		ce += cn->ce_events;
 		lost += cn->loss_events;
 	}
 	return lost > 0 && ce >= c->cfg->loss_marks_ratio * lost;

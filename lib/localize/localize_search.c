@@ -46,13 +46,9 @@ static double coef(const struct ctx *c, const struct incidence *e, enum signal s
 	case SIG_LOSS:
 		if (e->loss_rev) /* lost on the ACKs' way: NAKed READ requests, re-read responses */
 			return variant == 1 ? e->rev_ab : variant == 2 ? e->rev - e->rev_ab : e->rev;
+		/* fall through */
+	case SIG_ECN:
 		return variant == 1 ? e->fwd_ab : variant == 2 ? e->fwd - e->fwd_ab : e->fwd;
-	case SIG_ECN: {
-		double all, ab;
-
-		loc_inc_marks_way(e, &all, &ab);
-		return variant == 1 ? ab : variant == 2 ? all - ab : all;
-	}
 	case SIG_TURNAROUND:
 		return c->vars[e->var].kind == VAR_HOST ? 1 : 0;
 	default:
