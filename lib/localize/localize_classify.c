@@ -332,7 +332,7 @@ static void peer_outlier(const struct ctx *c, struct candidate *cand, const doub
 /* A link between switches, named alone (a set's members were not measured one by one). */
 static bool switch_link(const struct ctx *c, const struct candidate *cand)
 {
-	return var_tier(c, &c->vars[cand->var]) == 2 && !cand->n_set;
+	return loc_switch_link(c, cand->var) && !cand->n_set;
 }
 
 /* A host's access link: a links.csv link with a host at one end, or a host's own link
@@ -391,7 +391,7 @@ static bool busy_outlier(const struct ctx *c, const struct candidate *cand)
 	/* Closer to the peers' spread, marks that lead every peer link (loc_marks_lead());
 	 * far out of it, marks at least the highest peer's: two links marking alike at
 	 * the top are the fabric's queueing, not one fault. */
-	return var_tier(c, &c->vars[cand->var]) == 2 && cfg->outlier_min_ratio > 0 &&
+	return loc_switch_link(c, cand->var) && cfg->outlier_min_ratio > 0 &&
 	       ratio >= cfg->outlier_min_ratio &&
 	       ((z >= cfg->outlier_min_z && lead >= 1) || loc_marks_lead(z, lead)) &&
 	       shed_load(cfg, cand) < cfg->outlier_max_load;
